@@ -8,7 +8,7 @@ SHELL := /usr/bin/env bash -o pipefail
 CACHE ?= $(or $(RAY_OPERATOR_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ray-operator)
 export RAY_OPERATOR_CACHE := $(CACHE)
 
-CONTROLLER_GEN_VERSION ?= v0.20.1
+CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 KWOK_VERSION ?= v0.8.0
 
