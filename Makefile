@@ -42,3 +42,33 @@ k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager and k
 	hack/k8s-binaries.sh >/dev/null
 
 K8S_BIN = $(shell hack/k8s-binaries.sh)
+
+##@ Test
+
+GO_TEST_FLAGS ?= -count=1
+UNIT_PKGS = ./api/... ./cmd/... ./internal/...
+
+.PHONY: test
+test: verify-generated lint test-unit test-integration test-e2e ## Everything CI runs: generated files, lint, unit, integration (envtest) and e2e (real Ray).
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint v2 over the module.
+	go vet ./...
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: test-unit
+test-unit: ## Fast unit tests (no API server).
+	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
+
+.PHONY: test-integration
+test-integration: k8s-binaries $(KWOK) ## envtest suites against a real kube-apiserver and etcd.
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" \
+		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
+
+.PHONY: test-e2e
+test-e2e: ## Suites against a real Ray head from PyPI (installed into a cached virtualenv).
+	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+
+.PHONY: bench
+bench: ## Benchmarks (speed and memory targets are measured here, never in tests).
+	go test -run '^$$' -bench . -benchmem $(UNIT_PKGS)
