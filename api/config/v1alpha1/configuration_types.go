@@ -1,0 +1,103 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Configuration is what the operator is started with. Its JSON names are
+// KubeRay's, so a KubeRay configuration file is accepted as it is.
+type Configuration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// MetricsAddr is the address the metrics endpoint binds to. "0" turns
+	// the metrics server off.
+	MetricsAddr string `json:"metricsAddr,omitempty"`
+
+	// ProbeAddr is the address the healthz/readyz endpoints bind to.
+	ProbeAddr string `json:"probeAddr,omitempty"`
+
+	// EnableLeaderElection makes only one replica of the operator active.
+	EnableLeaderElection *bool `json:"enableLeaderElection,omitempty"`
+
+	// LeaderElectionNamespace holds the leader election Lease. Defaults to
+	// the operator Pod's namespace.
+	LeaderElectionNamespace string `json:"leaderElectionNamespace,omitempty"`
+
+	// WatchNamespace is a comma-separated list of namespaces to watch;
+	// empty watches all namespaces.
+	WatchNamespace string `json:"watchNamespace,omitempty"`
+
+	// LogFile is a file that receives a copy of the logs (rotated).
+	LogFile string `json:"logFile,omitempty"`
+
+	// LogFileEncoder is "json" or "console"; empty means "json".
+	LogFileEncoder string `json:"logFileEncoder,omitempty"`
+
+	// LogStdoutEncoder is "json" or "console"; empty means "json".
+	LogStdoutEncoder string `json:"logStdoutEncoder,omitempty"`
+
+	// BatchScheduler names the batch scheduler integration: one of
+	// SupportedBatchSchedulers, or empty for none.
+	BatchScheduler string `json:"batchScheduler,omitempty"`
+
+	// HeadSidecarContainers are injected into every head Pod.
+	HeadSidecarContainers []corev1.Container `json:"headSidecarContainers,omitempty"`
+
+	// WorkerSidecarContainers are injected into every worker Pod.
+	WorkerSidecarContainers []corev1.Container `json:"workerSidecarContainers,omitempty"`
+
+	// DefaultContainerEnvs are added to every Ray container.
+	DefaultContainerEnvs []corev1.EnvVar `json:"defaultContainerEnvs,omitempty"`
+
+	// DefaultPodLabels are added to every Ray Pod.
+	DefaultPodLabels map[string]string `json:"defaultPodLabels,omitempty"`
+
+	// DefaultPodAnnotations are added to every Ray Pod.
+	DefaultPodAnnotations map[string]string `json:"defaultPodAnnotations,omitempty"`
+
+	// ReconcileConcurrency is the number of workers of each controller.
+	ReconcileConcurrency int `json:"reconcileConcurrency,omitempty"`
+
+	// EnableBatchScheduler is the deprecated switch for Volcano; use
+	// BatchScheduler instead. Setting both is an error.
+	EnableBatchScheduler bool `json:"enableBatchScheduler,omitempty"`
+
+	// UseKubernetesProxy makes the operator reach the Ray head through the
+	// API server's services/proxy subresource instead of directly.
+	UseKubernetesProxy bool `json:"useKubernetesProxy,omitempty"`
+
+	// DeleteRayJobAfterJobFinishes deletes the RayJob itself, not only its
+	// RayCluster, when shutdownAfterJobFinishes applies.
+	DeleteRayJobAfterJobFinishes bool `json:"deleteRayJobAfterJobFinishes,omitempty"`
+
+	// EnableMetrics turns on the operator's own RayCluster/RayJob/RayService
+	// metrics on the metrics endpoint.
+	EnableMetrics bool `json:"enableMetrics,omitempty"`
+
+	// QPS limits requests per second to the API server.
+	QPS *float64 `json:"qps,omitempty"`
+
+	// Burst is the request burst allowed above QPS.
+	Burst *int `json:"burst,omitempty"`
+
+	// CollectorImage is the image of the history server collector sidecar.
+	CollectorImage string `json:"collectorImage,omitempty"`
+
+	// KubernetesWASTargetVersion pins the scheduling.k8s.io API version used
+	// by the KubernetesWAS scheduler; valid only with that feature gate.
+	KubernetesWASTargetVersion string `json:"kubernetesWASTargetVersion,omitempty"`
+
+	// FeatureGates sets feature gates by name. KubeRay has no such field (it
+	// takes only --feature-gates); here both work and the flag wins.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+}
+
+// LeaderElectionEnabled reports whether leader election is on, treating an
+// unset field as its default.
+func (c *Configuration) LeaderElectionEnabled() bool {
+	if c.EnableLeaderElection == nil {
+		return DefaultEnableLeaderElection
+	}
+	return *c.EnableLeaderElection
+}
