@@ -43,6 +43,33 @@ k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager and k
 
 K8S_BIN = $(shell hack/k8s-binaries.sh)
 
+##@ Generate
+
+# CRD generation options, as KubeRay's: descriptions are dropped (maxDescLen=0)
+# so that the CRDs, which embed several PodTemplateSpecs, stay far below the
+# size limits of kubectl apply and etcd; generateEmbeddedObjectMeta keeps the
+# labels/annotations/name of embedded pod templates instead of pruning them;
+# allowDangerousTypes admits the float32 fields of RayJob (entrypointNumCpus/Gpus).
+CRD_OPTIONS ?= crd:maxDescLen=0,generateEmbeddedObjectMeta=true,allowDangerousTypes=true
+API_PATHS := ./api/ray/...
+GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and the CRDs in config/crd/bases.
+	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
+	rm -f config/crd/bases/ray.io_*.yaml
+	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(API_PATHS)" output:crd:artifacts:config=config/crd/bases
+
+.PHONY: verify-generated
+verify-generated: generate ## Fail when the committed generated files differ from a fresh `make generate`.
+	@stale="$$(git status --porcelain --untracked-files=all -- $(GENERATED_PATHS))"; \
+	if [ -n "$$stale" ]; then \
+		echo "Generated files are stale; run 'make generate' and commit the result:"; \
+		echo "$$stale"; \
+		git --no-pager diff --stat -- $(GENERATED_PATHS); \
+		exit 1; \
+	fi
+
 ##@ Test
 
 GO_TEST_FLAGS ?= -count=1
