@@ -1,0 +1,101 @@
+// Package features defines the operator's feature gates with KubeRay's
+// names, defaults and maturity.
+//
+// There is no package-level gate: main builds one with NewGate, sets it from
+// the configuration and --feature-gates, and hands controllers the read-only
+// featuregate.FeatureGate view, so tests can run with different gates side by
+// side.
+package features
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/component-base/featuregate"
+)
+
+// Feature gates, as KubeRay names them.
+const (
+	// RayClusterStatusConditions adds conditions to RayCluster status.
+	RayClusterStatusConditions featuregate.Feature = "RayClusterStatusConditions"
+	// RayJobDeletionPolicy enables RayJob spec.deletionStrategy.
+	RayJobDeletionPolicy featuregate.Feature = "RayJobDeletionPolicy"
+	// RayMultiHostIndexing labels the Pods of multi-host worker groups with
+	// their replica and host indexes.
+	RayMultiHostIndexing featuregate.Feature = "RayMultiHostIndexing"
+	// RayServiceIncrementalUpgrade enables the NewClusterWithIncrementalUpgrade
+	// RayService upgrade strategy (Gateway API traffic shifting).
+	RayServiceIncrementalUpgrade featuregate.Feature = "RayServiceIncrementalUpgrade"
+	// RayCronJob starts the RayCronJob controller.
+	RayCronJob featuregate.Feature = "RayCronJob"
+	// AsyncJobInfoQuery queries Ray job info in the background through a cache.
+	AsyncJobInfoQuery featuregate.Feature = "AsyncJobInfoQuery"
+	// SidecarSubmitterRestart restarts a failed SidecarMode submitter
+	// container in place (Kubernetes 1.35+).
+	SidecarSubmitterRestart featuregate.Feature = "SidecarSubmitterRestart"
+	// RayClusterNetworkPolicy enables RayCluster spec.networkPolicy.
+	RayClusterNetworkPolicy featuregate.Feature = "RayClusterNetworkPolicy"
+	// GCSFaultToleranceEmbeddedStorage enables the embedded RocksDB backend
+	// of GCS fault tolerance.
+	GCSFaultToleranceEmbeddedStorage featuregate.Feature = "GCSFaultToleranceEmbeddedStorage"
+	// RayClusterMTLS enables RayCluster spec.tlsOptions.
+	RayClusterMTLS featuregate.Feature = "RayClusterMTLS"
+	// RayClusterHistoryServer injects the history server collector sidecar.
+	RayClusterHistoryServer featuregate.Feature = "RayClusterHistoryServer"
+	// KubernetesWAS selects the Kubernetes workload-aware scheduling batch
+	// scheduler; it excludes --batch-scheduler.
+	KubernetesWAS featuregate.Feature = "KubernetesWAS"
+)
+
+// Specs returns every gate with its default and maturity. The map is a copy.
+func Specs() map[featuregate.Feature]featuregate.FeatureSpec {
+	return map[featuregate.Feature]featuregate.FeatureSpec{
+		RayClusterStatusConditions:       {Default: true, PreRelease: featuregate.Beta},
+		RayJobDeletionPolicy:             {Default: true, PreRelease: featuregate.Beta},
+		RayMultiHostIndexing:             {Default: true, PreRelease: featuregate.Beta},
+		RayServiceIncrementalUpgrade:     {Default: true, PreRelease: featuregate.Beta},
+		RayCronJob:                       {Default: false, PreRelease: featuregate.Alpha},
+		AsyncJobInfoQuery:                {Default: false, PreRelease: featuregate.Alpha},
+		SidecarSubmitterRestart:          {Default: false, PreRelease: featuregate.Alpha},
+		RayClusterNetworkPolicy:          {Default: false, PreRelease: featuregate.Alpha},
+		GCSFaultToleranceEmbeddedStorage: {Default: false, PreRelease: featuregate.Alpha},
+		RayClusterMTLS:                   {Default: false, PreRelease: featuregate.Alpha},
+		RayClusterHistoryServer:          {Default: false, PreRelease: featuregate.Alpha},
+		KubernetesWAS:                    {Default: false, PreRelease: featuregate.Alpha},
+	}
+}
+
+// NewGate returns a mutable gate that knows every feature at its default.
+func NewGate() featuregate.MutableFeatureGate {
+	gate := featuregate.NewFeatureGate()
+	if err := gate.Add(Specs()); err != nil {
+		// Specs is a constant table; a failure here is a programming error.
+		panic(fmt.Sprintf("features: registering gates: %v", err))
+	}
+	return gate
+}
+
+// Build returns a gate set first from fromConfig (the configuration file's
+// featureGates) and then from flag (--feature-gates, "A=true,B=false"), so
+// the flag wins. Unknown names are errors.
+func Build(fromConfig map[string]bool, flag string) (featuregate.FeatureGate, error) {
+	gate := NewGate()
+	if err := gate.SetFromMap(fromConfig); err != nil {
+		return nil, fmt.Errorf("featureGates in configuration: %w", err)
+	}
+	if err := gate.Set(flag); err != nil {
+		return nil, fmt.Errorf("--feature-gates %q: %w", flag, err)
+	}
+	return gate, nil
+}
+
+// State returns every known gate's current value, for logging at start-up.
+func State(gate featuregate.FeatureGate) map[string]bool {
+	specs := Specs()
+	out := make(map[string]bool, len(specs))
+	for _, f := range slices.Sorted(maps.Keys(specs)) {
+		out[string(f)] = gate.Enabled(f)
+	}
+	return out
+}
