@@ -8,6 +8,8 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"k8s.io/utils/clock"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
 // Defaults of JobInfoCache, as KubeRay's AsyncJobInfoQuery cache has them.
@@ -200,7 +202,7 @@ func (c *JobInfoCache) store(task pollTask, info *JobInfo, err error) bool {
 		return false
 	}
 	c.entries.Add(task.key, &cacheEntry{info: info, err: err, updated: c.clock.Now(), gen: task.gen})
-	return err == nil && (info == nil || !info.JobStatus.IsTerminal())
+	return err == nil && (info == nil || !rayv1.IsJobTerminal(info.JobStatus))
 }
 
 // sweep drops expired entries every ten poll intervals until ctx ends, so

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
 // SubmitJob posts req to /api/jobs/ and returns the submission id. When Ray
@@ -83,7 +85,7 @@ func (h *HTTPClient) StopJob(ctx context.Context, jobID string) error {
 	if err != nil {
 		return err
 	}
-	if !info.JobStatus.IsTerminal() {
+	if !rayv1.IsJobTerminal(info.JobStatus) {
 		return fmt.Errorf("ray dashboard: job %s was not stopped and is %s", jobID, info.JobStatus)
 	}
 	return nil

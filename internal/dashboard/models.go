@@ -1,22 +1,6 @@
 package dashboard
 
-// JobStatus is the status of a Ray job as the dashboard reports it.
-type JobStatus string
-
-// The Ray job statuses, spelled as Ray spells them.
-const (
-	JobStatusNew       JobStatus = ""
-	JobStatusPending   JobStatus = "PENDING"
-	JobStatusRunning   JobStatus = "RUNNING"
-	JobStatusStopped   JobStatus = "STOPPED"
-	JobStatusSucceeded JobStatus = "SUCCEEDED"
-	JobStatusFailed    JobStatus = "FAILED"
-)
-
-// IsTerminal reports whether a job in this status will never change again.
-func (s JobStatus) IsTerminal() bool {
-	return s == JobStatusStopped || s == JobStatusSucceeded || s == JobStatusFailed
-}
+import rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 
 // RuntimeEnv is a Ray runtime environment (pip, env_vars, working_dir, ...).
 // It stays an open map because Ray accepts plugins with any keys.
@@ -26,13 +10,13 @@ type RuntimeEnv map[string]any
 // (Ray's JobDetails model).
 type JobInfo struct {
 	// Type is SUBMISSION for jobs submitted through the API, DRIVER otherwise.
-	Type         string    `json:"type,omitempty"`
-	JobID        string    `json:"job_id,omitempty"`
-	SubmissionID string    `json:"submission_id,omitempty"`
-	JobStatus    JobStatus `json:"status,omitempty"`
-	Entrypoint   string    `json:"entrypoint,omitempty"`
-	Message      string    `json:"message,omitempty"`
-	ErrorType    *string   `json:"error_type,omitempty"`
+	Type         string          `json:"type,omitempty"`
+	JobID        string          `json:"job_id,omitempty"`
+	SubmissionID string          `json:"submission_id,omitempty"`
+	JobStatus    rayv1.JobStatus `json:"status,omitempty"`
+	Entrypoint   string          `json:"entrypoint,omitempty"`
+	Message      string          `json:"message,omitempty"`
+	ErrorType    *string         `json:"error_type,omitempty"`
 	// StartTime and EndTime are Unix times in milliseconds; 0 means unset.
 	StartTime  uint64            `json:"start_time,omitempty"`
 	EndTime    uint64            `json:"end_time,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 )
 
@@ -91,7 +92,7 @@ func (f *Fake) AddJob(info dashboard.JobInfo) {
 
 // SetJobStatus changes a job's status and message; it reports false when the
 // job does not exist. A terminal status sets the end time.
-func (f *Fake) SetJobStatus(jobID string, status dashboard.JobStatus, message string) bool {
+func (f *Fake) SetJobStatus(jobID string, status rayv1.JobStatus, message string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	job, ok := f.jobs[jobID]
@@ -100,7 +101,7 @@ func (f *Fake) SetJobStatus(jobID string, status dashboard.JobStatus, message st
 	}
 	job.JobStatus = status
 	job.Message = message
-	if status.IsTerminal() && job.EndTime == 0 {
+	if rayv1.IsJobTerminal(status) && job.EndTime == 0 {
 		job.EndTime = job.StartTime + 1
 	}
 	return true
@@ -172,7 +173,7 @@ func (f *Fake) SubmitJob(_ context.Context, req *dashboard.JobSubmitRequest) (st
 	f.putLocked(dashboard.JobInfo{
 		Type:                "SUBMISSION",
 		SubmissionID:        id,
-		JobStatus:           dashboard.JobStatusPending,
+		JobStatus:           rayv1.JobStatusPending,
 		Entrypoint:          req.Entrypoint,
 		Metadata:            req.Metadata,
 		RuntimeEnv:          req.RuntimeEnv,
@@ -237,8 +238,8 @@ func (f *Fake) StopJob(_ context.Context, jobID string) error {
 	if !ok {
 		return notFound(jobID)
 	}
-	if !job.JobStatus.IsTerminal() {
-		job.JobStatus = dashboard.JobStatusStopped
+	if !rayv1.IsJobTerminal(job.JobStatus) {
+		job.JobStatus = rayv1.JobStatusStopped
 		job.EndTime = job.StartTime + 1
 	}
 	return nil
@@ -255,7 +256,7 @@ func (f *Fake) DeleteJob(_ context.Context, jobID string) error {
 	if !ok {
 		return notFound(jobID)
 	}
-	if !job.JobStatus.IsTerminal() {
+	if !rayv1.IsJobTerminal(job.JobStatus) {
 		return fmt.Errorf("job %s is %s, not in a terminal state", jobID, job.JobStatus)
 	}
 	f.removeLocked(jobID)
