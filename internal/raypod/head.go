@@ -1,0 +1,104 @@
+package raypod
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/naming"
+)
+
+// BuildHeadPod builds the head Pod of cluster. It returns an error only when
+// the head template has no container.
+func BuildHeadPod(cluster *rayv1.RayCluster, opts Options) (*corev1.Pod, error) {
+	head := &cluster.Spec.HeadGroupSpec
+	b, err := newPodBuild(cluster, opts, rayv1.HeadNode, rayv1.HeadGroupName, groupSpec{
+		template:       &head.Template,
+		rayStartParams: head.RayStartParams,
+		resources:      head.Resources,
+		labels:         head.Labels,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opts.DeterministicHeadPodName {
+		b.pod.Name = naming.HeadPodName(cluster.Name)
+	} else {
+		b.pod.GenerateName = naming.HeadPodGenerateName(cluster.Name)
+	}
+	setDefaultParams(b.params, rayv1.HeadNode, "")
+	b.initAnnotations()
+	if autoscalingEnabled(cluster) {
+		b.addAutoscaler()
+	}
+	b.configureHeadFaultTolerance()
+	b.addMetricsPort()
+	if authEnabled(cluster) {
+		b.configureTokenAuth()
+	}
+	b.pod.Spec.Containers = append(b.pod.Spec.Containers, opts.HeadSidecarContainers...)
+	return b.finish(), nil
+}
+
+// configureHeadFaultTolerance records whether GCS fault tolerance is on in
+// the ray.io/ft-enabled annotation and, when it is, hands the head the Redis
+// address, credentials and storage namespace.
+func (b *podBuild) configureHeadFaultTolerance() {
+	enabled := GCSFaultToleranceEnabled(b.cluster)
+	b.pod.Annotations[rayv1.AnnotationFTEnabled] = strconv.FormatBool(enabled)
+	if !enabled {
+		return
+	}
+	c := b.rayContainer()
+	ns := ExternalStorageNamespace(b.cluster)
+	b.pod.Annotations[rayv1.AnnotationExternalStorageNamespace] = ns
+	addEnvIfMissing(c, corev1.EnvVar{Name: EnvExternalStorageNamespace, Value: ns})
+
+	opts := b.cluster.Spec.GcsFaultToleranceOptions
+	if opts != nil && opts.Backend == rayv1.GcsFTBackendRocksDB {
+		return // embedded storage: no Redis to reach
+	}
+	if opts == nil {
+		// Legacy annotation-based FT: a password given inline in rayStartParams
+		// is exported so that the Redis cleanup Job can log in too.
+		if pw, ok := b.params[paramRedisPassword]; ok {
+			addEnvIfMissing(c, corev1.EnvVar{Name: EnvRedisPassword, Value: pw})
+		}
+		return
+	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: EnvRedisAddress, Value: opts.RedisAddress})
+	if u := opts.RedisUsername; u != nil {
+		b.params[paramRedisUsername] = "$" + EnvRedisUsername
+		c.Env = append(c.Env, corev1.EnvVar{Name: EnvRedisUsername, Value: u.Value, ValueFrom: u.ValueFrom})
+	}
+	if p := opts.RedisPassword; p != nil {
+		b.params[paramRedisPassword] = "$" + EnvRedisPassword
+		c.Env = append(c.Env, corev1.EnvVar{Name: EnvRedisPassword, Value: p.Value, ValueFrom: p.ValueFrom})
+	}
+}
+
+// GCSFaultToleranceEnabled reports whether the cluster uses GCS fault
+// tolerance: the ray.io/ft-enabled annotation is "true" or
+// spec.gcsFaultToleranceOptions is set.
+func GCSFaultToleranceEnabled(cluster *rayv1.RayCluster) bool {
+	return strconvBool(cluster.Annotations[rayv1.AnnotationFTEnabled]) || cluster.Spec.GcsFaultToleranceOptions != nil
+}
+
+// ExternalStorageNamespace is the Redis namespace of the cluster's GCS data:
+// gcsFaultToleranceOptions.externalStorageNamespace, else the
+// ray.io/external-storage-namespace annotation, else the cluster UID.
+func ExternalStorageNamespace(cluster *rayv1.RayCluster) string {
+	if o := cluster.Spec.GcsFaultToleranceOptions; o != nil && o.ExternalStorageNamespace != "" {
+		return o.ExternalStorageNamespace
+	}
+	if v, ok := cluster.Annotations[rayv1.AnnotationExternalStorageNamespace]; ok {
+		return v
+	}
+	return string(cluster.UID)
+}
+
+func strconvBool(s string) bool {
+	return strings.EqualFold(s, "true")
+}
