@@ -22,17 +22,21 @@ type HeadServiceOptions struct {
 // They select the head Pod; app.kubernetes.io/name follows the head Pod
 // template when it sets one.
 func HeadServiceLabels(cluster *rayv1.RayCluster) map[string]string {
-	labels := map[string]string{
+	labels := baseHeadLabels(cluster)
+	if v, ok := cluster.Spec.HeadGroupSpec.Template.Labels[rayv1.LabelAppName]; ok {
+		labels[rayv1.LabelAppName] = v
+	}
+	return labels
+}
+
+func baseHeadLabels(cluster *rayv1.RayCluster) map[string]string {
+	return map[string]string{
 		rayv1.LabelCluster:    cluster.Name,
 		rayv1.LabelNodeType:   string(rayv1.HeadNode),
 		rayv1.LabelIdentifier: naming.Identifier(cluster.Name, rayv1.HeadNode),
 		rayv1.LabelAppName:    rayv1.AppName,
 		rayv1.LabelCreatedBy:  rayv1.CreatedByOperator,
 	}
-	if v, ok := cluster.Spec.HeadGroupSpec.Template.Labels[rayv1.LabelAppName]; ok {
-		labels[rayv1.LabelAppName] = v
-	}
-	return labels
 }
 
 // BuildHeadService builds the Service workers and clients use to reach the
@@ -44,8 +48,10 @@ func HeadServiceLabels(cluster *rayv1.RayCluster) map[string]string {
 // win), the ports are appended to the user's, and name, type default to
 // the operator's while the namespace is always the cluster's.
 func BuildHeadService(cluster *rayv1.RayCluster, opts HeadServiceOptions) *corev1.Service {
-	labels := HeadServiceLabels(cluster)
-	annotations := maps.Clone(cluster.Spec.HeadServiceAnnotations)
+	return buildHeadService(cluster, opts, HeadServiceLabels(cluster), maps.Clone(cluster.Spec.HeadServiceAnnotations))
+}
+
+func buildHeadService(cluster *rayv1.RayCluster, opts HeadServiceOptions, labels, annotations map[string]string) *corev1.Service {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
@@ -139,9 +145,11 @@ func NeedsHeadlessService(cluster *rayv1.RayCluster) bool {
 // for itself so that its address survives cluster switches:
 // "<owner>-head-svc", selecting the given cluster's head, labelled with the
 // owner's name and kind. ownerKind is "RayService" or "RayJob". The owner
-// reference is left to the caller.
+// reference is left to the caller. Unlike the cluster's own head Service, it
+// ignores headServiceAnnotations and the template's app.kubernetes.io/name,
+// as KubeRay does.
 func BuildOwnerHeadService(cluster *rayv1.RayCluster, ownerName, ownerNamespace, ownerKind string, opts HeadServiceOptions) *corev1.Service {
-	svc := BuildHeadService(cluster, opts)
+	svc := buildHeadService(cluster, opts, baseHeadLabels(cluster), nil)
 	svc.Name = naming.OwnerHeadServiceName(ownerName)
 	svc.Namespace = ownerNamespace
 	svc.Labels = map[string]string{

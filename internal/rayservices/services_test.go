@@ -179,7 +179,11 @@ func TestBuildHeadlessService(t *testing.T) {
 }
 
 func TestBuildOwnerHeadService(t *testing.T) {
-	got := BuildOwnerHeadService(newCluster(), "mysvc", "default", "RayService", HeadServiceOptions{})
+	c := newCluster(func(c *rayv1.RayCluster) {
+		c.Spec.HeadServiceAnnotations = map[string]string{"ignored": "yes"}
+		c.Spec.HeadGroupSpec.Template.Labels = map[string]string{"app.kubernetes.io/name": "ignored"}
+	})
+	got := BuildOwnerHeadService(c, "mysvc", "default", "RayService", HeadServiceOptions{})
 	want := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "mysvc-head-svc", Namespace: "default", Annotations: map[string]string{},
 			Labels: map[string]string{"ray.io/originated-from-cr-name": "mysvc", "ray.io/originated-from-crd": "RayService",
