@@ -1,0 +1,44 @@
+package dashboard
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestCacheSizesAreKubeRays(t *testing.T) {
+	c := NewJobInfoCache(clocktesting.NewFakeClock(time.Now()))
+	got := []any{c.workers, c.interval, c.expiry}
+	want := []any{8, 3 * time.Second, 10 * time.Minute}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestCacheKeepsAtMostCacheSizeEntries(t *testing.T) {
+	c := NewJobInfoCache(clocktesting.NewFakeClock(time.Now()))
+	for i := range CacheSize + 1 {
+		if _, err := c.get(cacheKey{scope: "s", jobID: fmt.Sprint(i)}, nil); err != ErrAgain {
+			t.Fatalf("get %d: %v", i, err)
+		}
+	}
+	if got := c.entries.Len(); got != CacheSize {
+		t.Errorf("entries = %d, want %d", got, CacheSize)
+	}
+	if c.entries.Contains(cacheKey{scope: "s", jobID: "0"}) {
+		t.Error("the least recently used entry was kept")
+	}
+}
+
+func TestCacheScopesJobsByCluster(t *testing.T) {
+	c := NewJobInfoCache(clocktesting.NewFakeClock(time.Now()))
+	a, b := cacheKey{scope: "http://a:8265", jobID: "j"}, cacheKey{scope: "http://b:8265", jobID: "j"}
+	c.get(a, nil)
+	c.store(pollTask{key: a, gen: 1}, nil, ErrNotFound)
+	if _, err := c.get(b, nil); err != ErrAgain {
+		t.Errorf("cluster b saw cluster a's answer: %v", err)
+	}
+}

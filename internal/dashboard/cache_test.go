@@ -1,0 +1,227 @@
+package dashboard_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+)
+
+// poll is one background poll the cache reported.
+type poll struct {
+	JobID string
+	Again bool
+}
+
+// cacheEnv is a started JobInfoCache over a fake dashboard, on a fake clock.
+type cacheEnv struct {
+	clock  *clocktesting.FakeClock
+	fake   *dashboardtest.Fake
+	client dashboard.Client
+	polls  chan poll
+}
+
+// startCache starts a cache whose polls the test observes; it stops with the
+// test.
+func startCache(t *testing.T) *cacheEnv {
+	t.Helper()
+	env := &cacheEnv{
+		clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		fake:  dashboardtest.NewFake(),
+		polls: make(chan poll, 100),
+	}
+	cache := dashboard.NewJobInfoCache(env.clock)
+	dashboard.SetAfterPoll(cache, func(jobID string, again bool) { env.polls <- poll{jobID, again} })
+	env.client = cache.Wrap("http://head:8265", env.fake)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = cache.Start(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return env
+}
+
+// waitPoll returns the next poll; the timeout only guards against a hang.
+func (e *cacheEnv) waitPoll(t *testing.T) poll {
+	t.Helper()
+	select {
+	case p := <-e.polls:
+		return p
+	case <-time.After(10 * time.Second):
+		t.Fatal("no background poll happened")
+		return poll{}
+	}
+}
+
+// get calls GetJobInfo and reduces the answer to (status, error).
+func (e *cacheEnv) get(t *testing.T, jobID string) (rayv1.JobStatus, error) {
+	t.Helper()
+	info, err := e.client.GetJobInfo(t.Context(), jobID)
+	if info == nil {
+		return "<nil>", err
+	}
+	return info.JobStatus, err
+}
+
+// submit adds a job in status to the fake dashboard.
+func (e *cacheEnv) submit(t *testing.T, jobID string, status rayv1.JobStatus) {
+	t.Helper()
+	if _, err := e.fake.SubmitJob(t.Context(), &dashboard.JobSubmitRequest{Entrypoint: "x", SubmissionID: jobID}); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.SetJobStatus(jobID, status, "")
+}
+
+// want checks one GetJobInfo answer.
+func (e *cacheEnv) want(t *testing.T, jobID string, wantStatus rayv1.JobStatus, wantErr error) {
+	t.Helper()
+	status, err := e.get(t, jobID)
+	if !errors.Is(err, wantErr) || (wantErr == nil && err != nil) {
+		t.Fatalf("GetJobInfo(%s) error = %v, want %v", jobID, err, wantErr)
+	}
+	if diff := cmp.Diff(wantStatus, status); diff != "" {
+		t.Fatalf("GetJobInfo(%s) status (-want +got):\n%s", jobID, diff)
+	}
+}
+
+func TestCachePollsUntilTerminal(t *testing.T) {
+	env := startCache(t)
+	env.submit(t, "j", rayv1.JobStatusRunning)
+
+	env.want(t, "j", "<nil>", dashboard.ErrAgain)
+	if diff := cmp.Diff(poll{"j", true}, env.waitPoll(t)); diff != "" {
+		t.Fatalf("first poll (-want +got):\n%s", diff)
+	}
+	env.want(t, "j", rayv1.JobStatusRunning, nil)
+
+	// The dashboard changes, the cache does not until the next poll is due.
+	env.fake.SetJobStatus("j", rayv1.JobStatusSucceeded, "")
+	env.clock.Step(dashboard.CachePollInterval - time.Millisecond)
+	env.want(t, "j", rayv1.JobStatusRunning, nil)
+	env.clock.Step(time.Millisecond)
+	if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
+		t.Fatalf("terminal poll (-want +got):\n%s", diff)
+	}
+	env.want(t, "j", rayv1.JobStatusSucceeded, nil)
+
+	// Polling stopped: only the expiry sweep's ticker waits on the clock.
+	if got := env.clock.Waiters(); got != 1 {
+		t.Errorf("clock waiters = %d, want 1 (the sweep)", got)
+	}
+}
+
+func TestCacheReturnsAnErrorOnceThenPollsAgain(t *testing.T) {
+	env := startCache(t)
+
+	env.want(t, "lost", "<nil>", dashboard.ErrAgain)
+	if diff := cmp.Diff(poll{"lost", false}, env.waitPoll(t)); diff != "" {
+		t.Fatalf("poll (-want +got):\n%s", diff)
+	}
+	env.want(t, "lost", "<nil>", dashboard.ErrNotFound)
+	// The error was consumed: the next call starts a new poll.
+	env.submit(t, "lost", rayv1.JobStatusPending)
+	env.want(t, "lost", "<nil>", dashboard.ErrAgain)
+	if diff := cmp.Diff(poll{"lost", true}, env.waitPoll(t)); diff != "" {
+		t.Fatalf("poll (-want +got):\n%s", diff)
+	}
+	env.want(t, "lost", rayv1.JobStatusPending, nil)
+}
+
+func TestCacheStopAndDeleteClearTheEntry(t *testing.T) {
+	cases := map[string]struct {
+		// statusBefore is the job's status on the dashboard when act runs.
+		statusBefore rayv1.JobStatus
+		act          func(context.Context, dashboard.Client) error
+		// wantStatus is what the fresh poll finds; empty means the job is gone.
+		wantStatus rayv1.JobStatus
+	}{
+		"stop": {
+			statusBefore: rayv1.JobStatusRunning,
+			act:          func(ctx context.Context, c dashboard.Client) error { return c.StopJob(ctx, "j") },
+			wantStatus:   rayv1.JobStatusStopped,
+		},
+		"delete": {
+			statusBefore: rayv1.JobStatusSucceeded,
+			act:          func(ctx context.Context, c dashboard.Client) error { return c.DeleteJob(ctx, "j") },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			env := startCache(t)
+			env.submit(t, "j", rayv1.JobStatusSucceeded)
+			env.want(t, "j", "<nil>", dashboard.ErrAgain)
+			env.waitPoll(t)
+			env.want(t, "j", rayv1.JobStatusSucceeded, nil)
+			env.fake.SetJobStatus("j", tc.statusBefore, "")
+
+			if err := tc.act(t.Context(), env.client); err != nil {
+				t.Fatal(err)
+			}
+			env.want(t, "j", "<nil>", dashboard.ErrAgain)
+			env.waitPoll(t)
+			if tc.wantStatus == "" {
+				env.want(t, "j", "<nil>", dashboard.ErrNotFound)
+				return
+			}
+			env.want(t, "j", tc.wantStatus, nil)
+		})
+	}
+}
+
+func TestCacheDropsAStaleTaskAfterStop(t *testing.T) {
+	env := startCache(t)
+	env.submit(t, "j", rayv1.JobStatusRunning)
+	env.want(t, "j", "<nil>", dashboard.ErrAgain)
+	env.waitPoll(t) // the first task, due again in one interval
+
+	if err := env.client.StopJob(t.Context(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	env.want(t, "j", "<nil>", dashboard.ErrAgain)
+	if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
+		t.Fatalf("second task's poll (-want +got):\n%s", diff)
+	}
+	env.want(t, "j", rayv1.JobStatusStopped, nil)
+
+	// The first task wakes up, sees it no longer owns the entry and ends.
+	env.fake.SetJobStatus("j", rayv1.JobStatusFailed, "")
+	env.clock.Step(dashboard.CachePollInterval)
+	if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
+		t.Fatalf("stale task (-want +got):\n%s", diff)
+	}
+	env.want(t, "j", rayv1.JobStatusStopped, nil)
+}
+
+func TestCacheEntriesExpire(t *testing.T) {
+	env := startCache(t)
+	env.submit(t, "j", rayv1.JobStatusSucceeded)
+	env.want(t, "j", "<nil>", dashboard.ErrAgain)
+	env.waitPoll(t)
+	env.want(t, "j", rayv1.JobStatusSucceeded, nil)
+
+	env.clock.Step(dashboard.CacheExpiry)
+	env.want(t, "j", rayv1.JobStatusSucceeded, nil)
+	env.clock.Step(time.Second)
+	env.want(t, "j", "<nil>", dashboard.ErrAgain)
+	env.waitPoll(t)
+	env.want(t, "j", rayv1.JobStatusSucceeded, nil)
+}
+
+func TestCacheAnswersAreCopies(t *testing.T) {
+	env := startCache(t)
+	env.submit(t, "j", rayv1.JobStatusSucceeded)
+	env.want(t, "j", "<nil>", dashboard.ErrAgain)
+	env.waitPoll(t)
+	info, err := env.client.GetJobInfo(t.Context(), "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.JobStatus = rayv1.JobStatusFailed
+	env.want(t, "j", rayv1.JobStatusSucceeded, nil)
+}
