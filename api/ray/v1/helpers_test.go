@@ -1,0 +1,108 @@
+package v1
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+func TestIsJobTerminal(t *testing.T) {
+	cases := map[JobStatus]bool{
+		JobStatusNew:       false,
+		JobStatusPending:   false,
+		JobStatusRunning:   false,
+		JobStatusStopped:   true,
+		JobStatusSucceeded: true,
+		JobStatusFailed:    true,
+		"SOMETHING_ELSE":   false,
+		"succeeded":        false, // Ray's statuses are upper case; no folding.
+	}
+	for status, want := range cases {
+		t.Run(string(status), func(t *testing.T) {
+			if got := IsJobTerminal(status); got != want {
+				t.Errorf("IsJobTerminal(%q) = %v, want %v", status, got, want)
+			}
+		})
+	}
+}
+
+func TestAllJobStatusesCoversEveryStatus(t *testing.T) {
+	want := []JobStatus{"", "PENDING", "RUNNING", "STOPPED", "SUCCEEDED", "FAILED"}
+	if diff := cmp.Diff(want, AllJobStatuses); diff != "" {
+		t.Errorf("AllJobStatuses (-want +got):\n%s", diff)
+	}
+}
+
+func TestIsJobDeploymentTerminal(t *testing.T) {
+	cases := map[JobDeploymentStatus]bool{
+		JobDeploymentStatusNew:              false,
+		JobDeploymentStatusInitializing:     false,
+		JobDeploymentStatusRunning:          false,
+		JobDeploymentStatusComplete:         true,
+		JobDeploymentStatusFailed:           true,
+		JobDeploymentStatusValidationFailed: false,
+		JobDeploymentStatusSuspending:       false,
+		JobDeploymentStatusSuspended:        false,
+		JobDeploymentStatusRetrying:         false,
+		JobDeploymentStatusWaiting:          false,
+	}
+	for status, want := range cases {
+		t.Run(string(status), func(t *testing.T) {
+			if got := IsJobDeploymentTerminal(status); got != want {
+				t.Errorf("IsJobDeploymentTerminal(%q) = %v, want %v", status, got, want)
+			}
+		})
+	}
+}
+
+func TestIsManagedByThisOperator(t *testing.T) {
+	cases := map[string]struct {
+		managedBy *string
+		want      bool
+	}{
+		"absent":           {managedBy: nil, want: true},
+		"kuberay operator": {managedBy: ptr.To("ray.io/kuberay-operator"), want: true},
+		"multikueue":       {managedBy: ptr.To(MultiKueueController), want: false},
+		"empty string":     {managedBy: ptr.To(""), want: false},
+		"other controller": {managedBy: ptr.To("example.com/other"), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := IsManagedByThisOperator(tc.managedBy); got != tc.want {
+				t.Errorf("IsManagedByThisOperator(%v) = %v, want %v", tc.managedBy, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAddToSchemeRegistersEveryKind(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := AddToScheme(scheme); err != nil {
+		t.Fatalf("AddToScheme: %v", err)
+	}
+	var got []string
+	for gvk := range scheme.AllKnownTypes() {
+		if gvk.GroupVersion() == GroupVersion {
+			got = append(got, gvk.Kind)
+		}
+	}
+	want := []string{
+		"RayCluster", "RayClusterList", "RayCronJob", "RayCronJobList",
+		"RayJob", "RayJobList", "RayService", "RayServiceList",
+	}
+	// AddToScheme also registers the meta/v1 option kinds (ListOptions, ...)
+	// under the group; keep only ours.
+	got = slices.DeleteFunc(got, func(kind string) bool { return !strings.HasPrefix(kind, "Ray") })
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kinds registered under %s (-want +got):\n%s", GroupVersion, diff)
+	}
+	if diff := cmp.Diff(schema.GroupVersion{Group: "ray.io", Version: "v1"}, GroupVersion); diff != "" {
+		t.Errorf("GroupVersion (-want +got):\n%s", diff)
+	}
+}
