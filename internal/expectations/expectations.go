@@ -1,0 +1,147 @@
+// Package expectations remembers the Pods a controller has just created or
+// deleted until its informer cache shows the change. A reconcile that runs
+// before the cache caught up would otherwise count too few (or too many)
+// Pods and create (or delete) them a second time. Until a group's
+// expectations are met, the controller leaves that group alone; the Pod
+// event that meets them triggers the next reconcile.
+package expectations
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// HeadGroup is the group name under which head Pods are expected.
+const HeadGroup = ""
+
+// DefaultTimeout is how long an expectation is waited for at most. It
+// covers a Pod created and deleted again by someone else before the cache
+// saw it, which would otherwise block its group forever (KubeRay: 30 s).
+const DefaultTimeout = 30 * time.Second
+
+// Action is what the controller did to a Pod.
+type Action string
+
+// Actions.
+const (
+	Create Action = "create"
+	Delete Action = "delete"
+)
+
+// group identifies one group of one RayCluster.
+type group struct {
+	namespace, cluster, name string
+}
+
+// expectation is one Pod the controller waits to see created or gone.
+type expectation struct {
+	action   Action
+	recorded time.Time
+}
+
+// Scale tracks the expected Pod creations and deletions of every RayCluster
+// group. It is safe for concurrent use.
+type Scale struct {
+	reader  client.Reader
+	clock   clock.PassiveClock
+	timeout time.Duration
+
+	mu      sync.Mutex
+	pending map[group]map[string]expectation
+}
+
+// New returns a tracker that checks Pods through reader (the manager's
+// cache) and ages expectations with clk.
+func New(reader client.Reader, clk clock.PassiveClock) *Scale {
+	return &Scale{
+		reader:  reader,
+		clock:   clk,
+		timeout: DefaultTimeout,
+		pending: map[group]map[string]expectation{},
+	}
+}
+
+// Expect records that the Pod podName of a cluster group was just created
+// or deleted.
+func (s *Scale) Expect(namespace, cluster, groupName, podName string, action Action) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := group{namespace, cluster, groupName}
+	if s.pending[key] == nil {
+		s.pending[key] = map[string]expectation{}
+	}
+	s.pending[key][podName] = expectation{action: action, recorded: s.clock.Now()}
+}
+
+// Satisfied reports whether the cache shows every change expected for the
+// group, forgetting the expectations that are met. A cache read error counts
+// as not satisfied and is returned.
+func (s *Scale) Satisfied(ctx context.Context, namespace, cluster, groupName string) (bool, error) {
+	key := group{namespace, cluster, groupName}
+	s.mu.Lock()
+	pods := make(map[string]expectation, len(s.pending[key]))
+	for name, e := range s.pending[key] {
+		pods[name] = e
+	}
+	s.mu.Unlock()
+
+	satisfied := true
+	for name, e := range pods {
+		met, err := s.met(ctx, namespace, name, e)
+		if err != nil {
+			return false, err
+		}
+		if !met {
+			satisfied = false
+			continue
+		}
+		s.forget(key, name, e)
+	}
+	return satisfied, nil
+}
+
+// met reports whether the cache reflects one expectation.
+func (s *Scale) met(ctx context.Context, namespace, name string, e expectation) (bool, error) {
+	if s.clock.Since(e.recorded) >= s.timeout {
+		return true, nil
+	}
+	err := s.reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &corev1.Pod{})
+	switch {
+	case err == nil:
+		return e.action == Create, nil
+	case apierrors.IsNotFound(err):
+		return e.action == Delete, nil
+	default:
+		return false, err
+	}
+}
+
+// forget drops one met expectation unless a newer one replaced it meanwhile.
+func (s *Scale) forget(key group, name string, e expectation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.pending[key][name]; ok && cur == e {
+		delete(s.pending[key], name)
+		if len(s.pending[key]) == 0 {
+			delete(s.pending, key)
+		}
+	}
+}
+
+// Forget drops every expectation of a cluster, e.g. once it is deleted.
+func (s *Scale) Forget(namespace, cluster string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key := range s.pending {
+		if key.namespace == namespace && key.cluster == cluster {
+			delete(s.pending, key)
+		}
+	}
+}

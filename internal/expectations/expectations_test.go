@@ -1,0 +1,84 @@
+package expectations
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+func pod(name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+}
+
+func TestScale(t *testing.T) {
+	cases := map[string]struct {
+		existing []string
+		expect   map[string]Action
+		elapsed  time.Duration
+		want     bool
+	}{
+		"nothing expected":             {want: true},
+		"created pod not yet in cache": {expect: map[string]Action{"w1": Create}},
+		"created pod in cache":         {existing: []string{"w1"}, expect: map[string]Action{"w1": Create}, want: true},
+		"deleted pod still in cache":   {existing: []string{"w1"}, expect: map[string]Action{"w1": Delete}},
+		"deleted pod gone":             {expect: map[string]Action{"w1": Delete}, want: true},
+		"one of two met":               {existing: []string{"w1"}, expect: map[string]Action{"w1": Create, "w2": Create}},
+		"timed out":                    {expect: map[string]Action{"w1": Create}, elapsed: DefaultTimeout, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			builder := fake.NewClientBuilder()
+			for _, p := range tc.existing {
+				builder = builder.WithObjects(pod(p))
+			}
+			clk := clocktesting.NewFakeClock(time.Now())
+			s := New(builder.Build(), clk)
+			for p, action := range tc.expect {
+				s.Expect("ns", "rc", "group", p, action)
+			}
+			s.Expect("ns", "rc", "other-group", "x", Create) // never met, must not matter
+			clk.Step(tc.elapsed)
+			got, err := s.Satisfied(ctx, "ns", "rc", "group")
+			if err != nil || got != tc.want {
+				t.Fatalf("Satisfied() = %v, %v; want %v, nil", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestScaleForgetsMetExpectations(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithObjects(pod("w1")).Build()
+	s := New(c, clocktesting.NewFakeClock(time.Now()))
+	s.Expect("ns", "rc", "g", "w1", Create)
+	if ok, _ := s.Satisfied(ctx, "ns", "rc", "g"); !ok {
+		t.Fatal("expected the creation to be met")
+	}
+	// Once met, the expectation is forgotten: the pod's later deletion by
+	// someone else does not block the group.
+	if err := c.Delete(ctx, pod("w1")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Satisfied(ctx, "ns", "rc", "g"); !ok {
+		t.Fatal("a met expectation must not be checked again")
+	}
+}
+
+func TestScaleForget(t *testing.T) {
+	s := New(fake.NewClientBuilder().Build(), clocktesting.NewFakeClock(time.Now()))
+	s.Expect("ns", "rc", "g", "w1", Create)
+	s.Expect("ns", "other", "g", "w1", Create)
+	s.Forget("ns", "rc")
+	if ok, _ := s.Satisfied(context.Background(), "ns", "rc", "g"); !ok {
+		t.Fatal("Forget must drop the cluster's expectations")
+	}
+	if ok, _ := s.Satisfied(context.Background(), "ns", "other", "g"); ok {
+		t.Fatal("Forget must keep other clusters' expectations")
+	}
+}
