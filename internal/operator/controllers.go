@@ -1,0 +1,40 @@
+package operator
+
+import (
+	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+)
+
+// Deps is what the operator hands every controller at set-up. Controllers
+// take what they need from here and never read flags or the environment.
+type Deps struct {
+	// Config is the operator configuration.
+	Config configv1alpha1.Configuration
+	// Knobs are the operator environment variables.
+	Knobs configv1alpha1.Knobs
+	// Features is the read-only view of the feature gates.
+	Features featuregate.FeatureGate
+	// IsOpenShift says whether the cluster serves OpenShift's API groups.
+	IsOpenShift bool
+	// Clock is the time source.
+	Clock clock.WithTicker
+}
+
+// Controller is one kind's controller as the operator registers it.
+type Controller struct {
+	// Name names the controller in logs and errors, e.g. "RayCluster".
+	Name string
+	// Enabled reports whether to run the controller; nil means always.
+	Enabled func(Deps) bool
+	// Setup builds the controller and adds it to mgr.
+	Setup func(mgr manager.Manager, deps Deps) error
+}
+
+// DefaultControllers lists the controllers the operator runs: the one place
+// where each kind's controller is registered as it lands.
+func DefaultControllers() []Controller {
+	return []Controller{}
+}

@@ -1,0 +1,103 @@
+package operator
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/features"
+)
+
+// Flags are the operator's command-line flags, bound to a FlagSet. Their
+// names and defaults are KubeRay's.
+type Flags struct {
+	configFile           string
+	featureGates         string
+	forcedClusterUpgrade bool
+	leaderElection       bool
+	qps                  float64
+	burst                int
+	cfg                  configv1alpha1.Configuration
+
+	// Zap holds the controller-runtime --zap-* logging flags.
+	Zap zap.Options
+}
+
+// BindFlags defines the operator's flags on fs.
+func BindFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{Zap: zap.Options{TimeEncoder: zapcore.ISO8601TimeEncoder}}
+	c := &f.cfg
+	fs.StringVar(&f.configFile, "config", "", "Path to a Configuration file (YAML). When set, the other configuration flags are ignored; --feature-gates still applies.")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", configv1alpha1.DefaultMetricsAddr, `The address the metrics endpoint binds to; "0" disables it.`)
+	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", configv1alpha1.DefaultProbeAddr, "The address the healthz/readyz endpoints bind to.")
+	fs.BoolVar(&f.leaderElection, "enable-leader-election", configv1alpha1.DefaultEnableLeaderElection, "Enable leader election, so that only one operator replica is active.")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; defaults to the Pod's namespace.")
+	fs.IntVar(&c.ReconcileConcurrency, "reconcile-concurrency", configv1alpha1.DefaultReconcileConcurrency, "Maximum concurrent reconciles per controller.")
+	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "Comma-separated namespaces to watch; empty watches all namespaces.")
+	fs.BoolVar(&f.forcedClusterUpgrade, "forced-cluster-upgrade", false, "(Deprecated) Has no effect.")
+	fs.StringVar(&c.LogFile, "log-file-path", "", "Also write logs to this file (rotated).")
+	fs.StringVar(&c.LogFileEncoder, "log-file-encoder", configv1alpha1.EncoderJSON, "Encoder of the log file: json or console.")
+	fs.StringVar(&c.LogStdoutEncoder, "log-stdout-encoder", configv1alpha1.EncoderJSON, "Encoder of stdout logs: json or console.")
+	fs.BoolVar(&c.EnableBatchScheduler, "enable-batch-scheduler", false, "(Deprecated) Enable the Volcano batch scheduler; use --batch-scheduler.")
+	fs.StringVar(&c.BatchScheduler, "batch-scheduler", "", "Batch scheduler: volcano, yunikorn, scheduler-plugins or kai-scheduler.")
+	fs.StringVar(&c.KubernetesWASTargetVersion, "kubernetes-was-target-version", "", "scheduling.k8s.io version for the KubernetesWAS scheduler: v1alpha2, v1beta1 or v1alpha3.")
+	fs.BoolVar(&c.UseKubernetesProxy, "use-kubernetes-proxy", false, "Reach the Ray head through the API server's proxy subresource.")
+	fs.StringVar(&f.featureGates, "feature-gates", "", "Feature gates as key=value pairs, e.g. RayCronJob=true,RayJobDeletionPolicy=false.")
+	fs.BoolVar(&c.EnableMetrics, "enable-metrics", false, "Emit the operator's RayCluster, RayJob and RayService metrics.")
+	fs.Float64Var(&f.qps, "qps", configv1alpha1.DefaultQPS, "Requests per second to the API server.")
+	fs.IntVar(&f.burst, "burst", configv1alpha1.DefaultBurst, "Request burst to the API server.")
+	f.Zap.BindFlags(fs)
+	return f
+}
+
+// Resolve turns the parsed flags, the configuration file they name and the
+// environment (read through lookup) into Settings: defaulted, validated,
+// with the feature gates set.
+func (f *Flags) Resolve(lookup configv1alpha1.LookupFunc) (Settings, error) {
+	knobs, warnings := configv1alpha1.LoadKnobs(lookup)
+	cfg, fileWarnings, err := f.configuration()
+	if err != nil {
+		return Settings{}, err
+	}
+	warnings = append(warnings, fileWarnings...)
+	if f.forcedClusterUpgrade {
+		warnings = append(warnings, "--forced-cluster-upgrade is deprecated and has no effect")
+	}
+	// KubeRay reads this knob both ways over its history; either turns it on.
+	cfg.DeleteRayJobAfterJobFinishes = cfg.DeleteRayJobAfterJobFinishes || knobs.DeleteRayJobCRAfterJobFinishes
+	configv1alpha1.SetDefaults(&cfg)
+
+	gate, err := features.Build(cfg.FeatureGates, f.featureGates)
+	if err != nil {
+		return Settings{}, err
+	}
+	if err := configv1alpha1.Validate(&cfg, gate.Enabled(features.KubernetesWAS)); err != nil {
+		return Settings{}, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	return Settings{Config: cfg, Knobs: knobs, Features: gate, Warnings: warnings}, nil
+}
+
+// configuration returns the configuration from the file when one is named,
+// else from the flags.
+func (f *Flags) configuration() (configv1alpha1.Configuration, []string, error) {
+	if f.configFile == "" {
+		cfg := f.cfg
+		cfg.EnableLeaderElection = new(f.leaderElection)
+		cfg.QPS = new(f.qps)
+		cfg.Burst = new(f.burst)
+		return cfg, nil, nil
+	}
+	data, err := os.ReadFile(f.configFile)
+	if err != nil {
+		return configv1alpha1.Configuration{}, nil, fmt.Errorf("reading --config: %w", err)
+	}
+	cfg, warnings, err := configv1alpha1.Decode(data)
+	if err != nil {
+		return configv1alpha1.Configuration{}, nil, fmt.Errorf("--config %s: %w", f.configFile, err)
+	}
+	return cfg, warnings, nil
+}

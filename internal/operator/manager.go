@@ -1,0 +1,196 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	routev1 "github.com/openshift/api/route/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
+)
+
+const (
+	// LeaderElectionID is the name of the leader election Lease, as KubeRay's.
+	LeaderElectionID = "ray-operator-leader"
+	// UserAgent identifies the operator to the API server.
+	UserAgent = "ray-operator"
+	// readyzCacheTimeout bounds how long a readiness probe waits for the
+	// informer caches.
+	readyzCacheTimeout = time.Second
+)
+
+// openShiftAPIGroups are the API groups whose presence means OpenShift.
+var openShiftAPIGroups = []string{"route.openshift.io", "security.openshift.io", "config.openshift.io"}
+
+// New builds the operator's manager against the cluster restConfig points
+// at, with every controller of s.Controllers (DefaultControllers when nil)
+// registered. Start it with mgr.Start(ctx); it returns when ctx ends.
+func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
+	cfg := clientConfig(s.Config, restConfig)
+	scheme, err := NewScheme(s.Features)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, managerOptions(s.Config, scheme))
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	isOpenShift, err := detectOpenShift(cfg)
+	if err != nil {
+		return nil, err
+	}
+	deps := Deps{Config: s.Config, Knobs: s.Knobs, Features: s.Features, IsOpenShift: isOpenShift, Clock: clock.RealClock{}}
+	controllers := s.Controllers
+	if controllers == nil {
+		controllers = DefaultControllers()
+	}
+	if err := setupControllers(mgr, deps, controllers); err != nil {
+		return nil, err
+	}
+	if err := addHealthChecks(mgr); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// NewScheme returns the types the operator reads and writes: client-go's,
+// ray.io/v1, OpenShift routes and, with RayServiceIncrementalUpgrade,
+// Gateway API.
+func NewScheme(gate featuregate.FeatureGate) (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	adders := []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, batchv1.AddToScheme, rayv1.AddToScheme, routev1.Install}
+	if gate.Enabled(features.RayServiceIncrementalUpgrade) {
+		adders = append(adders, gwv1.Install)
+	}
+	for _, add := range adders {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("building scheme: %w", err)
+		}
+	}
+	return scheme, nil
+}
+
+func clientConfig(c configv1alpha1.Configuration, restConfig *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(restConfig)
+	cfg.UserAgent = UserAgent
+	if c.QPS != nil {
+		cfg.QPS = float32(*c.QPS)
+	}
+	if c.Burst != nil {
+		cfg.Burst = *c.Burst
+	}
+	return cfg
+}
+
+func managerOptions(c configv1alpha1.Configuration, scheme *runtime.Scheme) manager.Options {
+	return manager.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOptions(c.WatchNamespace),
+		Metrics:                       metricsserver.Options{BindAddress: c.MetricsAddr},
+		HealthProbeBindAddress:        c.ProbeAddr,
+		LeaderElection:                c.LeaderElectionEnabled(),
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       c.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	}
+}
+
+// cacheOptions scopes the informers: to the watched namespaces, to the
+// Pods of Ray nodes, and to the Jobs the operator created (as KubeRay does,
+// to keep memory and watch traffic down on big clusters).
+func cacheOptions(watchNamespace string) cache.Options {
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:  {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
+		&batchv1.Job{}: {Label: mustSelector(rayv1.LabelCreatedBy, selection.Equals, rayv1.CreatedByOperator)},
+	}}
+	if watchNamespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for ns := range strings.SplitSeq(watchNamespace, ",") {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+func mustSelector(key string, op selection.Operator, values ...string) labels.Selector {
+	req, err := labels.NewRequirement(key, op, values)
+	if err != nil {
+		panic(fmt.Sprintf("operator: selector on constant label %s: %v", key, err))
+	}
+	return labels.NewSelector().Add(*req)
+}
+
+func detectOpenShift(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, fmt.Errorf("creating discovery client: %w", err)
+	}
+	groups, err := dc.ServerGroups()
+	if err != nil {
+		return false, fmt.Errorf("detecting OpenShift from the API server's groups: %w", err)
+	}
+	for _, g := range groups.Groups {
+		if slices.Contains(openShiftAPIGroups, g.Name) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func setupControllers(mgr manager.Manager, deps Deps, controllers []Controller) error {
+	log := mgr.GetLogger().WithName("setup")
+	for _, c := range controllers {
+		if c.Enabled != nil && !c.Enabled(deps) {
+			log.Info("Controller disabled", "controller", c.Name)
+			continue
+		}
+		if err := c.Setup(mgr, deps); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", c.Name, err)
+		}
+		log.Info("Controller registered", "controller", c.Name)
+	}
+	return nil
+}
+
+// addHealthChecks serves /healthz (the process is alive) and /readyz (the
+// informer caches have synced).
+func addHealthChecks(mgr manager.Manager) error {
+	if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
+		return fmt.Errorf("adding healthz check: %w", err)
+	}
+	cacheSynced := func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), readyzCacheTimeout)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer caches have not synced")
+		}
+		return nil
+	}
+	if err := mgr.AddReadyzCheck("cache-sync", cacheSynced); err != nil {
+		return fmt.Errorf("adding readyz check: %w", err)
+	}
+	return nil
+}

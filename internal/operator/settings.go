@@ -1,0 +1,26 @@
+// Package operator turns the operator's settings into a running
+// controller-runtime manager: scheme, cache scope, metrics and health
+// endpoints, leader election, logging, and the controllers.
+package operator
+
+import (
+	"k8s.io/component-base/featuregate"
+
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+)
+
+// Settings is everything the operator is started with, read once from
+// flags, the configuration file and the environment.
+type Settings struct {
+	// Config is the defaulted, validated configuration.
+	Config configv1alpha1.Configuration
+	// Knobs are KubeRay's operator environment variables.
+	Knobs configv1alpha1.Knobs
+	// Features is the read-only view of the feature gates.
+	Features featuregate.FeatureGate
+	// Warnings are non-fatal problems found while reading the settings,
+	// to be logged once logging is set up.
+	Warnings []string
+	// Controllers replaces DefaultControllers when not nil (tests).
+	Controllers []Controller
+}
