@@ -1,0 +1,164 @@
+package submitter
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/yaml"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// gcsHealthPath is the dashboard endpoint that answers "success" once the
+// GCS is reachable; the submitter waits for it before talking to Ray.
+const gcsHealthPath = "api/gcs_healthz"
+
+// healthCheckTimeoutSeconds bounds each probe of gcsHealthPath.
+const healthCheckTimeoutSeconds = 10
+
+// minMetadataRayVersion is the first Ray release whose CLI has --metadata-json.
+var minMetadataRayVersion = utilversion.MustParseGeneric("2.6.0")
+
+// Command returns the shell words the submitter runs in mode (K8sJobMode or
+// SidecarMode). Joined with spaces it is one bash script that:
+//
+//  1. waits until the dashboard reports a healthy GCS;
+//  2. submits the entrypoint under the RayJob's submission id; in K8sJobMode,
+//     whose Pod may be retried by the batch Job, only when `ray job status`
+//     does not know the id yet, and with --no-wait;
+//  3. in K8sJobMode, follows the job's logs until it ends.
+//
+// In SidecarMode the container never restarts (the head Pod's restart policy
+// is Never), so the plain blocking `ray job submit` is used.
+func Command(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) ([]string, error) {
+	address, healthURL, err := addresses(job, mode)
+	if err != nil {
+		return nil, err
+	}
+	submitFlags, err := submitOptions(job)
+	if err != nil {
+		return nil, err
+	}
+	jobID := job.Status.JobID
+	idempotent := mode == rayv1.K8sJobMode
+
+	cmd := waitForGCS(address, healthURL)
+	if idempotent {
+		cmd = append(cmd, "if", "!", "ray", "job", "status", "--address", address, jobID, ">/dev/null", "2>&1", ";", "then")
+	}
+	cmd = append(cmd, "ray", "job", "submit", "--address", address)
+	if idempotent {
+		cmd = append(cmd, "--no-wait")
+	}
+	cmd = append(cmd, submitFlags...)
+	cmd = append(cmd, "--", strings.TrimSpace(job.Spec.Entrypoint), ";")
+	if idempotent {
+		cmd = append(cmd, "fi", ";", "ray", "job", "logs", "--address", address, "--follow", jobID)
+	}
+	return cmd, nil
+}
+
+// addresses returns the dashboard address the ray CLI uses and the URL of the
+// GCS health endpoint for mode.
+func addresses(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) (address, healthURL string, err error) {
+	switch mode {
+	case rayv1.K8sJobMode:
+		address = job.Status.DashboardURL
+		if !strings.HasPrefix(address, "http://") && !strings.HasPrefix(address, "https://") {
+			address = "http://" + address
+		}
+		return address, address + "/" + gcsHealthPath, nil
+	case rayv1.SidecarMode:
+		if job.Spec.RayClusterSpec == nil {
+			return "", "", fmt.Errorf("SidecarMode needs spec.rayClusterSpec")
+		}
+		port := DashboardPort(job.Spec.RayClusterSpec)
+		address = "http://127.0.0.1:" + strconv.Itoa(int(port))
+		return address, fmt.Sprintf("http://localhost:%d/%s", port, gcsHealthPath), nil
+	default:
+		return "", "", fmt.Errorf("submission mode %q has no submitter command", mode)
+	}
+}
+
+// waitForGCS returns a loop that polls the GCS health endpoint every two
+// seconds. It probes with the Python of the Ray image, which every Ray image
+// has (unlike wget or curl).
+func waitForGCS(address, healthURL string) []string {
+	probe := fmt.Sprintf(
+		`python -c "import sys, urllib.request; sys.exit(0 if b'success' in urllib.request.urlopen('%s', timeout=%d).read() else 1)"`,
+		healthURL, healthCheckTimeoutSeconds)
+	return []string{
+		"until", probe, ">/dev/null", "2>&1", ";",
+		"do", "echo", strconv.Quote("Waiting for Ray Dashboard GCS to become healthy at " + address + " ..."), ";",
+		"sleep", "2", ";", "done", ";",
+	}
+}
+
+// submitOptions returns the `ray job submit` flags that carry the RayJob's
+// runtime env, metadata, submission id and entrypoint resources.
+func submitOptions(job *rayv1.RayJob) ([]string, error) {
+	var flags []string
+	runtimeEnv, err := RuntimeEnvJSON(job.Spec.RuntimeEnvYAML)
+	if err != nil {
+		return nil, err
+	}
+	if runtimeEnv != "" {
+		flags = append(flags, "--runtime-env-json", strconv.Quote(runtimeEnv))
+	}
+	if len(job.Spec.Metadata) > 0 {
+		metadata, err := metadataJSON(job)
+		if err != nil {
+			return nil, err
+		}
+		flags = append(flags, "--metadata-json", strconv.Quote(metadata))
+	}
+	if job.Status.JobID != "" {
+		flags = append(flags, "--submission-id", job.Status.JobID)
+	}
+	if job.Spec.EntrypointNumCpus > 0 {
+		flags = append(flags, "--entrypoint-num-cpus", fmt.Sprintf("%f", job.Spec.EntrypointNumCpus))
+	}
+	if job.Spec.EntrypointNumGpus > 0 {
+		flags = append(flags, "--entrypoint-num-gpus", fmt.Sprintf("%f", job.Spec.EntrypointNumGpus))
+	}
+	if job.Spec.EntrypointResources != "" {
+		flags = append(flags, "--entrypoint-resources", strconv.Quote(job.Spec.EntrypointResources))
+	}
+	return flags, nil
+}
+
+// RuntimeEnvJSON converts the RayJob's runtimeEnvYAML to JSON; empty stays
+// empty.
+func RuntimeEnvJSON(runtimeEnvYAML string) (string, error) {
+	if strings.TrimSpace(runtimeEnvYAML) == "" {
+		return "", nil
+	}
+	out, err := yaml.YAMLToJSON([]byte(runtimeEnvYAML))
+	if err != nil {
+		return "", fmt.Errorf("runtimeEnvYAML is not valid YAML: %w", err)
+	}
+	return string(out), nil
+}
+
+// metadataJSON serializes spec.metadata, refusing clusters that declare a Ray
+// version older than the CLI flag. Without a declared version (or with a
+// clusterSelector) the cluster is assumed recent enough.
+func metadataJSON(job *rayv1.RayJob) (string, error) {
+	if spec := job.Spec.RayClusterSpec; spec != nil && spec.RayVersion != "" {
+		v, err := utilversion.ParseGeneric(spec.RayVersion)
+		if err != nil {
+			return "", fmt.Errorf("parsing rayVersion %q: %w", spec.RayVersion, err)
+		}
+		if v.LessThan(minMetadataRayVersion) {
+			return "", fmt.Errorf("spec.metadata needs Ray 2.6.0 or newer, the cluster declares %s", spec.RayVersion)
+		}
+	}
+	out, err := json.Marshal(job.Spec.Metadata)
+	if err != nil {
+		return "", fmt.Errorf("encoding spec.metadata: %w", err)
+	}
+	return string(out), nil
+}
