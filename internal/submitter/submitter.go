@@ -46,7 +46,6 @@ const (
 // made for a RayJob.
 const originatedFromCRD = "RayJob"
 
-
 // shell runs the joined command with -e, so that a failing step fails the
 // container instead of being ignored.
 var shell = []string{"/bin/bash", "-ce", "--"}
