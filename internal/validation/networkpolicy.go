@@ -6,6 +6,7 @@ import (
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
 )
 
 // networkPolicy checks spec.networkPolicy: the gate must be on, rules must
@@ -18,7 +19,7 @@ func networkPolicy(c *specCheck) error {
 	if np == nil {
 		return nil
 	}
-	if !c.gates.Enabled(FeatureRayClusterNetworkPolicy) {
+	if !c.gates.Enabled(features.RayClusterNetworkPolicy) {
 		return fmt.Errorf("spec.networkPolicy requires the RayClusterNetworkPolicy feature gate to be enabled")
 	}
 	mode := rayv1.NetworkPolicyDenyAll

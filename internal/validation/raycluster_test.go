@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
 )
 
 // gates is a FeatureGates backed by a set of enabled gates.
@@ -134,7 +135,7 @@ func TestRayClusterSpec(t *testing.T) {
 			mutate: func(s *rayv1.RayClusterSpec) {
 				s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB, RedisAddress: "r:1"}
 			},
-			gates:   gates{FeatureGCSFaultToleranceEmbeddedStorage: true},
+			gates:   gates{features.GCSFaultToleranceEmbeddedStorage: true},
 			wantErr: "cannot set GcsFaultToleranceOptions.RedisAddress when backend is 'rocksdb'",
 		},
 		"redis username env": {
@@ -150,12 +151,12 @@ func TestRayClusterSpec(t *testing.T) {
 				s.EnableInTreeAutoscaling = ptr.To(true)
 				s.WorkerGroupSpecs[0].Suspend = ptr.To(true)
 			},
-			gates:   gates{FeatureRayJobDeletionPolicy: true},
+			gates:   gates{features.RayJobDeletionPolicy: true},
 			wantErr: "worker group small cannot be suspended with Autoscaler enabled",
 		},
 		"suspended group with gate": {
 			mutate: func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs[0].Suspend = ptr.To(true) },
-			gates:  gates{FeatureRayJobDeletionPolicy: true},
+			gates:  gates{features.RayJobDeletionPolicy: true},
 		},
 		"autoscaler v2 env without autoscaling": {
 			mutate:  func(s *rayv1.RayClusterSpec) { headEnv(s, "RAY_enable_autoscaler_v2", "true") },
@@ -214,7 +215,7 @@ func TestRayClusterSpec(t *testing.T) {
 			mutate: func(s *rayv1.RayClusterSpec) {
 				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{WorkerGroups: []rayv1.WorkerGroupNetworkPolicyRules{{GroupName: "gpu"}}}
 			},
-			gates:   gates{FeatureRayClusterNetworkPolicy: true},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
 			wantErr: `networkPolicy.workerGroups["gpu"] does not match any group name in workerGroupSpecs`,
 		},
 		"tls without gate": {
@@ -226,7 +227,7 @@ func TestRayClusterSpec(t *testing.T) {
 				s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)}
 				headEnv(s, "RAY_USE_TLS", "1")
 			},
-			gates:   gates{FeatureRayClusterMTLS: true},
+			gates:   gates{features.RayClusterMTLS: true},
 			wantErr: "cannot set RAY_USE_TLS environment variable in head Pod when tlsOptions is set",
 		},
 	}

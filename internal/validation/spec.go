@@ -12,6 +12,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
 )
 
 // FeatureGates reports whether a feature gate is on. The operator's
@@ -258,9 +259,9 @@ func gcsBackend(c *specCheck, opts *rayv1.GcsFaultToleranceOptions, head corev1.
 		}
 		return nil
 	}
-	if !c.gates.Enabled(FeatureGCSFaultToleranceEmbeddedStorage) {
+	if !c.gates.Enabled(features.GCSFaultToleranceEmbeddedStorage) {
 		return fmt.Errorf("the embedded RocksDB GCS fault tolerance backend (GcsFaultToleranceOptions.Backend: 'rocksdb') requires the %s feature gate to be enabled",
-			FeatureGCSFaultToleranceEmbeddedStorage)
+			features.GCSFaultToleranceEmbeddedStorage)
 	}
 	redisOnly := []struct {
 		field string
@@ -301,7 +302,7 @@ func workerGroupSuspend(c *specCheck) error {
 		if group.Suspend == nil || !*group.Suspend {
 			continue
 		}
-		if !c.gates.Enabled(FeatureRayJobDeletionPolicy) {
+		if !c.gates.Enabled(features.RayJobDeletionPolicy) {
 			return fmt.Errorf("worker group %s can be suspended only when the RayJobDeletionPolicy feature gate is enabled", group.GroupName)
 		}
 		if autoscalingEnabled(c.spec) {
@@ -360,7 +361,7 @@ func historyServer(c *specCheck) error {
 	if opts == nil {
 		return nil
 	}
-	if !c.gates.Enabled(FeatureRayClusterHistoryServer) {
+	if !c.gates.Enabled(features.RayClusterHistoryServer) {
 		return fmt.Errorf("RayClusterHistoryServer feature gate is not enabled")
 	}
 	if opts.CollectorOptions == nil {
@@ -408,7 +409,7 @@ func tlsOptions(c *specCheck) error {
 	if opts == nil {
 		return nil
 	}
-	if !c.gates.Enabled(FeatureRayClusterMTLS) {
+	if !c.gates.Enabled(features.RayClusterMTLS) {
 		return fmt.Errorf("spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled")
 	}
 	if opts.Enabled == nil || !*opts.Enabled {
