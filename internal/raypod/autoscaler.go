@@ -15,7 +15,9 @@ const AutoscalerContainerName = "autoscaler"
 // KUBERAY_GEN_AUTOSCALER_START_CMD so custom args can reuse it.
 const autoscalerStartCmd = "ray kuberay-autoscaler --cluster-name $(RAY_CLUSTER_NAME) --cluster-namespace $(RAY_CLUSTER_NAMESPACE)"
 
-func autoscalingEnabled(cluster *rayv1.RayCluster) bool {
+// AutoscalingEnabled reports whether spec.enableInTreeAutoscaling is true: the
+// head then gets the autoscaler sidecar and the cluster its RBAC objects.
+func AutoscalingEnabled(cluster *rayv1.RayCluster) bool {
 	return cluster.Spec.EnableInTreeAutoscaling != nil && *cluster.Spec.EnableInTreeAutoscaling
 }
 

@@ -30,7 +30,7 @@ func BuildHeadPod(cluster *rayv1.RayCluster, opts Options) (*corev1.Pod, error) 
 	}
 	setDefaultParams(b.params, rayv1.HeadNode, "")
 	b.initAnnotations()
-	if autoscalingEnabled(cluster) {
+	if AutoscalingEnabled(cluster) {
 		b.addAutoscaler()
 	}
 	b.configureHeadFaultTolerance()

@@ -25,7 +25,7 @@ func (b *podBuild) addVolumes() {
 	if _, ok := b.params[paramPlasmaDirectory]; !ok {
 		b.addEmptyDir(ray, SharedMemoryVolumeName, SharedMemoryMountPath, corev1.StorageMediumMemory)
 	}
-	if b.nodeType != rayv1.HeadNode || !autoscalingEnabled(b.cluster) {
+	if b.nodeType != rayv1.HeadNode || !AutoscalingEnabled(b.cluster) {
 		return
 	}
 	b.addEmptyDir(b.rayContainer(), RayLogsVolumeName, RayLogsMountPath, corev1.StorageMediumDefault)

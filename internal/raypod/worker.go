@@ -55,7 +55,7 @@ func BuildWorkerPod(cluster *rayv1.RayCluster, groupIndex int, index WorkerIndex
 		addEnvIfMissing(b.rayContainer(), corev1.EnvVar{Name: EnvGcsReconnectTimeoutS, Value: workerGcsReconnectTimeoutS})
 	}
 	b.addMetricsPort()
-	if autoscalingEnabled(cluster) && autoscalerVersion(cluster) == rayv1.AutoscalerVersionV2 {
+	if AutoscalingEnabled(cluster) && autoscalerVersion(cluster) == rayv1.AutoscalerVersionV2 {
 		b.pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
 	if authEnabled(cluster) {
