@@ -1,0 +1,102 @@
+package controlplane
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestKwokVersionMatchesMakefile(t *testing.T) {
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^KWOK_VERSION \?= (\S+)$`).FindSubmatch(makefile)
+	if m == nil {
+		t.Fatal("Makefile has no KWOK_VERSION")
+	}
+	if got := string(m[1]); got != KwokVersion {
+		t.Errorf("Makefile KWOK_VERSION = %s, controlplane.KwokVersion = %s", got, KwokVersion)
+	}
+}
+
+func TestRequiredVersion(t *testing.T) {
+	goMod := filepath.Join(t.TempDir(), "go.mod")
+	content := "module x\n\ngo 1.26\n\nrequire k8s.io/kubernetes v1.36.3\n\nrequire (\n\tk8s.io/api v0.36.3\n)\n"
+	if err := os.WriteFile(goMod, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		module  string
+		want    string
+		wantErr bool
+	}{
+		"one-line require": {module: "k8s.io/kubernetes", want: "v1.36.3"},
+		"block require":    {module: "k8s.io/api", wantErr: true},
+		"absent":           {module: "go.etcd.io/etcd/server/v3", wantErr: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := requiredVersion(goMod, tc.module)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("version = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBinDirFromEnvReportsMissingBinaries(t *testing.T) {
+	t.Setenv(EnvK8sBinDir, t.TempDir())
+	_, err := BinDir()
+	if err == nil || !regexp.MustCompile(`make k8s-binaries`).MatchString(err.Error()) {
+		t.Errorf("BinDir() error = %v, want a hint to run make k8s-binaries", err)
+	}
+}
+
+func TestCacheDir(t *testing.T) {
+	tests := map[string]struct {
+		cache, xdg string
+		want       string
+	}{
+		"explicit cache": {cache: "/c", xdg: "/x", want: "/c"},
+		"xdg":            {xdg: "/x", want: "/x/ray-operator"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(EnvCache, tc.cache)
+			t.Setenv("XDG_CACHE_HOME", tc.xdg)
+			got, err := CacheDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("CacheDir (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrefixWriterWritesWholeLines(t *testing.T) {
+	var out strings.Builder
+	w := &prefixWriter{prefix: "etcd | ", w: &out}
+	for _, chunk := range []string{"first li", "ne\nsecond\nthi", "rd\n"} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "etcd | first line\netcd | second\netcd | third\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,188 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// pollInterval is how often readiness is checked while starting.
+const pollInterval = 100 * time.Millisecond
+
+// serviceClusterIPRange is the Service IP range of the local cluster.
+const serviceClusterIPRange = "10.0.0.0/24"
+
+// startAPIServer starts etcd and kube-apiserver, writes the kubeconfig and
+// waits until the API server is ready.
+func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds *credentials, etcdClient, etcdPeer, apiPort int) error {
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
+	err := cp.run(opts, binEtcd, filepath.Join(opts.BinDir, binEtcd), []string{
+		"--data-dir=" + filepath.Join(opts.StateDir, "etcd"),
+		"--listen-client-urls=" + etcdURL,
+		"--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
+		"--unsafe-no-fsync=true",
+	})
+	if err != nil {
+		return err
+	}
+	cp.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	err = cp.run(opts, binAPIServer, filepath.Join(opts.BinDir, binAPIServer), []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--tls-cert-file=" + creds.servingCert,
+		"--tls-private-key-file=" + creds.servingKey,
+		"--token-auth-file=" + creds.tokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=" + cp.APIServerURL,
+		"--service-account-key-file=" + creds.saKey,
+		"--service-account-signing-key-file=" + creds.saKey,
+		"--service-cluster-ip-range=" + serviceClusterIPRange,
+		"--allow-privileged=true",
+		"--cert-dir=" + filepath.Join(opts.StateDir, "pki"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeKubeconfig(opts.KubeconfigPath, cp.APIServerURL, creds); err != nil {
+		return err
+	}
+	cp.RESTConfig = &rest.Config{
+		Host:            cp.APIServerURL,
+		BearerToken:     creds.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: creds.servingCAData},
+		QPS:             1000,
+		Burst:           2000,
+	}
+	return cp.waitAPIServerReady(ctx)
+}
+
+// waitAPIServerReady polls /readyz until it answers ok.
+func (cp *ControlPlane) waitAPIServerReady(ctx context.Context) error {
+	clientset, err := kubernetes.NewForConfig(cp.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("creating API server client: %w", err)
+	}
+	return cp.waitFor(ctx, "kube-apiserver /readyz", func(ctx context.Context) error {
+		_, err := clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	})
+}
+
+// startControllers starts kube-scheduler and kube-controller-manager
+// without waiting for them.
+func (cp *ControlPlane) startControllers(opts *Options, schedulerPort, kcmPort int) error {
+	common := []string{
+		"--kubeconfig=" + opts.KubeconfigPath,
+		"--authentication-kubeconfig=" + opts.KubeconfigPath,
+		"--authorization-kubeconfig=" + opts.KubeconfigPath,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--cert-dir=" + filepath.Join(opts.StateDir, "pki"),
+	}
+	err := cp.run(opts, binScheduler, filepath.Join(opts.BinDir, binScheduler),
+		append(common, "--secure-port="+strconv.Itoa(schedulerPort)))
+	if err != nil {
+		return err
+	}
+	return cp.run(opts, binControllerManager, filepath.Join(opts.BinDir, binControllerManager), append(common,
+		"--secure-port="+strconv.Itoa(kcmPort),
+		// Without a service account signing key for it, the token
+		// controller would fail; pods here mount no tokens anyway.
+		"--controllers=*,-serviceaccount-token",
+		"--service-cluster-ip-range="+serviceClusterIPRange,
+		"--use-service-account-credentials=false",
+	))
+}
+
+// waitControllersHealthy waits until kube-scheduler and
+// kube-controller-manager answer /healthz.
+func (cp *ControlPlane) waitControllersHealthy(ctx context.Context, ports ...int) error {
+	httpClient := &http.Client{
+		Timeout: time.Second,
+		// Their serving certificates are self-signed; only liveness matters.
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // local health probe
+	}
+	for _, port := range ports {
+		url := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
+		err := cp.waitFor(ctx, url, func(ctx context.Context) error {
+			return probe(ctx, httpClient, url)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probe GETs url and fails unless it answers 200.
+func probe(ctx context.Context, c *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	return nil
+}
+
+// installCRDs creates the CRDs found in dirs and waits until they are
+// established.
+func (cp *ControlPlane) installCRDs(ctx context.Context, dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	deadline, ok := ctx.Deadline()
+	maxTime := time.Minute
+	if ok {
+		maxTime = time.Until(deadline)
+	}
+	_, err := envtest.InstallCRDs(cp.RESTConfig, envtest.CRDInstallOptions{
+		Paths:              dirs,
+		ErrorIfPathMissing: true,
+		MaxTime:            maxTime,
+	})
+	if err != nil {
+		return fmt.Errorf("installing CRDs from %v: %w", dirs, err)
+	}
+	return nil
+}
+
+// waitFor polls check until it succeeds, a component exits or ctx ends.
+func (cp *ControlPlane) waitFor(ctx context.Context, what string, check func(context.Context) error) error {
+	ticker := time.NewTicker(pollInterval)
+	defer ticker.Stop()
+	for {
+		err := check(ctx)
+		if err == nil {
+			return nil
+		}
+		if exitErr := cp.checkRunning(); exitErr != nil {
+			return fmt.Errorf("waiting for %s: %w", what, exitErr)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last check: %v)", what, ctx.Err(), err)
+		case <-ticker.C:
+		}
+	}
+}

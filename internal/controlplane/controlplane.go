@@ -1,0 +1,247 @@
+// Package controlplane runs a real local Kubernetes control plane from the
+// binaries hack/k8s-binaries.sh builds: etcd, kube-apiserver,
+// kube-scheduler and kube-controller-manager, plus kwok to simulate nodes, so
+// that pods are scheduled and go Running and Ready, owners garbage-collect
+// their dependents and batch Jobs get pods, all without a container runtime.
+//
+// Every component runs in its own process group and gets SIGKILL if this
+// process dies, so nothing outlives it; Stop, or canceling the context given
+// to Start, ends them all.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options configure Start. Only StateDir is required.
+type Options struct {
+	// StateDir holds etcd's data, credentials, kubeconfigs and one log file
+	// per component (<component>.log). Start wipes <StateDir>/etcd: every
+	// start is a fresh cluster.
+	StateDir string
+	// BinDir holds etcd, kube-apiserver, kube-scheduler and
+	// kube-controller-manager; default BinDir().
+	BinDir string
+	// KwokBinary is the kwok executable; default KwokBinary(). Used only when
+	// Nodes > 0.
+	KwokBinary string
+	// KwokStagesDir holds the kwok Stage manifests (*.yaml); default
+	// $RAY_OPERATOR_KWOK_STAGES, else node/fast, node/heartbeat and pod/fast
+	// from kwok's module.
+	KwokStagesDir string
+	// Nodes is the number of simulated nodes. With none, kwok does not run
+	// and pods stay Pending.
+	Nodes int
+	// CRDDirs are directories of CRD manifests to install; Start returns once
+	// they are established.
+	CRDDirs []string
+	// KubeconfigPath is where the admin kubeconfig is written; default
+	// <StateDir>/kubeconfig.
+	KubeconfigPath string
+	// Log receives every component's output, each line prefixed with the
+	// component's name. Nil discards it (the log files remain).
+	Log io.Writer
+	// StartTimeout bounds Start; default 2 minutes.
+	StartTimeout time.Duration
+}
+
+// ControlPlane is a running local control plane.
+type ControlPlane struct {
+	// RESTConfig reaches the API server as a cluster admin (system:masters).
+	RESTConfig *rest.Config
+	// KubeconfigPath is the admin kubeconfig file for RESTConfig.
+	KubeconfigPath string
+	// APIServerURL is the https address of kube-apiserver.
+	APIServerURL string
+
+	mu        sync.Mutex
+	processes []*process // in start order
+	stopped   chan struct{}
+	stopErr   error
+}
+
+// Start starts etcd and kube-apiserver, installs the CRDs, starts
+// kube-scheduler, kube-controller-manager and kwok with opts.Nodes simulated
+// nodes, and returns when all of them are ready. Canceling ctx stops
+// everything, as Stop does.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	if err := opts.complete(); err != nil {
+		return nil, err
+	}
+	cp := &ControlPlane{KubeconfigPath: opts.KubeconfigPath, stopped: make(chan struct{})}
+	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	if err := cp.start(startCtx, &opts); err != nil {
+		return nil, errors.Join(fmt.Errorf("starting the local control plane (logs in %s): %w", opts.StateDir, err), cp.Stop())
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = cp.Stop()
+		case <-cp.stopped:
+		}
+	}()
+	return cp, nil
+}
+
+// complete checks opts and fills in defaults.
+func (o *Options) complete() error {
+	if o.StateDir == "" {
+		return errors.New("controlplane.Options.StateDir is required")
+	}
+	var err error
+	if o.StateDir, err = filepath.Abs(o.StateDir); err != nil {
+		return fmt.Errorf("resolving the state directory: %w", err)
+	}
+	if o.BinDir == "" {
+		if o.BinDir, err = BinDir(); err != nil {
+			return err
+		}
+	}
+	if o.Nodes > 0 && o.KwokBinary == "" {
+		if o.KwokBinary, err = KwokBinary(); err != nil {
+			return err
+		}
+	}
+	if o.KubeconfigPath == "" {
+		o.KubeconfigPath = filepath.Join(o.StateDir, "kubeconfig")
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 2 * time.Minute
+	}
+	if o.Log != nil {
+		o.Log = &syncWriter{w: o.Log}
+	}
+	return nil
+}
+
+// start runs the start-up steps in order.
+func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
+	if err := prepareStateDir(opts.StateDir); err != nil {
+		return err
+	}
+	creds, err := writeCredentials(filepath.Join(opts.StateDir, "pki"))
+	if err != nil {
+		return err
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	etcdClient, etcdPeer, apiPort, schedulerPort, kcmPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	if err := cp.startAPIServer(ctx, opts, creds, etcdClient, etcdPeer, apiPort); err != nil {
+		return err
+	}
+	if err := cp.startControllers(opts, schedulerPort, kcmPort); err != nil {
+		return err
+	}
+	if err := cp.installCRDs(ctx, opts.CRDDirs); err != nil {
+		return err
+	}
+	if err := cp.startKwok(ctx, opts); err != nil {
+		return err
+	}
+	return cp.waitControllersHealthy(ctx, schedulerPort, kcmPort)
+}
+
+// prepareStateDir creates the state directory and removes old etcd data.
+func prepareStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating state directory: %w", err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "etcd")); err != nil {
+		return fmt.Errorf("removing old etcd data: %w", err)
+	}
+	return nil
+}
+
+// run starts one component and records it for Stop.
+func (cp *ControlPlane) run(opts *Options, name, binary string, args []string) error {
+	p, err := startProcess(name, binary, args, opts.StateDir, opts.Log)
+	if err != nil {
+		return err
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.processes = append(cp.processes, p)
+	return nil
+}
+
+// checkRunning returns the exit error of the first component that exited.
+func (cp *ControlPlane) checkRunning() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	for _, p := range cp.processes {
+		if p.exited() {
+			return p.exitError()
+		}
+	}
+	return nil
+}
+
+// Stop stops every component, newest first, and waits for them to exit. It
+// is safe to call more than once and concurrently.
+func (cp *ControlPlane) Stop() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	select {
+	case <-cp.stopped:
+		return cp.stopErr
+	default:
+	}
+	var errs []error
+	for i := len(cp.processes) - 1; i >= 0; i-- {
+		errs = append(errs, cp.processes[i].stop())
+	}
+	cp.stopErr = errors.Join(errs...)
+	close(cp.stopped)
+	return cp.stopErr
+}
+
+// Done is closed once the control plane has been stopped.
+func (cp *ControlPlane) Done() <-chan struct{} { return cp.stopped }
+
+// Err returns the error of a component that exited on its own, or nil while
+// all of them run.
+func (cp *ControlPlane) Err() error { return cp.checkRunning() }
+
+// writeKubeconfig writes an admin kubeconfig for the API server at url.
+func writeKubeconfig(path, url string, creds *credentials) error {
+	cfg := clientcmdapi.NewConfig()
+	const name = "ray-operator-local"
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: creds.servingCAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: creds.adminToken}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
+	cfg.CurrentContext = name
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating kubeconfig directory: %w", err)
+	}
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncWriter serializes writes from several components to one writer.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write implements io.Writer.
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}

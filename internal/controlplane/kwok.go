@@ -1,0 +1,215 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Simulated nodes.
+const (
+	// KwokNodeAnnotation marks the nodes kwok manages.
+	KwokNodeAnnotation = "kwok.x-k8s.io/node"
+	// KwokNodeAnnotationValue is the value of KwokNodeAnnotation.
+	KwokNodeAnnotationValue = "fake"
+	// NodeNamePrefix starts the name of every simulated node: kwok-node-0, ...
+	NodeNamePrefix = "kwok-node-"
+	// GPUResource is the extended resource simulated nodes offer.
+	GPUResource corev1.ResourceName = "nvidia.com/gpu"
+)
+
+// kwokStageSets are the directories under kwok's kustomize/stage with the
+// stages the local control plane needs: nodes become Ready and keep their
+// heartbeat, pods become Ready, Job pods complete, deleted pods go away.
+var kwokStageSets = []string{"node/fast", "node/heartbeat", "pod/fast"}
+
+// startKwok starts kwok with the stages, registers the simulated nodes and
+// waits until they are Ready and untainted.
+func (cp *ControlPlane) startKwok(ctx context.Context, opts *Options) error {
+	if opts.Nodes <= 0 {
+		return nil
+	}
+	stages, err := stageFiles(ctx, opts.KwokStagesDir)
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"--kubeconfig=" + opts.KubeconfigPath,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeAnnotationValue,
+		"--config=" + strings.Join(stages, ","),
+	}
+	if err := cp.run(opts, "kwok", opts.KwokBinary, args); err != nil {
+		return err
+	}
+	clientset, err := kubernetes.NewForConfig(cp.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("creating client for nodes: %w", err)
+	}
+	for i := range opts.Nodes {
+		if err := createNode(ctx, clientset, NodeNamePrefix+fmt.Sprint(i)); err != nil {
+			return err
+		}
+	}
+	return cp.waitFor(ctx, "simulated nodes to be Ready", func(ctx context.Context) error {
+		return nodesReady(ctx, clientset, opts.Nodes)
+	})
+}
+
+// createNode registers a simulated node with ample capacity, including GPUs.
+func createNode(ctx context.Context, clientset kubernetes.Interface, name string) error {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Annotations: map[string]string{
+				KwokNodeAnnotation:             KwokNodeAnnotationValue,
+				"node.alpha.kubernetes.io/ttl": "0",
+			},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"kubernetes.io/role":     "agent",
+				"type":                   "kwok",
+			},
+		},
+		Status: corev1.NodeStatus{
+			Capacity:    nodeResources(),
+			Allocatable: nodeResources(),
+			NodeInfo:    corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux", KubeletVersion: "v1.36.3-kwok"},
+		},
+	}
+	created, err := clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating node %s: %w", name, err)
+	}
+	// The API server may drop status on create; set capacity explicitly.
+	created.Status = node.Status
+	if _, err := clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("setting capacity of node %s: %w", name, err)
+	}
+	return nil
+}
+
+// nodeResources is the capacity of one simulated node.
+func nodeResources() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("256"),
+		corev1.ResourceMemory:           resource.MustParse("1Ti"),
+		corev1.ResourcePods:             resource.MustParse("1000"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("10Ti"),
+		GPUResource:                     resource.MustParse("8"),
+	}
+}
+
+// nodesReady fails unless want simulated nodes are Ready and untainted.
+func nodesReady(ctx context.Context, clientset kubernetes.Interface, want int) error {
+	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	ready := 0
+	for i := range nodes.Items {
+		if isReadyUntainted(&nodes.Items[i]) {
+			ready++
+		}
+	}
+	if ready < want {
+		return fmt.Errorf("%d of %d nodes Ready and untainted", ready, want)
+	}
+	return nil
+}
+
+// isReadyUntainted reports whether the node can take pods.
+func isReadyUntainted(node *corev1.Node) bool {
+	if len(node.Spec.Taints) > 0 || node.Spec.Unschedulable {
+		return false
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// stageFiles lists the kwok Stage manifests: the *.yaml files of dir, or of
+// the stage sets in kwok's module when dir is empty.
+func stageFiles(ctx context.Context, dir string) ([]string, error) {
+	if dir == "" {
+		dir = os.Getenv(EnvKwokStages)
+	}
+	if dir != "" {
+		return yamlFiles(dir)
+	}
+	module, err := kwokModuleDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, set := range kwokStageSets {
+		found, err := yamlFiles(filepath.Join(module, "kustomize", "stage", filepath.FromSlash(set)))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+// yamlFiles returns the *.yaml files in dir except kustomization.yaml.
+func yamlFiles(dir string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("listing kwok stages in %s: %w", dir, err)
+	}
+	var files []string
+	for _, m := range matches {
+		if filepath.Base(m) != "kustomization.yaml" {
+			files = append(files, m)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no kwok stage manifests (*.yaml) in %s", dir)
+	}
+	return files, nil
+}
+
+// kwokModuleDir returns the directory of kwok's module at KwokVersion in the
+// Go module cache, downloading it if needed (`go install` of kwok already
+// put it there).
+func kwokModuleDir(ctx context.Context) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/kwok@"+KwokVersion)
+	// Outside any module, so this project's go.mod is neither read nor changed.
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating kwok's module for its stages (or set %s): %w", EnvKwokStages, withStderr(err))
+	}
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &info); err != nil {
+		return "", fmt.Errorf("reading `go mod download` output: %w", err)
+	}
+	if info.Error != "" || info.Dir == "" {
+		return "", fmt.Errorf("downloading kwok's module: %s", info.Error)
+	}
+	return info.Dir, nil
+}
+
+// withStderr adds a failed command's standard error to its error.
+func withStderr(err error) error {
+	if exitErr, ok := err.(*exec.ExitError); ok && len(exitErr.Stderr) > 0 {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(exitErr.Stderr)))
+	}
+	return err
+}

@@ -1,0 +1,62 @@
+package testenv
+
+import (
+	"io"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// settings collects what the Options ask for.
+type settings struct {
+	schemeAdders []func(*runtime.Scheme) error
+	crdDirs      []string
+	crdDirsSet   bool
+	full         bool
+	nodes        int
+	log          io.Writer
+}
+
+// Option changes how Start and New start the environment.
+type Option func(*settings)
+
+// WithScheme adds types to the client's scheme (client-go's and the project's
+// API types are always there).
+func WithScheme(add ...func(*runtime.Scheme) error) Option {
+	return func(s *settings) { s.schemeAdders = append(s.schemeAdders, add...) }
+}
+
+// WithCRDDirs installs the CRDs in dirs instead of <module root>/config/crd/bases.
+// With no dirs, no CRD is installed.
+func WithCRDDirs(dirs ...string) Option {
+	return func(s *settings) {
+		s.crdDirs = dirs
+		s.crdDirsSet = true
+	}
+}
+
+// WithFullControlPlane starts kube-scheduler, kube-controller-manager and
+// kwok with the given number of simulated nodes besides etcd and
+// kube-apiserver, for tests that need pods scheduled and Running, owner
+// garbage collection or batch Jobs that get pods. It costs a few seconds more
+// than a bare API server.
+func WithFullControlPlane(nodes int) Option {
+	return func(s *settings) {
+		s.full = true
+		s.nodes = nodes
+	}
+}
+
+// WithLog sends the control-plane processes' output to w (default: discarded,
+// unless KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true for a bare environment).
+func WithLog(w io.Writer) Option {
+	return func(s *settings) { s.log = w }
+}
+
+// newSettings applies opts to the defaults.
+func newSettings(opts []Option) *settings {
+	s := &settings{}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s
+}

@@ -1,0 +1,200 @@
+// Package testenv starts a real kube-apiserver and etcd (controller-runtime's
+// envtest) with the project's CRDs installed, for integration tests. With
+// WithFullControlPlane it also runs kube-scheduler, kube-controller-manager
+// and kwok nodes (package controlplane), so pods are scheduled and go Ready,
+// owners garbage-collect their dependents and batch Jobs get pods.
+//
+// One test:
+//
+//	env := testenv.Start(t)
+//	ns := env.Namespace(t)
+//
+// One API server shared by a test package (starting one costs seconds):
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+//	func TestX(t *testing.T)    { env := testenv.Shared(t); ... }
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/ray-operator/ray-operator/internal/controlplane"
+)
+
+// Env is a running API server and a client for it.
+type Env struct {
+	// Config reaches the API server as a cluster admin.
+	Config *rest.Config
+	// Client is a direct (uncached) client whose scheme is Scheme.
+	Client client.Client
+	// Scheme holds client-go's kinds, CRDs, the project's API and any
+	// WithScheme additions.
+	Scheme *runtime.Scheme
+	// Kubeconfig is an admin kubeconfig for Config, e.g. for kubectl.
+	Kubeconfig []byte
+	// ControlPlane is the full local control plane; nil unless
+	// WithFullControlPlane was given.
+	ControlPlane *controlplane.ControlPlane
+
+	stop func() error
+}
+
+// Start starts an environment for one test (or benchmark) and stops it when
+// the test ends. It fails the test when the environment cannot start.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	env, err := New(opts...)
+	if err != nil {
+		t.Fatalf("starting test environment: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping test environment: %v", err)
+		}
+	})
+	return env
+}
+
+// New starts an environment; the caller must call Stop. Prefer Start, or
+// Main and Shared.
+func New(opts ...Option) (*Env, error) {
+	s := newSettings(opts)
+	scheme, err := NewScheme(s.schemeAdders...)
+	if err != nil {
+		return nil, err
+	}
+	crdDirs, err := s.crdDirectories()
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{Scheme: scheme}
+	if s.full {
+		err = env.startFull(s, crdDirs)
+	} else {
+		err = env.startEnvtest(s, crdDirs)
+	}
+	if err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	if env.Client, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
+		return nil, errors.Join(fmt.Errorf("creating test client: %w", err), env.Stop())
+	}
+	return env, nil
+}
+
+// crdDirectories returns the CRD directories to install: those of
+// WithCRDDirs, else <module root>/config/crd/bases.
+func (s *settings) crdDirectories() ([]string, error) {
+	if s.crdDirsSet {
+		return s.crdDirs, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("getting the working directory: %w", err)
+	}
+	root, err := controlplane.ModuleRoot(wd)
+	if err != nil {
+		return nil, err
+	}
+	return []string{filepath.Join(root, "config", "crd", "bases")}, nil
+}
+
+// startEnvtest starts etcd and kube-apiserver with controller-runtime's
+// envtest and installs the CRDs.
+func (e *Env) startEnvtest(s *settings, crdDirs []string) error {
+	binDir, err := controlplane.BinDir()
+	if err != nil {
+		return err
+	}
+	useExisting := false
+	te := &envtest.Environment{
+		BinaryAssetsDirectory: binDir,
+		CRDDirectoryPaths:     crdDirs,
+		ErrorIfCRDPathMissing: true,
+		Scheme:                e.Scheme,
+		UseExistingCluster:    &useExisting,
+	}
+	if s.log != nil {
+		te.ControlPlane.Etcd = &envtest.Etcd{Out: s.log, Err: s.log}
+		api := te.ControlPlane.GetAPIServer()
+		api.Out, api.Err = s.log, s.log
+	}
+	if e.Config, err = te.Start(); err != nil {
+		// Start can fail after the processes are up (e.g. a bad CRD).
+		return errors.Join(fmt.Errorf("starting envtest: %w", err), te.Stop())
+	}
+	e.Kubeconfig = te.KubeConfig
+	e.stop = te.Stop
+	return nil
+}
+
+// startFull starts the full local control plane of package controlplane in
+// a temporary state directory, removed on Stop.
+func (e *Env) startFull(s *settings, crdDirs []string) error {
+	stateDir, err := os.MkdirTemp("", "ray-operator-testenv-")
+	if err != nil {
+		return fmt.Errorf("creating control-plane state directory: %w", err)
+	}
+	cp, err := controlplane.Start(context.Background(), controlplane.Options{
+		StateDir: stateDir,
+		Nodes:    s.nodes,
+		CRDDirs:  crdDirs,
+		Log:      s.log,
+	})
+	if err != nil {
+		return errors.Join(err, os.RemoveAll(stateDir))
+	}
+	e.ControlPlane, e.Config = cp, cp.RESTConfig
+	if e.Kubeconfig, err = os.ReadFile(cp.KubeconfigPath); err != nil {
+		err = fmt.Errorf("reading kubeconfig: %w", err)
+	}
+	e.stop = func() error { return errors.Join(cp.Stop(), os.RemoveAll(stateDir)) }
+	return err
+}
+
+// Stop stops the API server and everything started with it. It is safe to
+// call more than once.
+func (e *Env) Stop() error {
+	if e.stop == nil {
+		return nil
+	}
+	stop := e.stop
+	e.stop = nil
+	if err := stop(); err != nil {
+		return fmt.Errorf("stopping test environment: %w", err)
+	}
+	return nil
+}
+
+// Namespace creates a namespace with a generated name for this test and
+// returns its name; it is deleted when the test ends. Tests that share one
+// API server keep apart by working in their own namespaces.
+func (e *Env) Namespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	if err := e.Client.Create(t.Context(), ns); err != nil {
+		t.Fatalf("creating test namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		// t.Context() is already canceled during cleanup.
+		ctx, cancel := contextWithTimeout(10 * time.Second)
+		defer cancel()
+		if err := e.Client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting test namespace %s: %v", ns.Name, err)
+		}
+	})
+	return ns.Name
+}
