@@ -1,9 +1,11 @@
 package v1alpha1
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // Decode parses a configuration file (YAML or JSON). apiVersion and kind may
@@ -12,16 +14,21 @@ import (
 // file written for a newer KubeRay must still load: it is returned as a
 // warning for the caller to log. The result is not defaulted.
 func Decode(data []byte) (Configuration, []string, error) {
+	doc, err := yaml.ToJSON(data)
+	if err != nil {
+		return Configuration{}, nil, fmt.Errorf("decoding configuration: %w", err)
+	}
 	var cfg Configuration
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
+	if err := json.Unmarshal(doc, &cfg); err != nil {
 		return Configuration{}, nil, fmt.Errorf("decoding configuration: %w", err)
 	}
 	if err := checkTypeMeta(cfg); err != nil {
 		return Configuration{}, nil, err
 	}
 	var warnings []string
-	var strict Configuration
-	if err := yaml.UnmarshalStrict(data, &strict); err != nil {
+	strict := json.NewDecoder(bytes.NewReader(doc))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(&Configuration{}); err != nil {
 		warnings = append(warnings, fmt.Sprintf("configuration: ignoring what this version does not know: %v", err))
 	}
 	return cfg, warnings, nil
