@@ -1,0 +1,97 @@
+package rayjob
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// ttlBuffer is added to every TTL requeue so that the next pass surely
+// finds the TTL expired despite clock granularity and queue delays.
+const ttlBuffer = 2 * time.Second
+
+// reconcileFinished serves Complete and Failed: it only cleans up, in the
+// first mechanism that applies:
+//
+//  1. a clusterSelector cluster is never touched;
+//  2. with the RayJobDeletionPolicy gate on and spec.deletionStrategy set,
+//     its deletionRules, else its legacy onSuccess/onFailure policies;
+//  3. spec.shutdownAfterJobFinishes;
+//  4. otherwise nothing.
+func (r *Reconciler) reconcileFinished(ctx context.Context, s *scope) (ctrl.Result, error) {
+	job := s.job
+	switch {
+	case usesClusterSelector(job):
+		return ctrl.Result{}, nil
+	case r.deletionPolicyEnabled() && job.Spec.DeletionStrategy != nil:
+		if job.Spec.DeletionStrategy.DeletionRules != nil {
+			return r.handleDeletionRules(ctx, job)
+		}
+		return r.handleLegacyDeletionPolicy(ctx, job)
+	case job.Spec.ShutdownAfterJobFinishes:
+		return r.handleShutdownAfterJobFinishes(ctx, job)
+	default:
+		return ctrl.Result{}, nil
+	}
+}
+
+// ttlExpiry is EndTime plus ttlSeconds: when a TTL counted from the end of
+// the RayJob expires. A missing EndTime counts as now.
+func (r *Reconciler) ttlExpiry(job *rayv1.RayJob, ttlSeconds int32) time.Time {
+	end := r.now()
+	if job.Status.EndTime != nil {
+		end = job.Status.EndTime.Time
+	}
+	return end.Add(time.Duration(ttlSeconds) * time.Second)
+}
+
+// requeueDelayFor is how long to wait for t, plus ttlBuffer.
+func (r *Reconciler) requeueDelayFor(t time.Time) time.Duration {
+	return t.Sub(r.now()) + ttlBuffer
+}
+
+// handleShutdownAfterJobFinishes is the oldest mechanism: once
+// ttlSecondsAfterFinished passed, delete the RayCluster (keeping the
+// finished submitter Job for its logs), or the RayJob itself when
+// DELETE_RAYJOB_CR_AFTER_JOB_FINISHES is set.
+func (r *Reconciler) handleShutdownAfterJobFinishes(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+	expiry := r.ttlExpiry(job, job.Spec.TTLSecondsAfterFinished)
+	if expiry.After(r.now()) {
+		return ctrl.Result{RequeueAfter: r.requeueDelayFor(expiry)}, nil
+	}
+	policy := rayv1.DeleteCluster
+	if r.opts.DeleteRayJobAfterJobFinishes {
+		policy = rayv1.DeleteSelf
+	}
+	if err := r.executeDeletionPolicy(ctx, job, policy); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+// handleLegacyDeletionPolicy applies onSuccess or onFailure (by the Ray job's
+// status) once ttlSecondsAfterFinished passed. A RayJob that ended with
+// neither SUCCEEDED nor FAILED (say STOPPED, or a deadline) matches neither.
+func (r *Reconciler) handleLegacyDeletionPolicy(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+	var chosen *rayv1.DeletionPolicy
+	switch job.Status.JobStatus {
+	case rayv1.JobStatusSucceeded:
+		chosen = job.Spec.DeletionStrategy.OnSuccess
+	case rayv1.JobStatusFailed:
+		chosen = job.Spec.DeletionStrategy.OnFailure
+	}
+	if chosen == nil || chosen.Policy == nil || *chosen.Policy == rayv1.DeleteNone {
+		return ctrl.Result{}, nil
+	}
+	expiry := r.ttlExpiry(job, job.Spec.TTLSecondsAfterFinished)
+	if expiry.After(r.now()) {
+		return ctrl.Result{RequeueAfter: r.requeueDelayFor(expiry)}, nil
+	}
+	if err := r.executeDeletionPolicy(ctx, job, *chosen.Policy); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,128 @@
+package rayjob
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// deleteCluster deletes the RayJob's RayCluster. It reports true once the
+// cluster is gone, so callers can wait for the Pods to be released. A
+// selected cluster (clusterSelector) is never deleted: it is not the
+// RayJob's.
+func (r *Reconciler) deleteCluster(ctx context.Context, job *rayv1.RayJob) (bool, error) {
+	if usesClusterSelector(job) || job.Status.RayClusterName == "" {
+		return true, nil
+	}
+	cluster := &rayv1.RayCluster{}
+	if err := r.Client.Get(ctx, clusterKey(job), cluster); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		return false, nil
+	}
+	if err := r.Client.Delete(ctx, cluster); err != nil {
+		r.event(job, corev1.EventTypeWarning, reasonFailedToDeleteRayCluster, actionDelete, "Failed to delete cluster %s: %v", clusterKey(job), err)
+		return false, client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted RayCluster", "rayCluster", clusterKey(job))
+	r.event(job, corev1.EventTypeNormal, reasonDeletedRayCluster, actionDelete, "Deleted cluster %s", clusterKey(job))
+	return false, nil
+}
+
+// suspendWorkerGroups sets suspend on every worker group of the RayJob's
+// cluster, which makes the RayCluster controller delete the workers and
+// keep the head (DeleteWorkers).
+func (r *Reconciler) suspendWorkerGroups(ctx context.Context, job *rayv1.RayJob) error {
+	if usesClusterSelector(job) {
+		return nil
+	}
+	cluster := &rayv1.RayCluster{}
+	if err := r.Client.Get(ctx, clusterKey(job), cluster); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if allWorkerGroupsSuspended(cluster) {
+		return nil
+	}
+	for i := range cluster.Spec.WorkerGroupSpecs {
+		cluster.Spec.WorkerGroupSpecs[i].Suspend = ptr.To(true)
+	}
+	if err := r.Client.Update(ctx, cluster); err != nil {
+		r.event(job, corev1.EventTypeWarning, reasonFailedToSuspendWorkerGroup, actionUpdate,
+			"Failed to suspend worker groups in cluster %s: %v", clusterKey(job), err)
+		return fmt.Errorf("suspending the worker groups of %s: %w", clusterKey(job), err)
+	}
+	r.event(job, corev1.EventTypeNormal, reasonSuspendedWorkerGroups, actionUpdate,
+		"Set the `suspend` field to true for all worker groups in cluster %s", clusterKey(job))
+	return nil
+}
+
+// allWorkerGroupsSuspended reports whether every worker group is suspended.
+func allWorkerGroupsSuspended(cluster *rayv1.RayCluster) bool {
+	for _, group := range cluster.Spec.WorkerGroupSpecs {
+		if !ptr.Deref(group.Suspend, false) {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteSelf deletes the RayJob; the garbage collector deletes what it owns.
+func (r *Reconciler) deleteSelf(ctx context.Context, job *rayv1.RayJob) error {
+	if err := r.Client.Delete(ctx, job); client.IgnoreNotFound(err) != nil {
+		r.event(job, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete, "Failed to delete RayJob: %v", err)
+		return fmt.Errorf("deleting RayJob %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	r.event(job, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s/%s", job.Namespace, job.Name)
+	return nil
+}
+
+// executeDeletionPolicy takes the action of policy. Every action is
+// idempotent: repeating it after it took effect changes nothing.
+func (r *Reconciler) executeDeletionPolicy(ctx context.Context, job *rayv1.RayJob, policy rayv1.DeletionPolicyType) error {
+	ctrl.LoggerFrom(ctx).Info("Executing deletion policy", "policy", policy)
+	switch policy {
+	case rayv1.DeleteCluster:
+		_, err := r.deleteCluster(ctx, job)
+		return err
+	case rayv1.DeleteWorkers:
+		return r.suspendWorkerGroups(ctx, job)
+	case rayv1.DeleteSelf:
+		return r.deleteSelf(ctx, job)
+	case rayv1.DeleteNone:
+		return nil
+	default:
+		return fmt.Errorf("unknown deletion policy %q", policy)
+	}
+}
+
+// isDeletionActionCompleted observes whether policy's effect is already
+// there, so that a rule is not executed again: workers suspended (or the
+// whole cluster gone), cluster gone or going. DeleteSelf cannot be complete
+// while the RayJob is still read; DeleteNone always is.
+func (r *Reconciler) isDeletionActionCompleted(ctx context.Context, job *rayv1.RayJob, policy rayv1.DeletionPolicyType) (bool, error) {
+	switch policy {
+	case rayv1.DeleteNone:
+		return true, nil
+	case rayv1.DeleteSelf:
+		return false, nil
+	case rayv1.DeleteCluster, rayv1.DeleteWorkers:
+		cluster := &rayv1.RayCluster{}
+		if err := r.Client.Get(ctx, clusterKey(job), cluster); err != nil {
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		}
+		if !cluster.DeletionTimestamp.IsZero() {
+			return true, nil
+		}
+		return policy == rayv1.DeleteWorkers && allWorkerGroupsSuspended(cluster), nil
+	default:
+		return false, fmt.Errorf("unknown deletion policy %q", policy)
+	}
+}

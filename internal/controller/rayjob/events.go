@@ -1,0 +1,55 @@
+package rayjob
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Event reasons. Those KubeRay also emits keep KubeRay's names.
+const (
+	reasonStatusChanged              = "JobDeploymentStatusChanged"
+	reasonInvalidSpec                = "InvalidRayJobSpec"
+	reasonInvalidMetadata            = "InvalidRayJobMetadata"
+	reasonInvalidStatus              = "InvalidRayJobStatus"
+	reasonCreatedRayCluster          = "CreatedRayCluster"
+	reasonFailedToCreateRayCluster   = "FailedToCreateRayCluster"
+	reasonDeletedRayCluster          = "DeletedRayCluster"
+	reasonFailedToDeleteRayCluster   = "FailedToDeleteRayCluster"
+	reasonUpdatedRayCluster          = "UpdatedRayCluster"
+	reasonFailedToUpdateRayCluster   = "FailedToUpdateRayCluster"
+	reasonRayClusterNotFound         = "RayClusterNotFound"
+	reasonCreatedSubmitter           = "CreatedRayJobSubmitter"
+	reasonFailedToCreateSubmitter    = "FailedToCreateRayJobSubmitter"
+	reasonDeletedSubmitter           = "DeletedRayJobSubmitter"
+	reasonFailedToDeleteSubmitter    = "FailedToDeleteRayJobSubmitter"
+	reasonCreatedService             = "CreatedService"
+	reasonUpdatedService             = "UpdatedService"
+	reasonFailedToCreateService      = "FailedToCreateService"
+	reasonSubmittedJob               = "SubmittedRayJob"
+	reasonFailedToSubmitJob          = "FailedToSubmitRayJob"
+	reasonStoppedJob                 = "StoppedRayJob"
+	reasonFailedToStopJob            = "FailedToStopRayJob"
+	reasonDeletedRayJob              = "DeletedRayJob"
+	reasonFailedToDeleteRayJob       = "FailedToDeleteRayJob"
+	reasonSuspendedWorkerGroups      = reasonUpdatedRayCluster
+	reasonFailedToSuspendWorkerGroup = reasonFailedToUpdateRayCluster
+)
+
+// Event actions (the events.k8s.io "action" field).
+const (
+	actionTransition = "Transition"
+	actionValidate   = "Validate"
+	actionCreate     = "Create"
+	actionUpdate     = "Update"
+	actionDelete     = "Delete"
+	actionSubmit     = "Submit"
+	actionStop       = "Stop"
+)
+
+// event records an event about obj; the recorder may be nil in tests that do
+// not look at events.
+func (r *Reconciler) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(obj, nil, eventType, reason, action, note, args...)
+}

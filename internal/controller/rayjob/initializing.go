@@ -1,0 +1,78 @@
+package rayjob
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// reconcileInitializing brings up the RayJob's cluster and, once it is
+// ready, records the dashboard URL and starts the submission: Waiting in
+// InteractiveMode, Running otherwise (after creating the submitter Job in
+// K8sJobMode; HTTPMode submits from Running, SidecarMode's submitter is
+// already in the head Pod).
+func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.Result, error) {
+	job := s.job
+	if suspendIfRequested(job) || r.failIfActiveDeadlinePassed(job) || r.failIfPreRunningDeadlinePassed(job) {
+		return requeue()
+	}
+	cluster, err := r.getOrCreateCluster(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if job.Status.DashboardURL == "" {
+		if cluster.Status.State != rayv1.Ready {
+			ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster to be ready", "rayCluster", cluster.Name, "state", cluster.Status.State)
+			job.Status.RayClusterStatus = cluster.Status
+			return requeue()
+		}
+		url, err := r.dashboardURL(ctx, cluster)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		job.Status.DashboardURL = url
+	}
+	switch job.Spec.SubmissionMode {
+	case rayv1.InteractiveMode:
+		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusWaiting
+		return requeue()
+	case rayv1.K8sJobMode, "":
+		if err := r.createSubmitterJobIfNeeded(ctx, job, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
+	return requeue()
+}
+
+// suspendIfRequested starts suspending a RayJob whose spec.suspend is set.
+// Only Initializing and Running may suspend; Suspending then runs to the end
+// whatever the flag becomes, which keeps suspension atomic.
+func suspendIfRequested(job *rayv1.RayJob) bool {
+	if !job.Spec.Suspend {
+		return false
+	}
+	switch job.Status.JobDeploymentStatus {
+	case rayv1.JobDeploymentStatusInitializing, rayv1.JobDeploymentStatusRunning:
+		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusSuspending
+		return true
+	}
+	return false
+}
+
+// reconcileWaiting waits, in InteractiveMode, for the user to submit the job
+// and put its submission id in spec.jobId.
+func (r *Reconciler) reconcileWaiting(_ context.Context, s *scope) (ctrl.Result, error) {
+	job := s.job
+	if r.failIfPreRunningDeadlinePassed(job) {
+		return requeue()
+	}
+	if job.Spec.JobID == "" {
+		return requeue()
+	}
+	job.Status.JobID = job.Spec.JobID
+	job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
+	return requeue()
+}

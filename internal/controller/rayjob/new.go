@@ -1,0 +1,65 @@
+package rayjob
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// clusterSelectorKey is the clusterSelector label that names the existing
+// RayCluster a RayJob runs on.
+const clusterSelectorKey = "ray.io/cluster"
+
+// reconcileNew adds the finalizer that stops the Ray job on deletion, then
+// fixes the job id and cluster name before anything is created, so that a
+// restarted operator finds the same names instead of creating duplicates.
+func (r *Reconciler) reconcileNew(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(s.job, rayv1.RayJobStopJobFinalizer) {
+		controllerutil.AddFinalizer(s.job, rayv1.RayJobStopJobFinalizer)
+		if err := r.Client.Update(ctx, s.job); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+	initStatus(s.job, metav1.NewTime(r.now()))
+	return requeue()
+}
+
+// initStatus moves a New RayJob to Initializing: the job id comes from
+// spec.jobId or is generated (except in InteractiveMode, where the user
+// provides it later), the cluster name from the clusterSelector or is
+// generated, and StartTime starts the deadlines.
+func initStatus(job *rayv1.RayJob, now metav1.Time) {
+	status := &job.Status
+	if status.JobID != "" && status.RayClusterName != "" && status.JobStatus != "" {
+		return
+	}
+	if job.Spec.SubmissionMode != rayv1.InteractiveMode && status.JobID == "" {
+		status.JobID = job.Spec.JobID
+		if status.JobID == "" {
+			status.JobID = generateName(job.Name)
+		}
+	}
+	if status.RayClusterName == "" {
+		status.RayClusterName = job.Spec.ClusterSelector[clusterSelectorKey]
+		if status.RayClusterName == "" {
+			status.RayClusterName = generateName(job.Name)
+		}
+	}
+	if status.JobStatus == "" {
+		status.JobStatus = rayv1.JobStatusNew
+	}
+	status.JobDeploymentStatus = rayv1.JobDeploymentStatusInitializing
+	status.StartTime = &now
+}
+
+// generateName appends five random characters to a RayJob name, as KubeRay
+// names a RayJob's clusters and submission ids.
+func generateName(base string) string {
+	return base + "-" + utilrand.String(5)
+}

@@ -1,0 +1,152 @@
+// Package rayjob reconciles RayJob objects: it creates (or selects) the
+// RayCluster a job runs on, submits the entrypoint in the requested
+// submission mode, follows the Ray job through the dashboard, retries,
+// suspends and finally cleans up according to the deletion policies.
+//
+// The lifecycle is a state machine over status.jobDeploymentStatus. Each
+// state has one handler (see states.go); Reconcile only loads the object,
+// handles deletion and validation, runs the handler of the current state and
+// writes the status once.
+package rayjob
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/validation"
+)
+
+// defaultRequeue is how often a RayJob in a non-final state is looked at
+// again even without a watch event: the dashboard is polled, not watched.
+const defaultRequeue = 3 * time.Second
+
+// ExecutionObserver records the kuberay_job_execution_duration_seconds metric
+// and forgets the metrics of deleted RayJobs. internal/metrics implements it.
+type ExecutionObserver interface {
+	// ObserveRayJobExecutionDuration records how long an attempt took to
+	// reach status (a final state or Retrying) after retryCount retries.
+	ObserveRayJobExecutionDuration(name, namespace string, status rayv1.JobDeploymentStatus, retryCount int, seconds float64)
+	// DeleteRayJobMetrics forgets every series of a RayJob.
+	DeleteRayJobMetrics(name, namespace string)
+}
+
+// Options are the operator settings the RayJob controller depends on. They
+// are read once at start-up (flags, environment knobs, feature gates).
+type Options struct {
+	// TransitionGracePeriod is how long a RayJob may stay Running after its
+	// Ray job ended (RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS).
+	TransitionGracePeriod time.Duration
+	// DeleteRayJobAfterJobFinishes makes shutdownAfterJobFinishes delete the
+	// RayJob itself (DELETE_RAYJOB_CR_AFTER_JOB_FINISHES).
+	DeleteRayJobAfterJobFinishes bool
+	// Features are the feature gates (RayJobDeletionPolicy, and those the
+	// embedded RayClusterSpec is validated with). Nil means all off.
+	Features validation.FeatureGates
+	// ClusterDomain is the cluster DNS domain of the dashboard URL.
+	ClusterDomain string
+}
+
+// Deps are the collaborators of the controller. Tests replace the clock and
+// the dashboard provider.
+type Deps struct {
+	Client   client.Client
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// Dashboards gives a dashboard client for a cluster's dashboard URL.
+	Dashboards dashboard.ClientProvider
+	// Metrics may be nil when the operator's metrics are off.
+	Metrics ExecutionObserver
+}
+
+// Reconciler reconciles RayJobs.
+type Reconciler struct {
+	Deps
+	opts     Options
+	handlers map[rayv1.JobDeploymentStatus]stateHandler
+}
+
+// New returns a Reconciler. A nil Clock means the real clock.
+func New(deps Deps, opts Options) *Reconciler {
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
+	if opts.TransitionGracePeriod == 0 {
+		opts.TransitionGracePeriod = 300 * time.Second
+	}
+	if opts.Features == nil {
+		opts.Features = noGates{}
+	}
+	r := &Reconciler{Deps: deps, opts: opts}
+	r.handlers = r.stateHandlers()
+	return r
+}
+
+// +kubebuilder:rbac:groups=ray.io,resources=rayjobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=ray.io,resources=rayjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+
+// Reconcile moves one RayJob one step through its lifecycle.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &rayv1.RayJob{}
+	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forgetMetrics(req.Name, req.Namespace)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !rayv1.IsManagedByThisOperator(job.Spec.ManagedBy) {
+		return ctrl.Result{}, nil
+	}
+	if !job.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, job)
+	}
+	s := newScope(job)
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("rayJob", klog.KObj(job),
+		"jobDeploymentStatus", job.Status.JobDeploymentStatus))
+	if err := validateRayJob(job, r.opts.Features); err != nil {
+		return r.failValidation(ctx, s, err)
+	}
+	result, err := r.handlerFor(job.Status.JobDeploymentStatus)(ctx, s)
+	if writeErr := r.finishPass(ctx, s); writeErr != nil {
+		return ctrl.Result{}, writeErr
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return result, nil
+}
+
+// forgetMetrics drops the metrics of a RayJob that no longer exists.
+func (r *Reconciler) forgetMetrics(name, namespace string) {
+	if r.Metrics != nil {
+		r.Metrics.DeleteRayJobMetrics(name, namespace)
+	}
+}
+
+// deletionPolicyEnabled reports the RayJobDeletionPolicy feature gate.
+func (r *Reconciler) deletionPolicyEnabled() bool {
+	return deletionPolicyOn(r.opts.Features)
+}
+
+// now is the current time of the injected clock.
+func (r *Reconciler) now() time.Time {
+	return r.Clock.Now()
+}

@@ -1,0 +1,116 @@
+package rayjob
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+)
+
+// reconcileRunning follows a submitted Ray job. The RayJob ends (Complete or
+// Failed) when the Ray job is final and, in the modes with a submitter, the
+// submitter has finished too; a failed submitter fails it earlier.
+func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Result, error) {
+	job := s.job
+	if suspendIfRequested(job) || r.failIfActiveDeadlinePassed(job) || r.finishIfGracePeriodPassed(job) {
+		return requeue()
+	}
+	cluster, err := r.getOrCreateCluster(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.reconcileHeadService(ctx, job, cluster); err != nil {
+		return ctrl.Result{}, err
+	}
+	var sub submitterState
+	if hasSubmitter(job) {
+		if sub, err = r.observeSubmitter(ctx, job, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+		if sub.failed {
+			return requeue()
+		}
+	}
+	info, err := r.jobInfo(ctx, job, cluster)
+	switch {
+	case errors.Is(err, dashboard.ErrAgain):
+		return requeue()
+	case err != nil || !rayv1.IsJobTerminal(info.JobStatus):
+		if r.failIfSubmitterFinishedLongAgo(job, sub.finishedAt) {
+			return requeue()
+		}
+	}
+	if err != nil {
+		return r.handleJobInfoError(ctx, job, cluster, sub, err)
+	}
+	applyJobInfo(job, cluster, info, !hasSubmitter(job) || sub.finishedAt != nil)
+	return requeue()
+}
+
+// handleJobInfoError deals with a dashboard that does not know the job: in
+// HTTPMode the controller submits it (again, for instance on a new cluster);
+// with a finished submitter the submission was lost and the RayJob fails.
+func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, sub submitterState, err error) (ctrl.Result, error) {
+	if !errors.Is(err, dashboard.ErrNotFound) {
+		return ctrl.Result{}, err
+	}
+	if job.Spec.SubmissionMode == rayv1.HTTPMode {
+		if err := r.submitOverHTTP(ctx, job, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+		return requeue()
+	}
+	if sub.finishedAt != nil {
+		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
+		job.Status.Reason = rayv1.AppFailed
+		job.Status.Message = "Submitter completed but Ray job not found in RayCluster."
+		return requeue()
+	}
+	return ctrl.Result{}, err
+}
+
+// applyJobInfo copies what the dashboard reports into the status and ends
+// the RayJob when the Ray job is final and nothing else is pending
+// (submitterDone).
+func applyJobInfo(job *rayv1.RayJob, cluster *rayv1.RayCluster, info *dashboard.JobInfo, submitterDone bool) {
+	status := &job.Status
+	status.RayClusterStatus = cluster.Status
+	status.JobStatus = info.JobStatus
+	status.Message = info.Message
+	status.Reason = ""
+	status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
+	if rayv1.IsJobTerminal(info.JobStatus) && submitterDone {
+		status.JobDeploymentStatus = rayv1.JobDeploymentStatusComplete
+		if info.JobStatus == rayv1.JobStatusFailed {
+			status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
+			status.Reason = rayv1.AppFailed
+		}
+	}
+	if info.StartTime != 0 {
+		status.RayJobStatusInfo.StartTime = unixMilli(info.StartTime)
+	}
+	if info.EndTime != 0 {
+		status.RayJobStatusInfo.EndTime = unixMilli(info.EndTime)
+	}
+}
+
+// unixMilli converts the dashboard's millisecond timestamps. Ray keeps them
+// as int64 internally, so the conversion cannot overflow in practice.
+func unixMilli(ms uint64) *metav1.Time {
+	return &metav1.Time{Time: time.UnixMilli(int64(ms))} //nolint:gosec // Ray timestamps fit in int64.
+}
+
+// hasSubmitter reports whether the RayJob's mode runs a submitter whose end
+// the RayJob must wait for.
+func hasSubmitter(job *rayv1.RayJob) bool {
+	switch job.Spec.SubmissionMode {
+	case rayv1.K8sJobMode, rayv1.SidecarMode, "":
+		return true
+	}
+	return false
+}

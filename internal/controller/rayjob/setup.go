@@ -1,0 +1,44 @@
+package rayjob
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// ControllerName names the controller in logs and events.
+const ControllerName = "rayjob-controller"
+
+// SetupWithManager watches RayJobs and the objects they own (RayClusters,
+// head Services, submitter Jobs) and adds the reconciler to mgr.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	if concurrency < 1 {
+		concurrency = 1
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("rayjob").
+		For(&rayv1.RayJob{}).
+		Owns(&rayv1.RayCluster{}).
+		Owns(&corev1.Service{}).
+		Owns(&batchv1.Job{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// NewForManager returns a Reconciler using mgr's client, scheme and an
+// event recorder named ControllerName; deps fields already set win.
+func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
+	if deps.Client == nil {
+		deps.Client = mgr.GetClient()
+	}
+	if deps.Scheme == nil {
+		deps.Scheme = mgr.GetScheme()
+	}
+	if deps.Recorder == nil {
+		deps.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	return New(deps, opts)
+}

@@ -1,0 +1,86 @@
+package rayjob
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// scope is the state of one reconcile pass: the RayJob being changed and
+// its status as it was read, which decides whether and what to write.
+type scope struct {
+	job      *rayv1.RayJob
+	original rayv1.RayJobStatus
+}
+
+// newScope starts a pass over job.
+func newScope(job *rayv1.RayJob) *scope {
+	return &scope{job: job, original: *job.Status.DeepCopy()}
+}
+
+// transitioned reports whether the pass changed the deployment status.
+func (s *scope) transitioned() bool {
+	return s.original.JobDeploymentStatus != s.job.Status.JobDeploymentStatus
+}
+
+// finishPass ends a pass: it counts the attempt and decides about a retry
+// when the pass ended one, stamps EndTime, writes the status if anything in
+// it changed, and reports the transition as an event and a metric.
+func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
+	if !rayv1.IsJobDeploymentTerminal(s.original.JobDeploymentStatus) &&
+		s.original.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed {
+		countAttempt(s)
+		retryIfAllowed(s.job)
+	}
+	if s.transitioned() && rayv1.IsJobDeploymentTerminal(s.job.Status.JobDeploymentStatus) {
+		s.job.Status.EndTime = &metav1.Time{Time: r.now()}
+	}
+	if equality.Semantic.DeepEqual(s.original, s.job.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Update(ctx, s.job); err != nil {
+		return fmt.Errorf("updating the status of RayJob %s/%s: %w", s.job.Namespace, s.job.Name, err)
+	}
+	if s.transitioned() {
+		r.reportTransition(s)
+	}
+	return nil
+}
+
+// reportTransition emits the event and the execution-duration metric of a
+// deployment status change.
+func (r *Reconciler) reportTransition(s *scope) {
+	from, to := s.original.JobDeploymentStatus, s.job.Status.JobDeploymentStatus
+	eventType := corev1.EventTypeNormal
+	if to == rayv1.JobDeploymentStatusFailed || to == rayv1.JobDeploymentStatusValidationFailed {
+		eventType = corev1.EventTypeWarning
+	}
+	note := fmt.Sprintf("JobDeploymentStatus changed from %q to %q", from, to)
+	if s.job.Status.Reason != "" && eventType == corev1.EventTypeWarning {
+		note += fmt.Sprintf(": %s: %s", s.job.Status.Reason, s.job.Status.Message)
+	}
+	r.event(s.job, eventType, reasonStatusChanged, actionTransition, "%s", note)
+	r.observeExecution(s, from, to)
+}
+
+// observeExecution records kuberay_job_execution_duration_seconds when an
+// attempt ends: a move from a non-final state to Complete, Failed or Retrying.
+func (r *Reconciler) observeExecution(s *scope, from, to rayv1.JobDeploymentStatus) {
+	if r.Metrics == nil || s.job.Status.StartTime == nil || rayv1.IsJobDeploymentTerminal(from) {
+		return
+	}
+	if !rayv1.IsJobDeploymentTerminal(to) && to != rayv1.JobDeploymentStatusRetrying {
+		return
+	}
+	retries := 0
+	if s.original.Failed != nil {
+		retries = int(*s.original.Failed)
+	}
+	seconds := r.now().Sub(s.job.Status.StartTime.Time).Seconds()
+	r.Metrics.ObserveRayJobExecutionDuration(s.job.Name, s.job.Namespace, to, retries, seconds)
+}

@@ -1,0 +1,176 @@
+package rayjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/submitter"
+)
+
+// submitterState is what the submitter (batch Job or sidecar container) of a
+// Running RayJob shows.
+type submitterState struct {
+	// failed is set when the submitter failed and the RayJob was failed.
+	failed bool
+	// finishedAt is when the submitter ended, nil while it runs.
+	finishedAt *time.Time
+}
+
+// submitterJobKey names the submitter Job: the RayJob's own name.
+func submitterJobKey(job *rayv1.RayJob) types.NamespacedName {
+	return types.NamespacedName{Namespace: job.Namespace, Name: job.Name}
+}
+
+// createSubmitterJobIfNeeded creates the K8sJobMode submitter Job unless it
+// exists; the fixed name keeps a restarted operator from submitting twice.
+func (r *Reconciler) createSubmitterJobIfNeeded(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) error {
+	existing := &batchv1.Job{}
+	err := r.Client.Get(ctx, submitterJobKey(job), existing)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return err
+	}
+	batchJob, err := submitter.Job(job, cluster)
+	if err != nil {
+		return err
+	}
+	if err := controllerutil.SetControllerReference(job, batchJob, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Client.Create(ctx, batchJob); err != nil {
+		r.event(job, corev1.EventTypeWarning, reasonFailedToCreateSubmitter, actionCreate,
+			"Failed to create new Kubernetes Job %s: %v", submitterJobKey(job), err)
+		return fmt.Errorf("creating submitter Job %s: %w", submitterJobKey(job), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Created submitter Job", "job", submitterJobKey(job))
+	r.event(job, corev1.EventTypeNormal, reasonCreatedSubmitter, actionCreate, "Created Kubernetes Job %s", submitterJobKey(job))
+	return nil
+}
+
+// deleteSubmitterJob deletes the K8sJobMode submitter Job and its Pods. It
+// reports true once the Job is gone; other modes have nothing to delete.
+func (r *Reconciler) deleteSubmitterJob(ctx context.Context, job *rayv1.RayJob) (bool, error) {
+	if submissionMode(job) != rayv1.K8sJobMode {
+		return true, nil
+	}
+	batchJob := &batchv1.Job{}
+	if err := r.Client.Get(ctx, submitterJobKey(job), batchJob); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	if !batchJob.DeletionTimestamp.IsZero() {
+		return false, nil
+	}
+	if err := r.Client.Delete(ctx, batchJob, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		r.event(job, corev1.EventTypeWarning, reasonFailedToDeleteSubmitter, actionDelete,
+			"Failed to delete submitter K8s Job %s: %v", submitterJobKey(job), err)
+		return false, client.IgnoreNotFound(err)
+	}
+	r.event(job, corev1.EventTypeNormal, reasonDeletedSubmitter, actionDelete, "Deleted submitter K8s Job %s", submitterJobKey(job))
+	return false, nil
+}
+
+// observeSubmitter reads the submitter of a Running RayJob and fails the
+// RayJob when the submitter failed.
+func (r *Reconciler) observeSubmitter(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (submitterState, error) {
+	if submissionMode(job) == rayv1.SidecarMode {
+		return r.observeSidecar(ctx, job, cluster)
+	}
+	batchJob := &batchv1.Job{}
+	if err := r.Client.Get(ctx, submitterJobKey(job), batchJob); err != nil {
+		return submitterState{}, fmt.Errorf("getting submitter Job %s: %w", submitterJobKey(job), err)
+	}
+	state := submitterState{}
+	if cond := jobCondition(batchJob, batchv1.JobFailed); cond != nil {
+		state.failed = true
+		failSubmission(job, fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", cond.Reason, cond.Message))
+	}
+	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed} {
+		if cond := jobCondition(batchJob, t); cond != nil && !cond.LastTransitionTime.IsZero() {
+			state.finishedAt = &cond.LastTransitionTime.Time
+		}
+	}
+	return state, nil
+}
+
+// observeSidecar reads the submitter container of the head Pod. A missing
+// head Pod fails the RayJob: the head is never recreated in SidecarMode.
+func (r *Reconciler) observeSidecar(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (submitterState, error) {
+	head, err := r.headPod(ctx, cluster)
+	if err != nil {
+		return submitterState{}, err
+	}
+	if head == nil {
+		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
+		job.Status.Reason = rayv1.AppFailed
+		job.Status.Message = "Ray head pod not found."
+		return submitterState{failed: true}, nil
+	}
+	terminated := sidecarTermination(head)
+	if terminated == nil {
+		return submitterState{}, nil
+	}
+	state := submitterState{finishedAt: &terminated.FinishedAt.Time}
+	if terminated.ExitCode != 0 {
+		state.failed = true
+		failSubmission(job, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
+			submitter.ContainerName, terminated.ExitCode, terminated.Reason))
+	}
+	return state, nil
+}
+
+// failSubmission fails a RayJob whose submitter failed. When the Ray job
+// itself was already seen failing, the application is to blame.
+func failSubmission(job *rayv1.RayJob, message string) {
+	job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
+	if job.Status.JobStatus == rayv1.JobStatusFailed {
+		job.Status.Reason = rayv1.AppFailed
+		return
+	}
+	job.Status.Reason = rayv1.SubmissionFailed
+	job.Status.Message = message
+}
+
+// headPod returns the cluster's head Pod, nil if there is none.
+func (r *Reconciler) headPod(ctx context.Context, cluster *rayv1.RayCluster) (*corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(cluster.Namespace), client.MatchingLabels{
+		rayv1.LabelCluster:  cluster.Name,
+		rayv1.LabelNodeType: string(rayv1.HeadNode),
+	}); err != nil {
+		return nil, fmt.Errorf("listing the head Pod of RayCluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+	}
+	if len(pods.Items) == 0 {
+		return nil, nil
+	}
+	return &pods.Items[0], nil
+}
+
+// sidecarTermination is the terminated state of the submitter container.
+func sidecarTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, status := range pod.Status.ContainerStatuses {
+		if status.Name == submitter.ContainerName {
+			return status.State.Terminated
+		}
+	}
+	return nil
+}
+
+// jobCondition returns the true condition of type t of a batch Job.
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		if c := &job.Status.Conditions[i]; c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
