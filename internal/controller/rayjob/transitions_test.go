@@ -331,7 +331,7 @@ func TestRunning(t *testing.T) {
 			},
 		},
 		"failure with backoffLimit left: Retrying, counting the failure": {
-			job: makeJob(inState(rayv1.JobDeploymentStatusRunning), func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr.To[int32](1) }),
+			job:  makeJob(inState(rayv1.JobDeploymentStatusRunning), func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr.To[int32](1) }),
 			objs: running(batchv1.JobComplete), setup: withRayJob(rayv1.JobStatusFailed),
 			wantState: rayv1.JobDeploymentStatusRetrying, wantReason: rayv1.AppFailed,
 			check: func(t *testing.T, _ *testEnv, job *rayv1.RayJob) {
@@ -453,8 +453,8 @@ func TestRunning(t *testing.T) {
 			setup: withRayJob(rayv1.JobStatusRunning), wantState: rayv1.JobDeploymentStatusFailed, wantReason: rayv1.SubmissionFailed,
 		},
 		"SidecarMode: submitter still running: Running": {
-			job: makeJob(mode(rayv1.SidecarMode), inState(rayv1.JobDeploymentStatusRunning)),
-			objs: []client.Object{makeCluster(rayv1.Ready), headService(), headPod(nil)},
+			job:   makeJob(mode(rayv1.SidecarMode), inState(rayv1.JobDeploymentStatusRunning)),
+			objs:  []client.Object{makeCluster(rayv1.Ready), headService(), headPod(nil)},
 			setup: withRayJob(rayv1.JobStatusSucceeded), wantState: rayv1.JobDeploymentStatusRunning,
 		},
 		"SidecarMode: submitter exited 0 and the job succeeded: Complete": {
@@ -541,7 +541,7 @@ func TestValidationFailed(t *testing.T) {
 			wantReason: rayv1.ValidationFailed,
 		},
 		"ValidationFailed is final": {
-			job: makeJob(inState(rayv1.JobDeploymentStatusValidationFailed), func(j *rayv1.RayJob) { j.Status.Reason = rayv1.ValidationFailed }),
+			job:       makeJob(inState(rayv1.JobDeploymentStatusValidationFailed), func(j *rayv1.RayJob) { j.Status.Reason = rayv1.ValidationFailed }),
 			wantState: rayv1.JobDeploymentStatusValidationFailed, wantReason: rayv1.ValidationFailed,
 		},
 	})
