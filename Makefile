@@ -43,6 +43,14 @@ k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager and k
 
 K8S_BIN = $(shell hack/k8s-binaries.sh)
 
+.PHONY: ray-venv
+ray-venv: ## Install the pinned ray[default] into a cached virtualenv (hack/ray-venv.sh prints its path).
+	hack/ray-venv.sh
+
+.PHONY: test-e2e-dashboard
+test-e2e-dashboard: ## The dashboard client against a real Ray head only.
+	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" go test $(GO_TEST_FLAGS) -v -timeout 15m ./test/e2e/dashboard/
+
 ##@ Generate
 
 # CRD generation options, as KubeRay's: descriptions are dropped (maxDescLen=0)

@@ -23,7 +23,9 @@ type JobInfo struct {
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	RuntimeEnv RuntimeEnv        `json:"runtime_env,omitempty"`
 
-	DriverInfo             *DriverInfo        `json:"driver_info,omitempty"`
+	DriverInfo *DriverInfo `json:"driver_info,omitempty"`
+	// The entrypoint reservations are part of Ray's job record; Ray 2.60's
+	// REST answer leaves them out, so they are usually zero here.
 	DriverAgentHTTPAddress string             `json:"driver_agent_http_address,omitempty"`
 	DriverNodeID           string             `json:"driver_node_id,omitempty"`
 	DriverExitCode         *int               `json:"driver_exit_code,omitempty"`
