@@ -1,0 +1,171 @@
+// Command ray-local is the README's first command (make run). Without a
+// kubeconfig it starts a local control plane (etcd, kube-apiserver,
+// kube-scheduler, kube-controller-manager and kwok with simulated nodes),
+// installs the CRDs, writes a kubeconfig to <repo>/.cache/local/kubeconfig,
+// prints the export KUBECONFIG line and runs the operator in-process against
+// it. Given a kubeconfig, it installs the CRDs in that cluster and runs the
+// operator there. Ctrl-C stops everything.
+//
+// It takes every ray-operator flag as well as its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/operator"
+)
+
+// localFlags are ray-local's own flags.
+type localFlags struct {
+	stateDir   string
+	crdDir     string
+	nodes      int
+	forceLocal bool
+}
+
+func main() {
+	opFlags := operator.BindFlags(flag.CommandLine)
+	local := bindLocalFlags(flag.CommandLine)
+	localDefaults(flag.CommandLine)
+	flag.Parse()
+	if err := run(opFlags, local); err != nil {
+		fmt.Fprintln(os.Stderr, "ray-local:", err)
+		os.Exit(1)
+	}
+}
+
+func bindLocalFlags(fs *flag.FlagSet) *localFlags {
+	l := &localFlags{}
+	fs.StringVar(&l.stateDir, "state-dir", "", "Directory of the local control plane's data, logs and kubeconfig (default <repo>/.cache/local).")
+	fs.StringVar(&l.crdDir, "crd-dir", "", "Directory of the CRDs to install (default <repo>/config/crd/bases).")
+	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes of the local control plane.")
+	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
+	return l
+}
+
+// localDefaults changes operator flag defaults that suit a cluster but not
+// a developer's terminal: one process needs no leader election, and people
+// read the logs.
+func localDefaults(fs *flag.FlagSet) {
+	for name, value := range map[string]string{"enable-leader-election": "false", "log-stdout-encoder": "console"} {
+		f := fs.Lookup(name)
+		f.DefValue = value
+		_ = f.Value.Set(value)
+	}
+}
+
+func run(opFlags *operator.Flags, local *localFlags) error {
+	settings, err := opFlags.Resolve(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if err := local.complete(); err != nil {
+		return err
+	}
+	tgt := chooseTarget(gatherEnvironment(local))
+	fmt.Fprintln(os.Stderr, "ray-local:", tgt.reason)
+
+	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
+	defer cancel()
+	restConfig, stop, err := connect(ctx, cancel, tgt, local)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return operator.Run(ctx, settings, opFlags, restConfig)
+}
+
+// complete fills the repository-relative defaults.
+func (l *localFlags) complete() error {
+	if l.stateDir != "" && l.crdDir != "" {
+		return nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("getting the working directory: %w", err)
+	}
+	root, err := controlplane.ModuleRoot(wd)
+	if err != nil {
+		return fmt.Errorf("%w (run ray-local from the repository, or set --state-dir and --crd-dir)", err)
+	}
+	if l.stateDir == "" {
+		l.stateDir = filepath.Join(root, ".cache", "local")
+	}
+	if l.crdDir == "" {
+		l.crdDir = filepath.Join(root, "config", "crd", "bases")
+	}
+	return nil
+}
+
+func (l *localFlags) kubeconfigPath() string { return filepath.Join(l.stateDir, "kubeconfig") }
+
+func gatherEnvironment(l *localFlags) environment {
+	env := environment{
+		kubeconfigEnv: os.Getenv("KUBECONFIG"),
+		inCluster:     os.Getenv("KUBERNETES_SERVICE_HOST") != "",
+		ownKubeconfig: l.kubeconfigPath(),
+		forceLocal:    l.forceLocal,
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		env.homeKubeconfig = filepath.Join(home, ".kube", "config")
+		_, statErr := os.Stat(env.homeKubeconfig)
+		env.homeKubeconfigSet = statErr == nil
+	}
+	return env
+}
+
+// connect returns a client config for the target, with the CRDs installed,
+// and a function that releases what it started.
+func connect(ctx context.Context, cancel context.CancelFunc, tgt target, l *localFlags) (*rest.Config, func(), error) {
+	if tgt.local {
+		return startLocal(ctx, cancel, l)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{l.crdDir}, ErrorIfPathMissing: true}); err != nil {
+		return nil, nil, fmt.Errorf("installing the CRDs of %s: %w", l.crdDir, err)
+	}
+	return cfg, func() {}, nil
+}
+
+// startLocal starts the local control plane, which installs the CRDs and
+// writes the kubeconfig, and prints how to reach it. Should the control
+// plane stop on its own, cancel stops the operator too.
+func startLocal(ctx context.Context, cancel context.CancelFunc, l *localFlags) (*rest.Config, func(), error) {
+	began := time.Now()
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		StateDir:       l.stateDir,
+		Nodes:          l.nodes,
+		CRDDirs:        []string{l.crdDir},
+		KubeconfigPath: l.kubeconfigPath(),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(os.Stderr, "ray-local: control plane ready in %v with %d simulated nodes; component logs in %s\n",
+		time.Since(began).Round(time.Millisecond), l.nodes, l.stateDir)
+	fmt.Printf("export KUBECONFIG=%s\n", cp.KubeconfigPath)
+	go func() {
+		<-cp.Done()
+		cancel()
+	}()
+	stop := func() {
+		if err := cp.Stop(); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "ray-local: stopping the control plane:", err)
+		}
+	}
+	return cp.RESTConfig, stop, nil
+}
