@@ -36,9 +36,24 @@ func TestCacheKeepsAtMostCacheSizeEntries(t *testing.T) {
 func TestCacheScopesJobsByCluster(t *testing.T) {
 	c := NewJobInfoCache(clocktesting.NewFakeClock(time.Now()))
 	a, b := cacheKey{scope: "http://a:8265", jobID: "j"}, cacheKey{scope: "http://b:8265", jobID: "j"}
-	c.get(a, nil)
+	_, _ = c.get(a, nil)
 	c.store(pollTask{key: a, gen: 1}, nil, ErrNotFound)
 	if _, err := c.get(b, nil); err != ErrAgain {
 		t.Errorf("cluster b saw cluster a's answer: %v", err)
+	}
+}
+
+func TestCacheSweepRemovesOnlyExpiredEntries(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := NewJobInfoCache(clk)
+	old, fresh := cacheKey{scope: "s", jobID: "old"}, cacheKey{scope: "s", jobID: "fresh"}
+	_, _ = c.get(old, nil)
+	clk.Step(CacheExpiry)
+	_, _ = c.get(fresh, nil)
+	clk.Step(time.Second)
+
+	c.removeExpired()
+	if diff := cmp.Diff([]cacheKey{fresh}, c.entries.Keys(), cmp.AllowUnexported(cacheKey{})); diff != "" {
+		t.Errorf("kept entries (-want +got):\n%s", diff)
 	}
 }

@@ -217,7 +217,8 @@ func stopGroup(t testing.TB, pgid int, exited <-chan error) {
 	begin := time.Now()
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
-	case <-exited:
+	case err := <-exited:
+		t.Logf("ray start exited on SIGTERM: %v", err)
 	case <-time.After(stopGrace):
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
