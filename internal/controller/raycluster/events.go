@@ -1,0 +1,60 @@
+package raycluster
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Event reasons. They are KubeRay's, so that alerts and `kubectl get events`
+// filters written for KubeRay keep matching.
+const (
+	reasonInvalidSpec                   = "InvalidRayClusterSpec"
+	reasonInvalidMetadata               = "InvalidRayClusterMetadata"
+	reasonInvalidStatus                 = "InvalidRayClusterStatus"
+	reasonCreatedService                = "CreatedService"
+	reasonFailedToCreateService         = "FailedToCreateService"
+	reasonCreatedIngress                = "CreatedIngress"
+	reasonFailedToCreateIngress         = "FailedToCreateIngress"
+	reasonCreatedRoute                  = "CreatedRoute"
+	reasonFailedToCreateRoute           = "FailedToCreateRoute"
+	reasonCreatedServiceAccount         = "CreatedServiceAccount"
+	reasonFailedToCreateServiceAccount  = "FailedToCreateServiceAccount"
+	reasonAutoscalerSANotFound          = "AutoscalerServiceAccountNotFound"
+	reasonCreatedRole                   = "CreatedRole"
+	reasonFailedToCreateRole            = "FailedToCreateRole"
+	reasonCreatedRoleBinding            = "CreatedRoleBinding"
+	reasonFailedToCreateRoleBinding     = "FailedToCreateRoleBinding"
+	reasonCreatedSecret                 = "CreatedSecret"
+	reasonFailedToCreateSecret          = "FailedToCreateSecret"
+	reasonCreatedHeadPod                = "CreatedHeadPod"
+	reasonFailedToCreateHeadPod         = "FailedToCreateHeadPod"
+	reasonDeletedHeadPod                = "DeletedHeadPod"
+	reasonFailedToDeleteHeadPod         = "FailedToDeleteHeadPod"
+	reasonCreatedWorkerPod              = "CreatedWorkerPod"
+	reasonFailedToCreateWorkerPod       = "FailedToCreateWorkerPod"
+	reasonDeletedWorkerPod              = "DeletedWorkerPod"
+	reasonFailedToDeleteWorkerPod       = "FailedToDeleteWorkerPod"
+	reasonDeletedPod                    = "DeletedPod"
+	reasonFailedToDeletePodCollection   = "FailedToDeletePodCollection"
+	reasonFailedToDeleteWorkerPodColl   = "FailedToDeleteWorkerPodCollection"
+	reasonCreatedRedisCleanupJob        = "CreatedRedisCleanupJob"
+	reasonFailedToCreateRedisCleanupJob = "FailedToCreateRedisCleanupJob"
+	reasonRedisCleanupJobFailed         = "RedisCleanupJobFailed"
+	reasonForceDeletedStuckCluster      = "ForceDeletedStuckCluster"
+)
+
+// Event actions (the events.k8s.io "action" field).
+const (
+	actionValidate = "Validate"
+	actionCreate   = "Create"
+	actionDelete   = "Delete"
+	actionFinalize = "Finalize"
+)
+
+// event records an event about obj. The recorder may be nil in tests that
+// do not look at events.
+func (r *Reconciler) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
+	if r.recorder == nil {
+		return
+	}
+	r.recorder.Eventf(obj, nil, eventType, reason, action, note, args...)
+}

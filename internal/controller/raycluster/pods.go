@@ -1,0 +1,115 @@
+package raycluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/expectations"
+)
+
+// reconcilePods makes the Pods match the spec: nothing but deletions while
+// the cluster suspends, then the head, then each worker group in order,
+// and finally clears the workersToDelete lists it carried out.
+func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) error {
+	if stop, err := r.reconcileSuspension(ctx, s); stop {
+		return err
+	}
+	if err := r.reconcileHeadPod(ctx, s); err != nil {
+		return err
+	}
+	for i := range s.cluster.Spec.WorkerGroupSpecs {
+		if err := r.reconcileWorkerGroup(ctx, s, i); err != nil {
+			return err
+		}
+	}
+	return r.clearWorkersToDelete(ctx, s)
+}
+
+// podEvents are the event reasons and ReplicaFailure cause of one Pod role.
+type podEvents struct {
+	role                  string // "head" or "worker"
+	created, failedCreate string
+	deleted, failedDelete string
+	createErr, deleteErr  error
+}
+
+var (
+	headPodEvents = podEvents{
+		role: "head", created: reasonCreatedHeadPod, failedCreate: reasonFailedToCreateHeadPod,
+		deleted: reasonDeletedHeadPod, failedDelete: reasonFailedToDeleteHeadPod,
+		createErr: errFailedCreateHeadPod, deleteErr: errFailedDeleteHeadPod,
+	}
+	workerPodEvents = podEvents{
+		role: "worker", created: reasonCreatedWorkerPod, failedCreate: reasonFailedToCreateWorkerPod,
+		deleted: reasonDeletedWorkerPod, failedDelete: reasonFailedToDeleteWorkerPod,
+		createErr: errFailedCreateWorkerPod, deleteErr: errFailedDeleteWorkerPod,
+	}
+)
+
+// createPod creates pod and expects it in the cache under group.
+func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents) error {
+	if err := r.client.Create(ctx, pod); err != nil {
+		r.event(s.cluster, corev1.EventTypeWarning, ev.failedCreate, actionCreate,
+			"Failed to create %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name+pod.GenerateName, err)
+		return errors.Join(ev.createErr, err)
+	}
+	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
+	ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
+	r.event(s.cluster, corev1.EventTypeNormal, ev.created, actionCreate, "Created %s Pod %s/%s", ev.role, pod.Namespace, pod.Name)
+	return nil
+}
+
+// deletePod deletes pod, expecting it gone from the cache under group, and
+// says why in the event. A Pod already gone is not an error.
+func (r *Reconciler) deletePod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents, why string) error {
+	if err := r.client.Delete(ctx, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		r.event(s.cluster, corev1.EventTypeWarning, ev.failedDelete, actionDelete,
+			"Failed deleting %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name, err)
+		return errors.Join(ev.deleteErr, err)
+	}
+	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Delete)
+	ctrl.LoggerFrom(ctx).Info("Deleted "+ev.role+" Pod", "pod", klog.KObj(pod), "reason", why)
+	r.event(s.cluster, corev1.EventTypeNormal, ev.deleted, actionDelete, "Deleted %s Pod %s/%s: %s", ev.role, pod.Namespace, pod.Name, why)
+	return nil
+}
+
+// deletePods deletes several Pods of one group for the same reason.
+func (r *Reconciler) deletePods(ctx context.Context, s *scope, pods []corev1.Pod, group, why string) error {
+	for i := range pods {
+		if err := r.deletePod(ctx, s, &pods[i], group, workerPodEvents, why); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupSatisfied reports whether the cache shows this controller's last
+// creations and deletions in a group; a group that is behind is left alone
+// in this pass (the Pod events that catch it up trigger the next one).
+func (r *Reconciler) groupSatisfied(ctx context.Context, s *scope, group string) (bool, error) {
+	ok, err := r.expect.Satisfied(ctx, s.cluster.Namespace, s.cluster.Name, group)
+	if err != nil {
+		return false, fmt.Errorf("checking scale expectations: %w", err)
+	}
+	if !ok {
+		ctrl.LoggerFrom(ctx).Info("Waiting for the cache to show earlier Pod changes", "group", groupLabel(group))
+	}
+	return ok, nil
+}
+
+func groupLabel(group string) string {
+	if group == expectations.HeadGroup {
+		return rayv1.HeadGroupName
+	}
+	return group
+}

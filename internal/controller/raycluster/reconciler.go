@@ -1,0 +1,183 @@
+// Package raycluster reconciles RayCluster objects: it creates and deletes
+// the head and worker Pods and everything around them (Services, autoscaler
+// RBAC, Ingress or Route, the auth Secret), runs the GCS fault tolerance
+// cleanup when a cluster is deleted, and reports what it observes in the
+// status.
+//
+// A pass is: load the RayCluster; skip it when another controller manages
+// it; finalize it when it is being deleted (gcsft_finalizer.go); validate it
+// (validation.go); add the GCS FT finalizer; run the ordered steps of
+// steps.go, stopping at the first error; compute the status from what is
+// observed (status.go) and write it once when it changed.
+package raycluster
+
+import (
+	"context"
+	"io"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/expectations"
+	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/raypod"
+	"github.com/ray-operator/ray-operator/internal/validation"
+)
+
+// Requeue intervals.
+const (
+	// shortRequeue follows a status change, so that multi-pass operations
+	// such as suspension advance without waiting for the default interval.
+	shortRequeue = 2 * time.Second
+	// headTerminationRequeue waits for a head Pod to terminate during
+	// deletion; termination takes much longer than shortRequeue.
+	headTerminationRequeue = 10 * time.Second
+	// defaultRequeue is RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV's default.
+	defaultRequeue = 300 * time.Second
+)
+
+// ProvisionObserver records the kuberay_cluster_provisioned_duration_seconds
+// metric and forgets deleted clusters. internal/metrics.RayCluster
+// implements it.
+type ProvisionObserver interface {
+	ObserveProvisioned(name, namespace string, d time.Duration)
+	Forget(name, namespace string)
+}
+
+// Options are the operator settings the controller depends on, read once at
+// start-up from the configuration, the environment knobs and the gates.
+type Options struct {
+	// RequeueAfter is the unconditional requeue interval
+	// (RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV); zero means 300 s.
+	RequeueAfter time.Duration
+	// GCSFTRedisCleanup adds the Redis cleanup finalizer to GCS fault
+	// tolerant clusters (ENABLE_GCS_FT_REDIS_CLEANUP, on unless "false").
+	GCSFTRedisCleanup bool
+	// RandomPodDelete lets scale-down pick workers itself even when the
+	// autoscaler is on (ENABLE_RANDOM_POD_DELETE).
+	RandomPodDelete bool
+	// HeadServiceClusterIP keeps the head Service a ClusterIP Service
+	// (ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE).
+	HeadServiceClusterIP bool
+	// UseRoute exposes the dashboard with an OpenShift Route instead of an
+	// Ingress: on OpenShift, unless USE_INGRESS_ON_OPENSHIFT is set.
+	UseRoute bool
+	// Pod shapes the Pods and the cleanup Job the builders make.
+	Pod raypod.Options
+	// Features are the feature gates; nil means every gate at its default.
+	Features validation.FeatureGates
+}
+
+// Deps are the controller's collaborators; tests replace them.
+type Deps struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Recorder records events; nil records nothing.
+	Recorder events.EventRecorder
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+	// Expectations tracks Pod creations and deletions not yet in the cache;
+	// nil means a new tracker reading through Client.
+	Expectations *expectations.Scale
+	// Metrics may be nil when the operator's metrics are off.
+	Metrics ProvisionObserver
+	// Random is the source of auth tokens; nil means crypto/rand.
+	Random io.Reader
+}
+
+// Reconciler reconciles RayClusters.
+type Reconciler struct {
+	client   client.Client
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
+	expect   *expectations.Scale
+	metrics  ProvisionObserver
+	random   io.Reader
+	opts     Options
+	steps    []step
+}
+
+// New returns a Reconciler.
+func New(deps Deps, opts Options) *Reconciler {
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
+	if deps.Expectations == nil {
+		deps.Expectations = expectations.New(deps.Client, deps.Clock)
+	}
+	if opts.RequeueAfter <= 0 {
+		opts.RequeueAfter = defaultRequeue
+	}
+	if opts.Features == nil {
+		opts.Features = features.NewGate()
+	}
+	r := &Reconciler{
+		client:   deps.Client,
+		recorder: deps.Recorder,
+		clock:    deps.Clock,
+		expect:   deps.Expectations,
+		metrics:  deps.Metrics,
+		random:   deps.Random,
+		opts:     opts,
+	}
+	r.steps = r.orderedSteps()
+	return r
+}
+
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;update;patch;delete;deletecollection
+// +kubebuilder:rbac:groups=core,resources=pods/status,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=services/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=core,resources=serviceaccounts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;delete;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingressclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=route.openshift.io,resources=routes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+
+// Reconcile brings one RayCluster one pass closer to its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cluster := &rayv1.RayCluster{}
+	if err := r.client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !rayv1.IsManagedByThisOperator(cluster.Spec.ManagedBy) {
+		ctrl.LoggerFrom(ctx).Info("Skipping RayCluster managed by a custom controller", "managed-by", *cluster.Spec.ManagedBy)
+		return ctrl.Result{}, nil
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, cluster)
+	}
+	if stop, err := r.validate(ctx, cluster); stop {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureGCSFTFinalizer(ctx, cluster); err != nil {
+		return ctrl.Result{}, err
+	}
+	s := newScope(cluster)
+	reconcileErr := r.runSteps(ctx, s)
+	return r.finishPass(ctx, s, reconcileErr)
+}
+
+// forget drops what the controller keeps in memory about a deleted cluster.
+func (r *Reconciler) forget(namespace, name string) {
+	r.expect.Forget(namespace, name)
+	if r.metrics != nil {
+		r.metrics.Forget(name, namespace)
+	}
+}

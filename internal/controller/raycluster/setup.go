@@ -1,0 +1,115 @@
+package raycluster
+
+import (
+	"fmt"
+
+	routev1 "github.com/openshift/api/route/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/metrics"
+	"github.com/ray-operator/ray-operator/internal/raypod"
+)
+
+// ControllerName names the controller in logs and is the reporting
+// controller of its events.
+const ControllerName = "raycluster-controller"
+
+// OptionsFrom derives the controller's options from the operator settings.
+func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, gates featuregate.FeatureGate, isOpenShift bool) Options {
+	return Options{
+		RequeueAfter:         knobs.RayClusterRequeue,
+		GCSFTRedisCleanup:    knobs.GCSFTRedisCleanup,
+		RandomPodDelete:      knobs.RandomPodDelete,
+		HeadServiceClusterIP: knobs.RayHeadClusterIPService,
+		UseRoute:             isOpenShift && !knobs.IngressOnOpenShift,
+		Features:             gates,
+		Pod: raypod.Options{
+			DisableInitContainerInjection: !knobs.InitContainerInjection,
+			DisableProbesInjection:        !knobs.ProbesInjection,
+			LoginShell:                    knobs.LoginShell,
+			MultiHostIndexing:             gates.Enabled(features.RayMultiHostIndexing),
+			ClusterDomain:                 knobs.ClusterDomain,
+			HeadSidecarContainers:         cfg.HeadSidecarContainers,
+			WorkerSidecarContainers:       cfg.WorkerSidecarContainers,
+			DefaultContainerEnvs:          cfg.DefaultContainerEnvs,
+			DefaultPodLabels:              cfg.DefaultPodLabels,
+			DefaultPodAnnotations:         cfg.DefaultPodAnnotations,
+		},
+	}
+}
+
+// NewForManager returns a Reconciler using mgr's client and an event
+// recorder named ControllerName; fields of deps already set win.
+func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
+	if deps.Client == nil {
+		deps.Client = mgr.GetClient()
+	}
+	if deps.Recorder == nil {
+		deps.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	return New(deps, opts)
+}
+
+// SetupWithManager watches RayClusters and everything they own, and adds
+// the reconciler to mgr. RayCluster events pass only when the spec,
+// labels or annotations change: the controller's own status writes must
+// not trigger passes (it requeues itself after a status change).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("raycluster").
+		For(&rayv1.RayCluster{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{},
+			predicate.LabelChangedPredicate{},
+			predicate.AnnotationChangedPredicate{},
+		))).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.Service{}).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Owns(&networkingv1.Ingress{}).
+		Owns(&corev1.Secret{})
+	if r.opts.UseRoute {
+		b = b.Owns(&routev1.Route{})
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).Complete(r)
+}
+
+// Settings are the operator settings the controller is set up with.
+type Settings struct {
+	Config      configv1alpha1.Configuration
+	Knobs       configv1alpha1.Knobs
+	Features    featuregate.FeatureGate
+	IsOpenShift bool
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// Setup builds the controller from the operator settings, registers the
+// RayCluster metrics when they are on, and adds the controller to mgr. It
+// is what internal/operator registers.
+func Setup(mgr ctrl.Manager, s Settings) error {
+	deps := Deps{Clock: s.Clock}
+	if s.Config.EnableMetrics {
+		m := metrics.NewRayCluster(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
+		if err := m.Register(); err != nil {
+			return fmt.Errorf("registering RayCluster metrics: %w", err)
+		}
+		deps.Metrics = m
+	}
+	r := NewForManager(mgr, deps, OptionsFrom(s.Config, s.Knobs, s.Features, s.IsOpenShift))
+	return r.SetupWithManager(mgr, s.Config.ReconcileConcurrency)
+}

@@ -1,0 +1,224 @@
+package raycluster
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
+)
+
+// finishPass computes the status, writes it if it changed and decides when
+// to look again: soon after a status change (multi-pass operations such as
+// suspension advance on it), otherwise after the default interval, the
+// safety net for lost watch events. Errors are returned in order of how
+// fundamental they are: reconcile, then status calculation, then the
+// status write; controller-runtime then retries with backoff.
+func (r *Reconciler) finishPass(ctx context.Context, s *scope, reconcileErr error) (ctrl.Result, error) {
+	status, calcErr := r.calculateStatus(ctx, s, reconcileErr)
+	changed, writeErr := false, error(nil)
+	if calcErr == nil {
+		changed, writeErr = r.writeStatus(ctx, s, status)
+	}
+	for _, err := range []error{reconcileErr, calcErr, writeErr} {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if changed {
+		return ctrl.Result{RequeueAfter: shortRequeue}, nil
+	}
+	return ctrl.Result{RequeueAfter: r.opts.RequeueAfter}, nil
+}
+
+// observation is what the status is computed from.
+type observation struct {
+	pods        []corev1.Pod // head and worker Pods
+	head        *corev1.Pod  // nil when there is none
+	headService *corev1.Service
+}
+
+// observe lists the cluster's Pods and head Service.
+func (r *Reconciler) observe(ctx context.Context, cluster *rayv1.RayCluster) (*observation, error) {
+	all, err := r.listPods(ctx, cluster, nil)
+	if err != nil {
+		return nil, err
+	}
+	o := &observation{}
+	for i := range all {
+		switch rayv1.RayNodeType(all[i].Labels[rayv1.LabelNodeType]) {
+		case rayv1.HeadNode:
+			if o.head != nil {
+				return nil, fmt.Errorf("found multiple head Pods: %s and %s", o.head.Name, all[i].Name)
+			}
+			o.head = &all[i]
+			o.pods = append(o.pods, all[i])
+		case rayv1.WorkerNode:
+			o.pods = append(o.pods, all[i])
+		}
+	}
+	services, err := r.headServices(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	switch len(services) {
+	case 0:
+	case 1:
+		o.headService = &services[0]
+	default:
+		return nil, fmt.Errorf("found multiple head services %v", serviceNames(services))
+	}
+	return o, nil
+}
+
+// calculateStatus derives the new status from the old one and what is
+// observed; the object itself is not modified.
+func (r *Reconciler) calculateStatus(ctx context.Context, s *scope, reconcileErr error) (*rayv1.RayClusterStatus, error) {
+	o, err := r.observe(ctx, s.cluster)
+	if err != nil {
+		return nil, err
+	}
+	cluster := s.cluster
+	status := cluster.Status.DeepCopy()
+	now := metav1.NewTime(r.clock.Now())
+	status.ObservedGeneration = cluster.Generation
+	setReplicaCounts(status, cluster, o.pods)
+	setDesiredResources(status, cluster)
+	setState(status, cluster, o.pods, reconcileErr, now)
+	setHeadInfo(status, o)
+	meta.RemoveStatusCondition(&status.Conditions, ConditionValidationFailed)
+	if r.opts.Features.Enabled(features.RayClusterStatusConditions) {
+		setReplicaFailure(status, reconcileErr, now)
+		setHeadPodReady(status, o.head, now)
+		setProvisioned(status, o.pods, now)
+		setSuspendConditions(status, cluster, len(o.pods), now)
+	}
+	return status, nil
+}
+
+// writeStatus writes status when it differs from the status read at the
+// start of the pass, compared as a whole; only lastUpdateTime is set here,
+// because it records the write itself. It reports whether it wrote.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope, status *rayv1.RayClusterStatus) (bool, error) {
+	if equality.Semantic.DeepEqual(&s.original.Status, status) {
+		return false, nil
+	}
+	now := metav1.NewTime(r.clock.Now())
+	status.LastUpdateTime = &now
+	updated := s.original.DeepCopy()
+	updated.Status = *status
+	if err := r.client.Status().Patch(ctx, updated, client.MergeFrom(s.original)); err != nil {
+		return true, fmt.Errorf("writing status: %w", err)
+	}
+	r.observeProvisioned(s.original, status)
+	return true, nil
+}
+
+// observeProvisioned records the provisioning time when RayClusterProvisioned
+// has just turned true.
+func (r *Reconciler) observeProvisioned(cluster *rayv1.RayCluster, status *rayv1.RayClusterStatus) {
+	provisioned := string(rayv1.RayClusterProvisioned)
+	if r.metrics == nil || meta.IsStatusConditionTrue(cluster.Status.Conditions, provisioned) ||
+		!meta.IsStatusConditionTrue(status.Conditions, provisioned) {
+		return
+	}
+	r.metrics.ObserveProvisioned(cluster.Name, cluster.Namespace, r.clock.Since(cluster.CreationTimestamp.Time))
+}
+
+// setReplicaCounts counts worker Pods ("replicas" for compatibility, but
+// Pods: a multi-host replica counts numOfHosts times).
+func setReplicaCounts(status *rayv1.RayClusterStatus, cluster *rayv1.RayCluster, pods []corev1.Pod) {
+	status.ReadyWorkerReplicas, status.AvailableWorkerReplicas = 0, 0
+	for i := range pods {
+		if pods[i].Labels[rayv1.LabelNodeType] != string(rayv1.WorkerNode) {
+			continue
+		}
+		if pods[i].Status.Phase == corev1.PodRunning {
+			status.AvailableWorkerReplicas++
+		}
+		if runningAndReady(&pods[i]) {
+			status.ReadyWorkerReplicas++
+		}
+	}
+	var desired, lo, hi int64
+	for i := range cluster.Spec.WorkerGroupSpecs {
+		g := &cluster.Spec.WorkerGroupSpecs[i]
+		desired += int64(timesHosts(desiredReplicas(g), g))
+		lo += int64(timesHosts(minReplicas(g), g))
+		hi += int64(timesHosts(maxReplicas(g), g))
+	}
+	status.DesiredWorkerReplicas, status.MinWorkerReplicas, status.MaxWorkerReplicas = clampInt32(desired), clampInt32(lo), clampInt32(hi)
+}
+
+func clampInt32(v int64) int32 {
+	return int32(min(v, math.MaxInt32))
+}
+
+// setState sets the deprecated coarse state: ready once every desired Pod
+// runs after a clean pass, suspended once a suspended cluster has no Pod.
+// Like KubeRay's, it is otherwise left as it was.
+func setState(status *rayv1.RayClusterStatus, cluster *rayv1.RayCluster, pods []corev1.Pod, reconcileErr error, now metav1.Time) {
+	old := status.State //nolint:staticcheck // kept for compatibility
+	if reconcileErr == nil && len(pods) == int(status.DesiredWorkerReplicas)+1 && allPodsRunning(pods) {
+		status.State = rayv1.Ready //nolint:staticcheck // kept for compatibility
+		status.Reason = ""
+	}
+	if specSuspended(cluster) && len(pods) == 0 {
+		status.State = rayv1.Suspended //nolint:staticcheck // kept for compatibility
+	}
+	if status.State != old { //nolint:staticcheck // kept for compatibility
+		if status.StateTransitionTimes == nil {
+			status.StateTransitionTimes = map[rayv1.ClusterState]*metav1.Time{}
+		}
+		status.StateTransitionTimes[status.State] = &now //nolint:staticcheck // kept for compatibility
+	}
+}
+
+// setHeadInfo locates the head Pod and Service. A headless head Service has
+// no IP of its own; the head Pod's IP stands for it.
+func setHeadInfo(status *rayv1.RayClusterStatus, o *observation) {
+	status.Head = rayv1.HeadInfo{}
+	if o.head != nil {
+		status.Head.PodIP, status.Head.PodName = o.head.Status.PodIP, o.head.Name
+	}
+	status.Endpoints = nil
+	svc := o.headService
+	if svc == nil {
+		return
+	}
+	status.Head.ServiceName = svc.Name
+	status.Head.ServiceIP = svc.Spec.ClusterIP
+	if svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		status.Head.ServiceIP = status.Head.PodIP
+	}
+	status.Endpoints = endpoints(svc)
+}
+
+// endpoints maps the head Service's port names to the node port, or else
+// the target port.
+func endpoints(svc *corev1.Service) map[string]string {
+	out := map[string]string{}
+	for _, p := range svc.Spec.Ports {
+		switch {
+		case p.Name == "":
+		case p.NodePort != 0:
+			out[p.Name] = fmt.Sprint(p.NodePort)
+		case p.TargetPort.IntVal != 0:
+			out[p.Name] = fmt.Sprint(p.TargetPort.IntVal)
+		case p.TargetPort.StrVal != "":
+			out[p.Name] = p.TargetPort.StrVal
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

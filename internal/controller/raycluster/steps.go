@@ -1,0 +1,63 @@
+package raycluster
+
+import (
+	"context"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// scope is what one reconcile pass works on.
+type scope struct {
+	// cluster is the object as read at the start of the pass. Steps read
+	// it; only clearWorkersToDelete writes its spec, through the API.
+	cluster *rayv1.RayCluster
+	// original keeps the status as read, to decide whether to write.
+	original *rayv1.RayCluster
+	// workersToDeleteDone lists the worker groups whose workersToDelete
+	// were carried out in this pass, to be cleared from the spec.
+	workersToDeleteDone []string
+}
+
+func newScope(cluster *rayv1.RayCluster) *scope {
+	return &scope{cluster: cluster, original: cluster.DeepCopy()}
+}
+
+// step is one named stage of a pass.
+type step struct {
+	name string
+	run  func(ctx context.Context, s *scope) error
+}
+
+// orderedSteps are the stages of a pass, in KubeRay's order: what the head
+// Pod needs (its service account, the auth Secret, the head Service that
+// workers resolve) exists before the Pods are created.
+func (r *Reconciler) orderedSteps() []step {
+	return []step{
+		{"AutoscalerServiceAccount", r.reconcileAutoscalerServiceAccount},
+		{"AutoscalerRole", r.reconcileAutoscalerRole},
+		{"AutoscalerRoleBinding", r.reconcileAutoscalerRoleBinding},
+		{"Ingress", r.reconcileIngress},
+		{"AuthSecret", r.reconcileAuthSecret},
+		{"HeadService", r.reconcileHeadService},
+		{"HeadlessService", r.reconcileHeadlessService},
+		{"ServeService", r.reconcileServeService},
+		{"Pods", r.reconcilePods},
+	}
+}
+
+// runSteps runs the steps in order and stops at the first error.
+func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
+	base := ctrl.LoggerFrom(ctx)
+	for _, st := range r.steps {
+		log := base.WithValues("step", st.name)
+		log.V(1).Info("Reconciling")
+		if err := st.run(logr.NewContext(ctx, log), s); err != nil {
+			log.Error(err, "Reconcile step failed")
+			return err
+		}
+	}
+	return nil
+}
