@@ -64,7 +64,8 @@ func TestMarkPodsRunningReadyUnit(t *testing.T) {
 func TestPodIPIsStableAndDistinct(t *testing.T) {
 	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}}
 	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "ns"}}
-	if podIP(a) != podIP(a) {
+	again := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}}
+	if podIP(a) != podIP(again) {
 		t.Error("podIP is not deterministic")
 	}
 	if podIP(a) == podIP(b) {

@@ -59,7 +59,9 @@ func Shared(t testing.TB) *Env {
 	}
 	if !sharedEnv.started {
 		sharedEnv.started = true
+		begin := time.Now()
 		sharedEnv.env, sharedEnv.err = New(sharedEnv.opts...)
+		t.Logf("shared test environment started in %v", time.Since(begin).Round(time.Millisecond))
 	}
 	if sharedEnv.err != nil {
 		t.Fatalf("starting shared test environment: %v", sharedEnv.err)

@@ -56,10 +56,12 @@ type Env struct {
 // the test ends. It fails the test when the environment cannot start.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	begin := time.Now()
 	env, err := New(opts...)
 	if err != nil {
 		t.Fatalf("starting test environment: %v", err)
 	}
+	t.Logf("test environment started in %v", time.Since(begin).Round(time.Millisecond))
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {
 			t.Errorf("stopping test environment: %v", err)
