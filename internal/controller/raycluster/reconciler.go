@@ -116,6 +116,9 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.Features == nil {
 		opts.Features = features.NewGate()
 	}
+	// The Pods' index labels and the controller's replica handling must
+	// agree, so the gate decides both.
+	opts.Pod.MultiHostIndexing = opts.Features.Enabled(features.RayMultiHostIndexing)
 	r := &Reconciler{
 		client:   deps.Client,
 		recorder: deps.Recorder,

@@ -17,7 +17,6 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/metrics"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 )
@@ -39,7 +38,6 @@ func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, g
 			DisableInitContainerInjection: !knobs.InitContainerInjection,
 			DisableProbesInjection:        !knobs.ProbesInjection,
 			LoginShell:                    knobs.LoginShell,
-			MultiHostIndexing:             gates.Enabled(features.RayMultiHostIndexing),
 			ClusterDomain:                 knobs.ClusterDomain,
 			HeadSidecarContainers:         cfg.HeadSidecarContainers,
 			WorkerSidecarContainers:       cfg.WorkerSidecarContainers,

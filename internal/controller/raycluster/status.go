@@ -202,7 +202,7 @@ func setHeadInfo(status *rayv1.RayClusterStatus, o *observation) {
 	status.Endpoints = endpoints(svc)
 }
 
-// endpoints maps the head Service's port names to the node port, or else
+// endpoints maps the head Service's named ports to the node port, or else
 // the target port.
 func endpoints(svc *corev1.Service) map[string]string {
 	out := map[string]string{}
@@ -215,6 +215,8 @@ func endpoints(svc *corev1.Service) map[string]string {
 			out[p.Name] = fmt.Sprint(p.TargetPort.IntVal)
 		case p.TargetPort.StrVal != "":
 			out[p.Name] = p.TargetPort.StrVal
+		default: // the API server defaults targetPort to port
+			out[p.Name] = fmt.Sprint(p.Port)
 		}
 	}
 	if len(out) == 0 {

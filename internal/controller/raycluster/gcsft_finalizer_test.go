@@ -1,0 +1,168 @@
+package raycluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+func ftCluster(annotations map[string]string) *rayv1.RayCluster {
+	return makeCluster("rc").worker("small", 1).with(func(rc *rayv1.RayCluster) {
+		rc.Annotations = annotations
+		rc.Spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379"}
+	}).obj()
+}
+
+// startDeletion creates the cluster, lets it come up and deletes it.
+func startDeletion(t *testing.T, h *harness) {
+	t.Helper()
+	h.mustReconcile("rc", 1)
+	if !controllerutil.ContainsFinalizer(h.cluster("rc"), rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
+		t.Fatal("GCS FT cluster did not get the Redis cleanup finalizer")
+	}
+	if n := len(h.pods(nil)); n != 2 {
+		t.Fatalf("Pods = %d, want 2", n)
+	}
+	if err := h.c.Delete(t.Context(), h.cluster("rc")); err != nil {
+		t.Fatal(err)
+	}
+	h.eventReasons()
+}
+
+func (h *harness) cleanupJob() *batchv1.Job {
+	h.t.Helper()
+	job := &batchv1.Job{}
+	if err := h.c.Get(h.t.Context(), types.NamespacedName{Namespace: testNamespace, Name: "rc-redis-cleanup"}, job); err != nil {
+		h.t.Fatal(err)
+	}
+	return job
+}
+
+func (h *harness) clusterGone() bool {
+	err := h.c.Get(h.t.Context(), types.NamespacedName{Namespace: testNamespace, Name: "rc"}, &rayv1.RayCluster{})
+	return apierrors.IsNotFound(err)
+}
+
+func TestGCSFTFinalizerFlow(t *testing.T) {
+	for name, tc := range map[string]struct {
+		jobCondition batchv1.JobConditionType
+		wantEvents   []string
+	}{
+		"cleanup succeeds": {batchv1.JobComplete, nil},
+		"cleanup fails":    {batchv1.JobFailed, []string{"Warning RedisCleanupJobFailed"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, Options{GCSFTRedisCleanup: true}, ftCluster(nil))
+			startDeletion(t, h)
+
+			// The first pass deletes the Pods and waits for the head to
+			// terminate; once it is gone the cleanup Job is created.
+			if res := h.mustReconcile("rc", 1); res.RequeueAfter != headTerminationRequeue {
+				t.Errorf("requeue = %v, want %v", res.RequeueAfter, headTerminationRequeue)
+			}
+			if n := len(h.pods(nil)); n != 0 {
+				t.Fatalf("Pods after the deletion pass = %d, want 0", n)
+			}
+			if res := h.mustReconcile("rc", 1); res.RequeueAfter != shortRequeue {
+				t.Errorf("requeue = %v, want %v", res.RequeueAfter, shortRequeue)
+			}
+			job := h.cleanupJob()
+			if diff := cmp.Diff([]string{"Normal CreatedRedisCleanupJob"}, h.eventReasons()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if got := job.Labels[rayv1.LabelNodeType]; got != string(rayv1.RedisCleanupNode) {
+				t.Errorf("job node type = %q", got)
+			}
+
+			// Running: the finalizer stays.
+			h.mustReconcile("rc", 1)
+			if h.clusterGone() {
+				t.Fatal("cluster deleted while the cleanup Job runs")
+			}
+
+			job.Status.Conditions = []batchv1.JobCondition{{Type: tc.jobCondition, Status: corev1.ConditionTrue}}
+			if err := h.c.Status().Update(t.Context(), job); err != nil {
+				t.Fatal(err)
+			}
+			h.mustReconcile("rc", 1)
+			if !h.clusterGone() {
+				t.Error("cluster still exists after the cleanup Job finished")
+			}
+			if diff := cmp.Diff(tc.wantEvents, h.eventReasons()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGCSFTFinalizerWaitsForTheHead(t *testing.T) {
+	h := newHarness(t, Options{GCSFTRedisCleanup: true}, ftCluster(nil))
+	h.mustReconcile("rc", 1)
+	// A head Pod that terminates slowly: it has a finalizer of its own.
+	head := h.pods(headPodLabels)[0]
+	head.Finalizers = []string{"test/slow-termination"}
+	if err := h.c.Update(t.Context(), &head); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Delete(t.Context(), h.cluster("rc")); err != nil {
+		t.Fatal(err)
+	}
+	res := h.mustReconcile("rc", 1)
+	if res.RequeueAfter != headTerminationRequeue {
+		t.Errorf("requeue = %v, want %v while the head terminates", res.RequeueAfter, headTerminationRequeue)
+	}
+	if err := h.c.Get(t.Context(), types.NamespacedName{Namespace: testNamespace, Name: "rc-redis-cleanup"}, &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("cleanup Job created before the head is gone (err = %v)", err)
+	}
+}
+
+func TestGCSFTFinalizerTimeout(t *testing.T) {
+	for name, tc := range map[string]struct {
+		annotations map[string]string
+		timeout     time.Duration
+	}{
+		"default":    {nil, DefaultGCSFTDeletionTimeout},
+		"annotation": {map[string]string{rayv1.AnnotationGCSFTDeletionTimeout: "60"}, time.Minute},
+		"bad value":  {map[string]string{rayv1.AnnotationGCSFTDeletionTimeout: "soon"}, DefaultGCSFTDeletionTimeout},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, Options{GCSFTRedisCleanup: true}, ftCluster(tc.annotations))
+			startDeletion(t, h)
+			// The fake client stamps deletionTimestamp with the real time.
+			h.clk.SetTime(h.cluster("rc").DeletionTimestamp.Time)
+			h.mustReconcile("rc", 3) // Pods deleted, Job created, Job running
+
+			h.clk.Step(tc.timeout - time.Second)
+			if res := h.mustReconcile("rc", 1); res.RequeueAfter > time.Second || res.RequeueAfter <= 0 {
+				t.Errorf("requeue = %v, want at most the 1s left before the timeout", res.RequeueAfter)
+			}
+			if h.clusterGone() {
+				t.Fatal("finalizer removed before the timeout")
+			}
+			h.clk.Step(time.Second)
+			h.mustReconcile("rc", 1)
+			if !h.clusterGone() {
+				t.Fatal("finalizer not removed after the timeout")
+			}
+			if diff := cmp.Diff([]string{"Normal CreatedRedisCleanupJob", "Warning ForceDeletedStuckCluster"}, h.eventReasons()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGCSFTFinalizerDisabled(t *testing.T) {
+	h := newHarness(t, Options{GCSFTRedisCleanup: false}, ftCluster(nil))
+	h.mustReconcile("rc", 1)
+	if controllerutil.ContainsFinalizer(h.cluster("rc"), rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
+		t.Error("finalizer added although ENABLE_GCS_FT_REDIS_CLEANUP=false")
+	}
+}
