@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
-# Creates a Python virtualenv with a pinned ray[default] in a cache outside the
-# work tree and prints its directory. The e2e suites run the venv's `ray` CLI
-# to start a real Ray head. A second run only checks the marker file.
+# Creates a Python virtualenv with a pinned ray[default,serve] in a cache
+# outside the work tree and prints its directory. The e2e suites run the venv's
+# `ray` CLI to start a real Ray head (default: dashboard and jobs API; serve:
+# the Serve REST API). A second run only compares the marker file.
 set -euo pipefail
 
 # The newest Ray release with a cp311 manylinux x86_64 wheel (Python here is
 # 3.11). The directory name follows the version, so a bump installs afresh.
 ray_version=${RAY_VERSION:-2.60.0}
+requirement="ray[default,serve]==$ray_version"
 python=${PYTHON:-python3}
 cache=${RAY_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ray-operator}
 dir="$cache/ray-venv-$ray_version"
 marker="$dir/.installed"
 
-if [[ ! -f "$marker" ]]; then
-	echo "installing ray[default]==$ray_version into $dir (first run only)" >&2
+if [[ "$(cat "$marker" 2>/dev/null)" != "$requirement" ]]; then
+	echo "installing $requirement into $dir (first run only)" >&2
 	# A venv records its absolute path in its scripts, so it is built in place;
-	# the marker, written last, tells a complete install from an interrupted one.
+	# the marker, written last, tells a complete install from an interrupted
+	# one and records what was installed.
 	rm -rf "$dir"
 	mkdir -p "$cache"
 	"$python" -m venv "$dir" >&2
 	"$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
-		--only-binary=:all: "ray[default]==$ray_version" >&2
+		--only-binary=:all: "$requirement" >&2
 	"$dir/bin/ray" --version >&2
-	touch "$marker"
+	echo "$requirement" >"$marker"
 fi
 echo "$dir"

@@ -34,6 +34,9 @@ type Options struct {
 	// AuthToken, when set, starts the head with token authentication
 	// (RAY_AUTH_MODE=token) and this token.
 	AuthToken string
+	// Env is added to the head's environment; Ray's workers inherit it (for
+	// example PYTHONPATH, to make a Serve application importable).
+	Env []string
 }
 
 // Head is a running Ray head.
@@ -135,6 +138,7 @@ func startArgs(dir string, p []int) []string {
 // when ~/.ray/auth_token exists) and an explicit auth mode.
 func headEnv(dir string, opts Options) []string {
 	env := append(os.Environ(), "HOME="+dir, "RAY_USAGE_STATS_ENABLED=0")
+	env = append(env, opts.Env...)
 	if opts.AuthToken == "" {
 		return append(env, "RAY_AUTH_MODE=disabled")
 	}

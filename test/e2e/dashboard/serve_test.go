@@ -1,0 +1,104 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/test/e2e/rayhead"
+)
+
+// serveTimeout bounds how long Serve may take to run an application.
+const serveTimeout = 3 * time.Minute
+
+// serveApp is a Serve application module the head imports from PYTHONPATH.
+const serveApp = `from ray import serve
+
+@serve.deployment(ray_actor_options={"num_cpus": 0.1})
+class Hello:
+    def __call__(self, request):
+        return "hello"
+
+app = Hello.bind()
+`
+
+func TestServeAgainstRealRay(t *testing.T) {
+	appDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(appDir, "e2e_serve_app.py"), []byte(serveApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := rayhead.Start(t, rayhead.Options{Env: []string{"PYTHONPATH=" + appDir}})
+	c := client(t, head.DashboardURL, "")
+
+	config, err := json.Marshal(map[string]any{
+		"http_options": map[string]any{"host": "127.0.0.1", "port": freePort(t)},
+		"applications": []map[string]any{{"name": "app1", "route_prefix": "/", "import_path": "e2e_serve_app:app"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.UpdateDeployments(t.Context(), config); err != nil {
+		t.Fatalf("put applications: %v", err)
+	}
+
+	statuses := waitForApp(t, c, "app1", "RUNNING")
+	got := map[string]string{"app": statuses["app1"].Status}
+	for name, dep := range statuses["app1"].Deployments {
+		got[name] = dep.Status
+	}
+	if diff := cmp.Diff(map[string]string{"app": "RUNNING", "Hello": "HEALTHY"}, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	details, err := c.GetServeDetails(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app := details.Applications["app1"]; app.RoutePrefix != "/" || app.Deployments["Hello"].Name != "Hello" {
+		t.Errorf("details of app1: %+v", app)
+	}
+}
+
+// waitForApp polls the multi-application status until app has want.
+func waitForApp(t *testing.T, c dashboard.Client, app, want string) map[string]*dashboard.ServeApplicationStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), serveTimeout)
+	defer cancel()
+	for {
+		statuses, err := c.GetMultiApplicationStatus(ctx)
+		if err == nil && statuses[app] != nil && statuses[app].Status == want {
+			return statuses
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("application %s not %s within %v: %s", app, want, serveTimeout, describe(statuses, err))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// describe prints the last statuses or error for a failure message.
+func describe(statuses map[string]*dashboard.ServeApplicationStatus, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	out, _ := json.Marshal(statuses)
+	return string(out)
+}
+
+// freePort returns a port that was free a moment ago, for Serve's proxy.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
