@@ -1,11 +1,16 @@
 package operator
 
 import (
+	"fmt"
+
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/features"
 )
 
 // Deps is what the operator hands every controller at set-up. Controllers
@@ -20,7 +25,7 @@ type Deps struct {
 	// IsOpenShift says whether the cluster serves OpenShift's API groups.
 	IsOpenShift bool
 	// Clock is the time source.
-	Clock clock.WithTicker
+	Clock clock.WithTickerAndDelayedExecution
 }
 
 // Controller is one kind's controller as the operator registers it.
@@ -36,5 +41,36 @@ type Controller struct {
 // DefaultControllers lists the controllers the operator runs: the one place
 // where each kind's controller is registered as it lands.
 func DefaultControllers() []Controller {
-	return []Controller{}
+	return []Controller{
+		{Name: "RayJob", Setup: setupRayJob},
+	}
+}
+
+func setupRayJob(mgr manager.Manager, d Deps) error {
+	dashboards, err := dashboardProvider(mgr, d)
+	if err != nil {
+		return err
+	}
+	r := rayjob.NewForManager(mgr, rayjob.Deps{Clock: d.Clock, Dashboards: dashboards}, rayjob.Options{
+		TransitionGracePeriod:        d.Knobs.RayJobDeploymentStatusTransitionGrace,
+		DeleteRayJobAfterJobFinishes: d.Config.DeleteRayJobAfterJobFinishes,
+		Features:                     d.Features,
+		ClusterDomain:                d.Knobs.ClusterDomain,
+	})
+	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
+}
+
+// dashboardProvider returns the Ray dashboard clients the controllers use:
+// plain HTTP, behind the job info cache when AsyncJobInfoQuery is on (the
+// cache's pollers then run with the manager).
+func dashboardProvider(mgr manager.Manager, d Deps) (dashboard.ClientProvider, error) {
+	provider := dashboard.NewHTTPProvider()
+	if !d.Features.Enabled(features.AsyncJobInfoQuery) {
+		return provider, nil
+	}
+	cache := dashboard.NewJobInfoCache(d.Clock)
+	if err := mgr.Add(cache); err != nil {
+		return nil, fmt.Errorf("adding the dashboard job info cache: %w", err)
+	}
+	return cache.Provider(provider), nil
 }

@@ -1,0 +1,228 @@
+// Package operator_test runs the operator binary as a user would: built with
+// go build, started against a real API server with a kubeconfig file, probed
+// over HTTP and stopped with SIGTERM.
+package operator_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+)
+
+const (
+	readyDeadline    = 60 * time.Second
+	shutdownDeadline = 30 * time.Second
+	leaseNamespace   = "default"
+	leaseName        = "ray-operator-leader"
+)
+
+// operatorProcess is a started operator binary.
+type operatorProcess struct {
+	cmd         *exec.Cmd
+	output      *bytes.Buffer
+	metricsAddr string
+	probeAddr   string
+	started     time.Time
+}
+
+func TestOperatorBinary(t *testing.T) {
+	ctrllog.SetLogger(logr.Discard()) // envtest's own client logs nothing useful here
+	binary := buildOperator(t)
+
+	t.Run("rejects an invalid configuration with a clear error", func(t *testing.T) {
+		out, err := exec.CommandContext(t.Context(), binary, "--reconcile-concurrency=-1", "--log-stdout-encoder=xml").CombinedOutput()
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
+			t.Fatalf("exit = %v, want exit code 1; output:\n%s", err, out)
+		}
+		for _, want := range []string{"reconcileConcurrency: must be at least 1", `logStdoutEncoder: "xml"`} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("output does not contain %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("starts, reports ready and exits cleanly on SIGTERM", func(t *testing.T) {
+		env := testenv.Start(t)
+		kubeconfig := writeKubeconfig(t, env.Kubeconfig)
+		op := startOperator(t, binary, kubeconfig)
+
+		readyAfter := waitReady(t, op)
+		t.Logf("binary start to ready: %v", readyAfter)
+		for _, url := range []string{"http://" + op.probeAddr + "/healthz", "http://" + op.metricsAddr + "/metrics"} {
+			if code := httpStatus(t, url); code != http.StatusOK {
+				t.Errorf("GET %s = %d, want 200", url, code)
+			}
+		}
+		waitLeaseHeld(t, env.Client, true)
+
+		stopAfter := stopOperator(t, op)
+		t.Logf("SIGTERM to exit: %v", stopAfter)
+		for _, addr := range []string{op.metricsAddr, op.probeAddr} {
+			assertNotListening(t, addr)
+		}
+		waitLeaseHeld(t, env.Client, false)
+	})
+}
+
+// buildOperator builds cmd/ray-operator into the test's temporary directory.
+func buildOperator(t *testing.T) string {
+	t.Helper()
+	binary := filepath.Join(t.TempDir(), "ray-operator")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", binary, "github.com/ray-operator/ray-operator/cmd/ray-operator")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return binary
+}
+
+func writeKubeconfig(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+func startOperator(t *testing.T, binary, kubeconfig string) *operatorProcess {
+	t.Helper()
+	op := &operatorProcess{output: &bytes.Buffer{}, metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
+	op.cmd = exec.Command(binary,
+		"--kubeconfig="+kubeconfig,
+		"--metrics-addr="+op.metricsAddr,
+		"--health-probe-bind-address="+op.probeAddr,
+		"--enable-leader-election=true",
+		"--leader-election-namespace="+leaseNamespace,
+		"--log-stdout-encoder=console",
+	)
+	op.cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	op.cmd.Stdout, op.cmd.Stderr = op.output, op.output
+	op.started = time.Now()
+	if err := op.cmd.Start(); err != nil {
+		t.Fatalf("starting operator: %v", err)
+	}
+	t.Cleanup(func() {
+		if op.cmd.ProcessState == nil {
+			_ = op.cmd.Process.Kill()
+			_ = op.cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("operator output:\n%s", op.output)
+		}
+	})
+	return op
+}
+
+// waitReady polls /readyz until it answers 200 and returns the time since
+// the process started.
+func waitReady(t *testing.T, op *operatorProcess) time.Duration {
+	t.Helper()
+	url := "http://" + op.probeAddr + "/readyz"
+	deadline := time.Now().Add(readyDeadline)
+	for time.Now().Before(deadline) {
+		if op.cmd.ProcessState != nil {
+			t.Fatalf("operator exited before it was ready: %v", op.cmd.ProcessState)
+		}
+		if httpStatus(t, url) == http.StatusOK {
+			return time.Since(op.started)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s did not answer 200 within %v", url, readyDeadline)
+	return 0
+}
+
+// httpStatus returns the status code of GET url, or 0 when it cannot connect.
+func httpStatus(t *testing.T, url string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// stopOperator sends SIGTERM and asserts a zero exit within the deadline.
+func stopOperator(t *testing.T, op *operatorProcess) time.Duration {
+	t.Helper()
+	sent := time.Now()
+	if err := op.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("sending SIGTERM: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("operator exited with %v after SIGTERM, want exit code 0", err)
+		}
+	case <-time.After(shutdownDeadline):
+		t.Fatalf("operator still running %v after SIGTERM", shutdownDeadline)
+	}
+	return time.Since(sent)
+}
+
+func assertNotListening(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		_ = conn.Close()
+		t.Errorf("something still listens on %s after the operator exited", addr)
+	}
+}
+
+// waitLeaseHeld waits until the leader election Lease is held (or released,
+// which the operator does on a clean shutdown).
+func waitLeaseHeld(t *testing.T, c client.Client, held bool) {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var lease coordinationv1.Lease
+		err := c.Get(t.Context(), client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, &lease)
+		holder := ""
+		if err == nil && lease.Spec.HolderIdentity != nil {
+			holder = *lease.Spec.HolderIdentity
+		}
+		if (holder != "") == held {
+			return
+		}
+		last = fmt.Sprintf("holder %q, error %v", holder, err)
+	}
+	t.Errorf("lease %s/%s: want held=%v, last seen %s", leaseNamespace, leaseName, held, last)
+}
