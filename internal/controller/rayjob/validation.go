@@ -38,8 +38,7 @@ func validateRayJob(job *rayv1.RayJob, gates validation.FeatureGates) error {
 		return &invalidError{reason: reasonInvalidSpec, err: err}
 	}
 	if job.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusWaiting && submissionMode(job) != rayv1.InteractiveMode {
-		return &invalidError{reason: reasonInvalidStatus, err: errors.New(
-			"The RayJob status is invalid: JobDeploymentStatus cannot be `Waiting` when SubmissionMode is not InteractiveMode")}
+		return &invalidError{reason: reasonInvalidStatus, err: kubeRayError("The RayJob status is invalid: JobDeploymentStatus cannot be `Waiting` when SubmissionMode is not InteractiveMode")}
 	}
 	return nil
 }
@@ -66,10 +65,10 @@ func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (c
 // validateMetadata keeps the RayJob name usable in the names derived from it.
 func validateMetadata(job *rayv1.RayJob) error {
 	if len(job.Name) > maxRayJobNameLength {
-		return fmt.Errorf("The RayJob metadata is invalid: RayJob name should be no more than %d characters", maxRayJobNameLength)
+		return kubeRayErrorf("The RayJob metadata is invalid: RayJob name should be no more than %d characters", maxRayJobNameLength)
 	}
 	if errs := k8svalidation.IsDNS1035Label(job.Name); len(errs) > 0 {
-		return fmt.Errorf("The RayJob metadata is invalid: RayJob name should be a valid DNS1035 label: %v", errs)
+		return kubeRayErrorf("The RayJob metadata is invalid: RayJob name should be a valid DNS1035 label: %v", errs)
 	}
 	return nil
 }
@@ -100,10 +99,10 @@ func validateSpec(job *rayv1.RayJob, gates validation.FeatureGates) error {
 // suspendRules: suspension needs the cluster to be deleted at the end.
 func suspendRules(job *rayv1.RayJob, _ validation.FeatureGates) error {
 	if job.Spec.Suspend && !job.Spec.ShutdownAfterJobFinishes {
-		return errors.New("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false is not allowed to be suspended")
+		return kubeRayError("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false is not allowed to be suspended")
 	}
 	if job.Spec.TTLSecondsAfterFinished < 0 {
-		return errors.New("The RayJob spec is invalid: TTLSecondsAfterFinished must be a non-negative integer")
+		return kubeRayError("The RayJob spec is invalid: TTLSecondsAfterFinished must be a non-negative integer")
 	}
 	return nil
 }
@@ -113,22 +112,22 @@ func suspendRules(job *rayv1.RayJob, _ validation.FeatureGates) error {
 func clusterSourceRules(job *rayv1.RayJob, _ validation.FeatureGates) error {
 	selector := usesClusterSelector(job)
 	if job.Spec.Suspend && selector {
-		return errors.New("The RayJob spec is invalid: the ClusterSelector mode doesn't support the suspend operation")
+		return kubeRayError("The RayJob spec is invalid: the ClusterSelector mode doesn't support the suspend operation")
 	}
 	if job.Spec.RayClusterSpec == nil && !selector {
-		return errors.New("The RayJob spec is invalid: one of RayClusterSpec or ClusterSelector must be set")
+		return kubeRayError("The RayJob spec is invalid: one of RayClusterSpec or ClusterSelector must be set")
 	}
 	if !selector {
 		return nil
 	}
 	if job.Spec.ClusterSelector[clusterSelectorKey] == "" {
-		return errors.New("cluster name in ClusterSelector should not be empty")
+		return kubeRayError("cluster name in ClusterSelector should not be empty")
 	}
 	if submissionMode(job) == rayv1.SidecarMode {
-		return errors.New("ClusterSelector is not supported in SidecarMode")
+		return kubeRayError("ClusterSelector is not supported in SidecarMode")
 	}
 	if job.Spec.BackoffLimit != nil && *job.Spec.BackoffLimit > 0 {
-		return errors.New("The RayJob spec is invalid: BackoffLimit is incompatible with ClusterSelector mode")
+		return kubeRayError("The RayJob spec is invalid: BackoffLimit is incompatible with ClusterSelector mode")
 	}
 	return nil
 }
@@ -139,19 +138,19 @@ func modeRules(job *rayv1.RayJob, _ validation.FeatureGates) error {
 	case rayv1.InteractiveMode:
 		// A retry would find spec.jobId still set and skip Waiting.
 		if job.Spec.BackoffLimit != nil && *job.Spec.BackoffLimit > 0 {
-			return errors.New("The RayJob spec is invalid: BackoffLimit is incompatible with InteractiveMode")
+			return kubeRayError("The RayJob spec is invalid: BackoffLimit is incompatible with InteractiveMode")
 		}
 	case rayv1.SidecarMode:
 		if job.Spec.SubmitterPodTemplate != nil {
-			return errors.New("Currently, SidecarMode doesn't support SubmitterPodTemplate")
+			return kubeRayError("Currently, SidecarMode doesn't support SubmitterPodTemplate")
 		}
 		if job.Spec.SubmitterConfig != nil {
-			return errors.New("Currently, SidecarMode doesn't support SubmitterConfig")
+			return kubeRayError("Currently, SidecarMode doesn't support SubmitterConfig")
 		}
 		if spec := job.Spec.RayClusterSpec; spec != nil {
 			policy := spec.HeadGroupSpec.Template.Spec.RestartPolicy
 			if policy != "" && policy != corev1.RestartPolicyNever {
-				return errors.New("restartPolicy for head Pod should be Never or unset when using SidecarMode")
+				return kubeRayError("restartPolicy for head Pod should be Never or unset when using SidecarMode")
 			}
 		}
 	}
@@ -164,7 +163,7 @@ func clusterSpecRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 		return nil
 	}
 	if err := validation.RayClusterSpec(job.Spec.RayClusterSpec, job.Annotations, gates); err != nil {
-		return fmt.Errorf("The RayJob spec is invalid: %w", err)
+		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 	}
 	return nil
 }
@@ -173,19 +172,30 @@ func clusterSpecRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 func limitRules(job *rayv1.RayJob, _ validation.FeatureGates) error {
 	if job.Spec.RuntimeEnvYAML != "" {
 		if _, err := dashboard.ParseRuntimeEnvYAML(job.Spec.RuntimeEnvYAML); err != nil {
-			return fmt.Errorf("The RayJob spec is invalid: %w", err)
+			return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 		}
 	}
 	if v := job.Spec.ActiveDeadlineSeconds; v != nil && *v <= 0 {
-		return errors.New("The RayJob spec is invalid: activeDeadlineSeconds must be a positive integer")
+		return kubeRayError("The RayJob spec is invalid: activeDeadlineSeconds must be a positive integer")
 	}
 	if v := job.Spec.PreRunningDeadlineSeconds; v != nil && *v <= 0 {
-		return errors.New("The RayJob spec is invalid: preRunningDeadlineSeconds must be a positive integer")
+		return kubeRayError("The RayJob spec is invalid: preRunningDeadlineSeconds must be a positive integer")
 	}
 	if v := job.Spec.BackoffLimit; v != nil && *v < 0 {
-		return errors.New("The RayJob spec is invalid: backoffLimit must be a positive integer")
+		return kubeRayError("The RayJob spec is invalid: backoffLimit must be a positive integer")
 	}
 	return nil
+}
+
+// kubeRayError returns an error with one of KubeRay's messages, which users
+// and tools search for verbatim (hence capitalized, against Go habit).
+func kubeRayError(msg string) error {
+	return errors.New(msg)
+}
+
+// kubeRayErrorf is kubeRayError with formatting.
+func kubeRayErrorf(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
 }
 
 // noGates is the gate set with every feature off.

@@ -14,44 +14,44 @@ import (
 // either legacy (onSuccess and onFailure) or rules, never both.
 func deletionRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 	if !job.Spec.ShutdownAfterJobFinishes && job.Spec.TTLSecondsAfterFinished > 0 {
-		return errors.New("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished")
+		return kubeRayError("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished")
 	}
 	strategy := job.Spec.DeletionStrategy
 	if strategy == nil {
 		return nil
 	}
 	if !deletionPolicyOn(gates) {
-		return errors.New("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy")
+		return kubeRayError("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy")
 	}
-	legacy := strategy.OnSuccess != nil || strategy.OnFailure != nil
+	legacy := strategy.OnSuccess != nil || strategy.OnFailure != nil //nolint:staticcheck // the legacy policies are still served
 	rules := len(strategy.DeletionRules) > 0
 	switch {
 	case rules && job.Spec.ShutdownAfterJobFinishes:
-		return errors.New("The RayJob spec is invalid: spec.shutdownAfterJobFinishes and spec.deletionStrategy.deletionRules are mutually exclusive")
+		return kubeRayError("The RayJob spec is invalid: spec.shutdownAfterJobFinishes and spec.deletionStrategy.deletionRules are mutually exclusive")
 	case rules && legacy:
-		return errors.New("The RayJob spec is invalid: Cannot use both legacy onSuccess/onFailure fields and deletionRules simultaneously")
+		return kubeRayError("The RayJob spec is invalid: Cannot use both legacy onSuccess/onFailure fields and deletionRules simultaneously")
 	case legacy:
 		return validateLegacyPolicies(job)
 	case rules:
 		return validateDeletionRuleList(job)
 	default:
-		return errors.New("The RayJob spec is invalid: DeletionStrategy requires either BOTH onSuccess and onFailure, OR the deletionRules field (cannot be empty)")
+		return kubeRayError("The RayJob spec is invalid: DeletionStrategy requires either BOTH onSuccess and onFailure, OR the deletionRules field (cannot be empty)")
 	}
 }
 
 // validateLegacyPolicies checks onSuccess and onFailure.
 func validateLegacyPolicies(job *rayv1.RayJob) error {
 	strategy := job.Spec.DeletionStrategy
-	if strategy.OnSuccess == nil || strategy.OnFailure == nil {
-		return errors.New("both DeletionStrategy.OnSuccess and DeletionStrategy.OnFailure must be set when using the legacy deletion policy fields of DeletionStrategy")
+	if strategy.OnSuccess == nil || strategy.OnFailure == nil { //nolint:staticcheck // the legacy policies are still served
+		return kubeRayError("both DeletionStrategy.OnSuccess and DeletionStrategy.OnFailure must be set when using the legacy deletion policy fields of DeletionStrategy")
 	}
-	if strategy.OnSuccess.Policy == nil {
-		return errors.New("the DeletionPolicyType field of DeletionStrategy.OnSuccess cannot be unset when DeletionStrategy is enabled")
+	if strategy.OnSuccess.Policy == nil { //nolint:staticcheck // the legacy policies are still served
+		return kubeRayError("the DeletionPolicyType field of DeletionStrategy.OnSuccess cannot be unset when DeletionStrategy is enabled")
 	}
-	if strategy.OnFailure.Policy == nil {
-		return errors.New("the DeletionPolicyType field of DeletionStrategy.OnFailure cannot be unset when DeletionStrategy is enabled")
+	if strategy.OnFailure.Policy == nil { //nolint:staticcheck // the legacy policies are still served
+		return kubeRayError("the DeletionPolicyType field of DeletionStrategy.OnFailure cannot be unset when DeletionStrategy is enabled")
 	}
-	onSuccess, onFailure := *strategy.OnSuccess.Policy, *strategy.OnFailure.Policy
+	onSuccess, onFailure := *strategy.OnSuccess.Policy, *strategy.OnFailure.Policy //nolint:staticcheck // the legacy policies are still served
 	if usesClusterSelector(job) {
 		if touchesCluster(onSuccess) {
 			return fmt.Errorf("the ClusterSelector mode doesn't support DeletionStrategy=%s on success", onSuccess)
@@ -61,10 +61,10 @@ func validateLegacyPolicies(job *rayv1.RayJob) error {
 		}
 	}
 	if (onSuccess == rayv1.DeleteWorkers || onFailure == rayv1.DeleteWorkers) && autoscaling(job) {
-		return errors.New("DeletionStrategy=DeleteWorkers currently does not support RayCluster with autoscaling enabled")
+		return kubeRayError("DeletionStrategy=DeleteWorkers currently does not support RayCluster with autoscaling enabled")
 	}
 	if job.Spec.ShutdownAfterJobFinishes && (onSuccess == rayv1.DeleteNone || onFailure == rayv1.DeleteNone) {
-		return errors.New("The RayJob spec is invalid: shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'")
+		return kubeRayError("The RayJob spec is invalid: shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'")
 	}
 	return nil
 }
@@ -109,15 +109,15 @@ func validateDeletionRule(job *rayv1.RayJob, rule rayv1.DeletionRule) error {
 	c := rule.Condition
 	switch {
 	case c.JobStatus != nil && c.JobDeploymentStatus != nil:
-		return errors.New("cannot set both JobStatus and JobDeploymentStatus at the same time")
+		return kubeRayError("cannot set both JobStatus and JobDeploymentStatus at the same time")
 	case c.JobStatus == nil && c.JobDeploymentStatus == nil:
-		return errors.New("exactly one of JobStatus and JobDeploymentStatus must be set")
+		return kubeRayError("exactly one of JobStatus and JobDeploymentStatus must be set")
 	case c.TTLSeconds < 0:
-		return errors.New("TTLSeconds must be non-negative")
+		return kubeRayError("TTLSeconds must be non-negative")
 	case usesClusterSelector(job) && touchesCluster(rule.Policy):
-		return fmt.Errorf("DeletionPolicyType '%s' not supported when ClusterSelector is set", rule.Policy)
+		return kubeRayErrorf("DeletionPolicyType '%s' not supported when ClusterSelector is set", rule.Policy)
 	case rule.Policy == rayv1.DeleteWorkers && autoscaling(job):
-		return errors.New("DeletionPolicyType 'DeleteWorkers' not supported with autoscaling enabled")
+		return kubeRayError("DeletionPolicyType 'DeleteWorkers' not supported with autoscaling enabled")
 	}
 	return nil
 }
