@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -42,8 +43,15 @@ type Controller struct {
 // where each kind's controller is registered as it lands.
 func DefaultControllers() []Controller {
 	return []Controller{
+		{Name: "RayCluster", Setup: setupRayCluster},
 		{Name: "RayJob", Setup: setupRayJob},
 	}
+}
+
+func setupRayCluster(mgr manager.Manager, d Deps) error {
+	return raycluster.Setup(mgr, raycluster.Settings{
+		Config: d.Config, Knobs: d.Knobs, Features: d.Features, IsOpenShift: d.IsOpenShift, Clock: d.Clock,
+	})
 }
 
 func setupRayJob(mgr manager.Manager, d Deps) error {

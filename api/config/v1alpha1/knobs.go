@@ -22,6 +22,7 @@ const (
 	EnvEnableZeroDowntime                    = "ENABLE_ZERO_DOWNTIME"
 	EnvClusterDomain                         = "CLUSTER_DOMAIN"
 	EnvEnableWebhooks                        = "ENABLE_WEBHOOKS"
+	EnvEnableDeterministicHeadPodName        = "ENABLE_DETERMINISTIC_HEAD_POD_NAME"
 )
 
 // Knob defaults, as KubeRay's.
@@ -74,6 +75,9 @@ type Knobs struct {
 	ClusterDomain string
 	// Webhooks serves the validating webhooks (ENABLE_WEBHOOKS; off unless "true").
 	Webhooks bool
+	// DeterministicHeadPodName names the head Pod <cluster>-head instead of
+	// generating a name (ENABLE_DETERMINISTIC_HEAD_POD_NAME; off unless "true").
+	DeterministicHeadPodName bool
 }
 
 // DefaultKnobs returns the knobs of an empty environment.
@@ -103,6 +107,7 @@ func LoadKnobs(lookup LookupFunc) (Knobs, []string) {
 		ZeroDowntime:                          r.onUnlessFalse(EnvEnableZeroDowntime),
 		ClusterDomain:                         r.stringOr(EnvClusterDomain, DefaultClusterDomain),
 		Webhooks:                              r.offUnlessTrue(EnvEnableWebhooks),
+		DeterministicHeadPodName:              r.offUnlessTrue(EnvEnableDeterministicHeadPodName),
 	}
 	return k, r.warnings
 }

@@ -43,6 +43,7 @@ func TestLoadKnobs(t *testing.T) {
 				EnvUseIngressOnOpenShift:          "true",
 				EnvEnableLoginShell:               "true",
 				EnvEnableWebhooks:                 "true",
+				EnvEnableDeterministicHeadPodName: "TRUE",
 			},
 			want: with(func(k *Knobs) {
 				k.DeleteRayJobCRAfterJobFinishes = true
@@ -51,6 +52,7 @@ func TestLoadKnobs(t *testing.T) {
 				k.IngressOnOpenShift = true
 				k.LoginShell = true
 				k.Webhooks = true
+				k.DeterministicHeadPodName = true
 			}),
 		},
 		"off-by-default knobs stay off for anything but true": {
