@@ -68,6 +68,7 @@ func submit(t *testing.T, c dashboard.Client, req *dashboard.JobSubmitRequest) {
 }
 
 func TestJobsAgainstRealRay(t *testing.T) {
+	t.Parallel()
 	begin := time.Now()
 	head := rayhead.Start(t, rayhead.Options{})
 	c := client(t, head.DashboardURL, "")
@@ -160,6 +161,7 @@ func TestJobsAgainstRealRay(t *testing.T) {
 }
 
 func TestTokenAuthAgainstRealRay(t *testing.T) {
+	t.Parallel()
 	const token = "e2e-secret-token"
 	head := rayhead.Start(t, rayhead.Options{AuthToken: token})
 

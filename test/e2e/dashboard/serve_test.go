@@ -30,6 +30,7 @@ app = Hello.bind()
 `
 
 func TestServeAgainstRealRay(t *testing.T) {
+	t.Parallel()
 	appDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(appDir, "e2e_serve_app.py"), []byte(serveApp), 0o644); err != nil {
 		t.Fatal(err)
