@@ -23,16 +23,17 @@ type JobInfo struct {
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	RuntimeEnv RuntimeEnv        `json:"runtime_env,omitempty"`
 
-	DriverInfo *DriverInfo `json:"driver_info,omitempty"`
+	DriverInfo             *DriverInfo `json:"driver_info,omitempty"`
+	DriverAgentHTTPAddress string      `json:"driver_agent_http_address,omitempty"`
+	DriverNodeID           string      `json:"driver_node_id,omitempty"`
+	DriverExitCode         *int        `json:"driver_exit_code,omitempty"`
+
 	// The entrypoint reservations are part of Ray's job record; Ray 2.60's
 	// REST answer leaves them out, so they are usually zero here.
-	DriverAgentHTTPAddress string             `json:"driver_agent_http_address,omitempty"`
-	DriverNodeID           string             `json:"driver_node_id,omitempty"`
-	DriverExitCode         *int               `json:"driver_exit_code,omitempty"`
-	EntrypointNumCPUs      float64            `json:"entrypoint_num_cpus,omitempty"`
-	EntrypointNumGPUs      float64            `json:"entrypoint_num_gpus,omitempty"`
-	EntrypointMemory       int64              `json:"entrypoint_memory,omitempty"`
-	EntrypointResources    map[string]float64 `json:"entrypoint_resources,omitempty"`
+	EntrypointNumCPUs   float64            `json:"entrypoint_num_cpus,omitempty"`
+	EntrypointNumGPUs   float64            `json:"entrypoint_num_gpus,omitempty"`
+	EntrypointMemory    int64              `json:"entrypoint_memory,omitempty"`
+	EntrypointResources map[string]float64 `json:"entrypoint_resources,omitempty"`
 }
 
 // DriverInfo describes the driver process of a job.
