@@ -44,7 +44,7 @@ k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager and k
 K8S_BIN = $(shell hack/k8s-binaries.sh)
 
 .PHONY: ray-venv
-ray-venv: ## Install the pinned ray[default] into a cached virtualenv (hack/ray-venv.sh prints its path).
+ray-venv: ## Install the pinned ray[default,serve] into a cached virtualenv (hack/ray-venv.sh prints its path).
 	hack/ray-venv.sh
 
 .PHONY: test-e2e-dashboard
