@@ -35,6 +35,7 @@ func RayClusterUpgradeOptions(cluster *rayv1.RayCluster) error {
 		return nil
 	}
 	if t := *strategy.Type; t != rayv1.RayClusterRecreate && t != rayv1.RayClusterUpgradeNone {
+		//nolint:staticcheck // KubeRay's message, kept verbatim for users and tools that match it
 		return fmt.Errorf("The RayCluster spec is invalid: Spec.UpgradeStrategy.Type value %s is invalid, valid options are %s or %s",
 			t, rayv1.RayClusterRecreate, rayv1.RayClusterUpgradeNone)
 	}

@@ -36,6 +36,7 @@ func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, g
 		Features:             gates,
 		Pod: raypod.Options{
 			DisableInitContainerInjection: !knobs.InitContainerInjection,
+			DeterministicHeadPodName:      knobs.DeterministicHeadPodName,
 			DisableProbesInjection:        !knobs.ProbesInjection,
 			LoginShell:                    knobs.LoginShell,
 			ClusterDomain:                 knobs.ClusterDomain,
