@@ -43,5 +43,5 @@ func logSettings(log logr.Logger, s Settings) {
 	log.Info("Loaded feature gates", "featureGates", features.State(s.Features))
 	log.Info("Configuration", "watchNamespace", s.Config.WatchNamespace, "leaderElection", s.Config.LeaderElectionEnabled(),
 		"metricsAddr", s.Config.MetricsAddr, "probeAddr", s.Config.ProbeAddr, "reconcileConcurrency", s.Config.ReconcileConcurrency)
-	log.Info("Environment knobs", "knobs", s.Knobs)
+	log.Info("Environment knobs", "knobs", fmt.Sprintf("%+v", s.Knobs))
 }
