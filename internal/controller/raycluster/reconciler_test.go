@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -182,4 +183,50 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+func TestAuthSecretAndRoute(t *testing.T) {
+	h := newHarness(t, Options{UseRoute: true}, makeCluster("rc").with(func(rc *rayv1.RayCluster) {
+		rc.Spec.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken}
+		rc.Spec.HeadGroupSpec.EnableIngress = new(true)
+	}).obj())
+	h.mustReconcile("rc", 1)
+	want := []string{"Normal CreatedRoute", "Normal CreatedSecret", "Normal CreatedService", "Normal CreatedHeadPod"}
+	if diff := cmp.Diff(want, h.eventReasons()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	secret := &corev1.Secret{}
+	if err := h.c.Get(t.Context(), types.NamespacedName{Namespace: testNamespace, Name: "rc"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	if len(secret.Data["auth_token"]) == 0 {
+		t.Error("auth Secret without a token")
+	}
+	// The token is generated once: a second pass keeps the Secret.
+	h.mustReconcile("rc", 1)
+	again := &corev1.Secret{}
+	if err := h.c.Get(t.Context(), types.NamespacedName{Namespace: testNamespace, Name: "rc"}, again); err != nil {
+		t.Fatal(err)
+	}
+	if string(again.Data["auth_token"]) != string(secret.Data["auth_token"]) {
+		t.Error("auth token changed on the second pass")
+	}
+}
+
+func TestDuplicateHeadServicesAreAnError(t *testing.T) {
+	rc := makeCluster("rc").obj()
+	h := newHarness(t, Options{}, rc)
+	h.mustReconcile("rc", 1)
+	extra := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: testNamespace, Labels: map[string]string{}}}
+	var svcs corev1.ServiceList
+	if err := h.c.List(t.Context(), &svcs); err != nil || len(svcs.Items) != 1 {
+		t.Fatalf("services = %v, %v", svcs.Items, err)
+	}
+	extra.Labels = svcs.Items[0].Labels
+	if err := h.c.Create(t.Context(), extra); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile("rc"); err == nil || !strings.Contains(err.Error(), "2 head services found") {
+		t.Errorf("Reconcile() error = %v, want a duplicate head service error", err)
+	}
 }

@@ -1,0 +1,192 @@
+package raycluster
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// testPod is a Pod of cluster "rc" in the given phase.
+func testPod(name string, nodeType rayv1.RayNodeType, group string, phase corev1.PodPhase, ready bool) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, Labels: map[string]string{
+			rayv1.LabelCluster: "rc", rayv1.LabelNodeType: string(nodeType), rayv1.LabelGroup: group,
+		}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "ray"}}},
+		Status: corev1.PodStatus{Phase: phase, PodIP: "10.1.1.1"},
+	}
+	if phase == corev1.PodRunning {
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
+	}
+	return p
+}
+
+// conditionSummary is "Status/Reason" per condition type.
+func conditionSummary(conds []metav1.Condition) map[string]string {
+	out := map[string]string{}
+	for _, c := range conds {
+		out[c.Type] = string(c.Status) + "/" + c.Reason
+	}
+	return out
+}
+
+func TestCalculateStatus(t *testing.T) {
+	head := func(phase corev1.PodPhase, ready bool) client.Object {
+		return testPod("head", rayv1.HeadNode, rayv1.HeadGroupName, phase, ready)
+	}
+	worker := func(name string, phase corev1.PodPhase, ready bool) client.Object {
+		return testPod(name, rayv1.WorkerNode, "small", phase, ready)
+	}
+	type want struct {
+		State                     rayv1.ClusterState
+		Ready, Available, Desired int32
+		Min, Max                  int32
+		CPU, GPU                  string
+		Conditions                map[string]string
+	}
+	cases := map[string]struct {
+		cluster      *rayv1.RayCluster
+		pods         []client.Object
+		reconcileErr error
+		want         want
+	}{
+		"no Pods yet": {
+			cluster: makeCluster("rc").worker("small", 2).obj(),
+			want: want{Desired: 2, Max: 10, CPU: "3", GPU: "0", Conditions: map[string]string{
+				"HeadPodReady": "False/HeadPodNotFound", "RayClusterProvisioned": "False/RayClusterPodsProvisioning",
+				"RayClusterSuspended": "False/RayClusterSuspended", "RayClusterSuspending": "False/RayClusterSuspending",
+			}},
+		},
+		"one worker not ready": {
+			cluster: makeCluster("rc").worker("small", 2).obj(),
+			pods:    []client.Object{head(corev1.PodRunning, true), worker("w1", corev1.PodRunning, true), worker("w2", corev1.PodRunning, false)},
+			want: want{Ready: 1, Available: 2, Desired: 2, Max: 10, CPU: "3", GPU: "0", Conditions: map[string]string{
+				"HeadPodReady": "True/HeadPodRunningAndReady", "RayClusterProvisioned": "False/RayClusterPodsProvisioning",
+				"RayClusterSuspended": "False/RayClusterSuspended", "RayClusterSuspending": "False/RayClusterSuspending",
+			}},
+		},
+		"all ready": {
+			cluster: makeCluster("rc").worker("small", 2).obj(),
+			pods:    []client.Object{head(corev1.PodRunning, true), worker("w1", corev1.PodRunning, true), worker("w2", corev1.PodRunning, true)},
+			want: want{State: rayv1.Ready, Ready: 2, Available: 2, Desired: 2, Max: 10, CPU: "3", GPU: "0", Conditions: map[string]string{
+				"HeadPodReady": "True/HeadPodRunningAndReady", "RayClusterProvisioned": "True/AllPodRunningAndReadyFirstTime",
+				"RayClusterSuspended": "False/RayClusterSuspended", "RayClusterSuspending": "False/RayClusterSuspending",
+			}},
+		},
+		"all ready but a Pod failure": {
+			cluster:      makeCluster("rc").worker("small", 1).obj(),
+			pods:         []client.Object{head(corev1.PodRunning, true), worker("w1", corev1.PodRunning, true)},
+			reconcileErr: errors.Join(errFailedCreateWorkerPod, errors.New("quota exceeded")),
+			want: want{Ready: 1, Available: 1, Desired: 1, Max: 10, CPU: "2", GPU: "0", Conditions: map[string]string{
+				"HeadPodReady": "True/HeadPodRunningAndReady", "RayClusterProvisioned": "True/AllPodRunningAndReadyFirstTime",
+				"ReplicaFailure":      "True/FailedCreateWorkerPod",
+				"RayClusterSuspended": "False/RayClusterSuspended", "RayClusterSuspending": "False/RayClusterSuspending",
+			}},
+		},
+		"multi-host group counts hosts, GPUs of any vendor add up": {
+			cluster: makeCluster("rc").worker("tpu", 3).with(func(rc *rayv1.RayCluster) {
+				g := &rc.Spec.WorkerGroupSpecs[0]
+				g.NumOfHosts, g.MinReplicas, g.MaxReplicas = 4, ptr.To[int32](1), ptr.To[int32](5)
+				g.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+				rc.Spec.HeadGroupSpec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"amd.com/gpu": resource.MustParse("2")}
+			}).obj(),
+			want: want{Desired: 12, Min: 4, Max: 20, CPU: "13", GPU: "14", Conditions: map[string]string{
+				"HeadPodReady": "False/HeadPodNotFound", "RayClusterProvisioned": "False/RayClusterPodsProvisioning",
+				"RayClusterSuspended": "False/RayClusterSuspended", "RayClusterSuspending": "False/RayClusterSuspending",
+			}},
+		},
+		"suspended worker group is not desired": {
+			cluster: makeCluster("rc").worker("small", 2).with(func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Suspend = ptr.To(true) }).obj(),
+			pods:    []client.Object{head(corev1.PodRunning, true)},
+			want: want{State: rayv1.Ready, Max: 10, CPU: "1", GPU: "0", Conditions: map[string]string{
+				"HeadPodReady": "True/HeadPodRunningAndReady", "RayClusterProvisioned": "True/AllPodRunningAndReadyFirstTime",
+				"RayClusterSuspended": "False/RayClusterSuspended", "RayClusterSuspending": "False/RayClusterSuspending",
+			}},
+		},
+		"suspend requested": {
+			cluster: makeCluster("rc").worker("small", 1).with(func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr.To(true) }).obj(),
+			pods:    []client.Object{head(corev1.PodPending, false)},
+			want: want{Desired: 1, Max: 10, CPU: "2", GPU: "0", Conditions: map[string]string{
+				"HeadPodReady": "False/Unknown", "RayClusterProvisioned": "False/RayClusterPodsProvisioning",
+				"RayClusterSuspended": "False/RayClusterSuspended", "RayClusterSuspending": "True/RayClusterSuspending",
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, Options{}, append(tc.pods, tc.cluster)...)
+			s := newScope(h.cluster("rc"))
+			status, err := h.r.calculateStatus(t.Context(), s, tc.reconcileErr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{
+				State: status.State, Ready: status.ReadyWorkerReplicas, Available: status.AvailableWorkerReplicas, //nolint:staticcheck // compatibility field under test
+				Desired: status.DesiredWorkerReplicas, Min: status.MinWorkerReplicas, Max: status.MaxWorkerReplicas,
+				CPU: status.DesiredCPU.String(), GPU: status.DesiredGPU.String(), Conditions: conditionSummary(status.Conditions),
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if status.ObservedGeneration != tc.cluster.Generation {
+				t.Errorf("observedGeneration = %d, want %d", status.ObservedGeneration, tc.cluster.Generation)
+			}
+		})
+	}
+}
+
+func TestProvisionedIsSticky(t *testing.T) {
+	rc := makeCluster("rc").with(func(rc *rayv1.RayCluster) {
+		rc.Status.Conditions = []metav1.Condition{{Type: string(rayv1.RayClusterProvisioned), Status: metav1.ConditionTrue, Reason: rayv1.AllPodRunningAndReadyFirstTime}}
+	}).obj()
+	h := newHarness(t, Options{}, rc, testPod("head", rayv1.HeadNode, rayv1.HeadGroupName, corev1.PodRunning, false))
+	status, err := h.r.calculateStatus(t.Context(), newScope(h.cluster("rc")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := conditionSummary(status.Conditions)["RayClusterProvisioned"]; got != "True/AllPodRunningAndReadyFirstTime" {
+		t.Errorf("RayClusterProvisioned = %s, want it to stay true when a Pod becomes unready", got)
+	}
+}
+
+// recordingObserver records the provisioning durations it is given.
+type recordingObserver struct{ seen map[string]time.Duration }
+
+func (o *recordingObserver) ObserveProvisioned(name, _ string, d time.Duration) { o.seen[name] = d }
+func (o *recordingObserver) Forget(name, _ string)                              { delete(o.seen, name) }
+
+func TestProvisionedDurationMetric(t *testing.T) {
+	rc := makeCluster("rc").obj()
+	h := newHarness(t, Options{}, rc)
+	obs := &recordingObserver{seen: map[string]time.Duration{}}
+	h.r.metrics = obs
+	created := h.cluster("rc").CreationTimestamp.Time
+	h.clk.SetTime(created)
+	h.mustReconcile("rc", 1)
+	h.clk.Step(90 * time.Second)
+	h.setPodStatus(headPodLabels, runningReady)
+	h.mustReconcile("rc", 2)
+	if diff := cmp.Diff(map[string]time.Duration{"rc": 90 * time.Second}, obs.seen); diff != "" {
+		t.Errorf("observed durations (-want +got):\n%s", diff)
+	}
+	if err := h.c.Delete(t.Context(), h.cluster("rc")); err != nil {
+		t.Fatal(err)
+	}
+	h.mustReconcile("rc", 1)
+	if len(obs.seen) != 0 {
+		t.Errorf("metrics of a deleted cluster not forgotten: %v", obs.seen)
+	}
+}
