@@ -1,8 +1,9 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -10,9 +11,8 @@ var (
 	// is served under.
 	GroupVersion = schema.GroupVersion{Group: "ray.io", Version: "v1"}
 
-	// SchemeBuilder collects the kinds of this package; each *_types.go file
-	// registers its kinds from an init function.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// SchemeBuilder registers this package's kinds with a runtime.Scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme registers RayCluster, RayJob, RayService and RayCronJob (and
 	// their lists) with a runtime.Scheme.
@@ -23,4 +23,15 @@ var (
 // GroupResource, as API errors and RBAC expect.
 func Resource(resource string) schema.GroupResource {
 	return GroupVersion.WithResource(resource).GroupResource()
+}
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion,
+		&RayCluster{}, &RayClusterList{},
+		&RayJob{}, &RayJobList{},
+		&RayService{}, &RayServiceList{},
+		&RayCronJob{}, &RayCronJobList{},
+	)
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
 }

@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 )
 
 func TestIsJobTerminal(t *testing.T) {
@@ -33,8 +31,8 @@ func TestIsJobTerminal(t *testing.T) {
 
 func TestAllJobStatusesCoversEveryStatus(t *testing.T) {
 	want := []JobStatus{"", "PENDING", "RUNNING", "STOPPED", "SUCCEEDED", "FAILED"}
-	if diff := cmp.Diff(want, AllJobStatuses); diff != "" {
-		t.Errorf("AllJobStatuses (-want +got):\n%s", diff)
+	if !slices.Equal(want, AllJobStatuses) {
+		t.Errorf("AllJobStatuses = %q, want %q", AllJobStatuses, want)
 	}
 }
 
@@ -66,10 +64,10 @@ func TestIsManagedByThisOperator(t *testing.T) {
 		want      bool
 	}{
 		"absent":           {managedBy: nil, want: true},
-		"kuberay operator": {managedBy: ptr.To("ray.io/kuberay-operator"), want: true},
-		"multikueue":       {managedBy: ptr.To(MultiKueueController), want: false},
-		"empty string":     {managedBy: ptr.To(""), want: false},
-		"other controller": {managedBy: ptr.To("example.com/other"), want: false},
+		"kuberay operator": {managedBy: new("ray.io/kuberay-operator"), want: true},
+		"multikueue":       {managedBy: new(MultiKueueController), want: false},
+		"empty string":     {managedBy: new(""), want: false},
+		"other controller": {managedBy: new("example.com/other"), want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -99,10 +97,10 @@ func TestAddToSchemeRegistersEveryKind(t *testing.T) {
 	// under the group; keep only ours.
 	got = slices.DeleteFunc(got, func(kind string) bool { return !strings.HasPrefix(kind, "Ray") })
 	slices.Sort(got)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("kinds registered under %s (-want +got):\n%s", GroupVersion, diff)
+	if !slices.Equal(want, got) {
+		t.Errorf("kinds registered under %s = %q, want %q", GroupVersion, got, want)
 	}
-	if diff := cmp.Diff(schema.GroupVersion{Group: "ray.io", Version: "v1"}, GroupVersion); diff != "" {
-		t.Errorf("GroupVersion (-want +got):\n%s", diff)
+	if want := (schema.GroupVersion{Group: "ray.io", Version: "v1"}); GroupVersion != want {
+		t.Errorf("GroupVersion = %v, want %v", GroupVersion, want)
 	}
 }

@@ -471,9 +471,7 @@ const (
 
 // RayClusterStatus is what the operator observed about a RayCluster.
 type RayClusterStatus struct {
-	// State is the coarse state.
-	//
-	// Deprecated: use Conditions.
+	// State is the coarse state, kept for compatibility; Conditions supersede it.
 	// +optional
 	State ClusterState `json:"state,omitempty"`
 	// DesiredCPU is the sum of CPU requested by all desired Pods.
@@ -627,7 +625,3 @@ const (
 	RayConfigError         EventReason = "RayConfigError"
 	PodReconciliationError EventReason = "PodReconciliationError"
 )
-
-func init() {
-	SchemeBuilder.Register(&RayCluster{}, &RayClusterList{})
-}

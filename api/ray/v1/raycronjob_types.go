@@ -54,7 +54,3 @@ type RayCronJobList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []RayCronJob `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&RayCronJob{}, &RayCronJobList{})
-}

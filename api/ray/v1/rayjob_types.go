@@ -116,14 +116,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="!((has(self.onSuccess) || has(self.onFailure)) && has(self.deletionRules))",message="legacy policies (onSuccess/onFailure) and deletionRules cannot be used together within the same deletionStrategy"
 // +kubebuilder:validation:XValidation:rule="((has(self.onSuccess) && has(self.onFailure)) || has(self.deletionRules))",message="deletionStrategy requires either BOTH onSuccess and onFailure, OR the deletionRules field (cannot be empty)"
 type DeletionStrategy struct {
-	// OnSuccess applies when the job succeeded.
-	//
-	// Deprecated: use DeletionRules.
+	// OnSuccess applies when the job succeeded (legacy style; prefer DeletionRules).
 	// +optional
 	OnSuccess *DeletionPolicy `json:"onSuccess,omitempty"`
-	// OnFailure applies when the job failed.
-	//
-	// Deprecated: use DeletionRules.
+	// OnFailure applies when the job failed (legacy style; prefer DeletionRules).
 	// +optional
 	OnFailure *DeletionPolicy `json:"onFailure,omitempty"`
 	// DeletionRules are actions with their own trigger and delay. When several
@@ -164,9 +160,8 @@ type DeletionCondition struct {
 	TTLSeconds int32 `json:"ttlSeconds,omitempty"`
 }
 
-// DeletionPolicy is a legacy single action.
-//
-// Deprecated: use DeletionRule.
+// DeletionPolicy is the single action of the legacy onSuccess/onFailure
+// style; DeletionRule supersedes it.
 type DeletionPolicy struct {
 	// Policy is the action. Required in practice for onSuccess/onFailure, but
 	// optional in the schema.
@@ -361,8 +356,4 @@ type RayJobList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []RayJob `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&RayJob{}, &RayJobList{})
 }

@@ -79,14 +79,10 @@ type RayServiceSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RayClusterDeletionDelaySeconds *int32 `json:"rayClusterDeletionDelaySeconds,omitempty"`
-	// ServiceUnhealthySecondThreshold is ignored.
-	//
-	// Deprecated: no longer used.
+	// ServiceUnhealthySecondThreshold is accepted for compatibility and ignored.
 	// +optional
 	ServiceUnhealthySecondThreshold *int32 `json:"serviceUnhealthySecondThreshold,omitempty"`
-	// DeploymentUnhealthySecondThreshold is ignored.
-	//
-	// Deprecated: no longer used.
+	// DeploymentUnhealthySecondThreshold is accepted for compatibility and ignored.
 	// +optional
 	DeploymentUnhealthySecondThreshold *int32 `json:"deploymentUnhealthySecondThreshold,omitempty"`
 	// ServeService overrides parts of the Service that selects Pods serving traffic.
@@ -128,9 +124,8 @@ type RayServiceStatuses struct {
 	// LastUpdateTime is when the status was last written.
 	// +optional
 	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
-	// ServiceStatus is the legacy readiness summary.
-	//
-	// Deprecated: use the Ready condition.
+	// ServiceStatus is the legacy readiness summary; the Ready condition
+	// supersedes it.
 	// +optional
 	ServiceStatus ServiceStatus `json:"serviceStatus,omitempty"`
 	// ActiveServiceStatus describes the cluster serving traffic.
@@ -238,8 +233,4 @@ type RayServiceList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []RayService `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&RayService{}, &RayServiceList{})
 }
