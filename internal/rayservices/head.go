@@ -45,7 +45,8 @@ func baseHeadLabels(cluster *rayv1.RayCluster) map[string]string {
 // unless opts.ClusterIP is set or the service type is not ClusterIP. With a
 // user headService, that object is the base: its selector is replaced, its
 // labels and annotations are merged under the operator's (operator values
-// win), the ports are appended to the user's, and name, type default to
+// win), the operator's ports replace user ports of the same name (named
+// ports sorted, unnamed ones last), and name, type default to
 // the operator's while the namespace is always the cluster's.
 func BuildHeadService(cluster *rayv1.RayCluster, opts HeadServiceOptions) *corev1.Service {
 	return buildHeadService(cluster, opts, HeadServiceLabels(cluster), maps.Clone(cluster.Spec.HeadServiceAnnotations))
@@ -62,7 +63,7 @@ func buildHeadService(cluster *rayv1.RayCluster, opts HeadServiceOptions, labels
 		svc := custom.DeepCopy()
 		svc.Spec.Selector = labels
 		svc.Annotations = mergeOver(svc.Annotations, annotations)
-		svc.Spec.Ports = append(svc.Spec.Ports, ports...)
+		svc.Spec.Ports = mergePorts(svc.Spec.Ports, ports)
 		adoptUserService(svc, cluster, naming.HeadServiceName(cluster), maps.Clone(labels), serviceType)
 		return svc
 	}

@@ -17,32 +17,51 @@ import (
 const appProtocolTCP = "tcp"
 
 // PortsOf maps port names to numbers for the cluster's Services: the ports
-// the head's Ray container declares (unnamed ones called "<port>-port"), or
-// KubeRay's defaults when it declares none, plus metrics (8080) unless a
-// port is already named "metrics".
+// the head's Ray container declares (unnamed ones called "<port>-port"),
+// completed with KubeRay's defaults (client 10001, gcs-server 6379,
+// dashboard 8265, metrics 8080, serve 8000). A default is added only when
+// its name is free and its number is not already taken by another name, so
+// that no two Service ports share a number.
 func PortsOf(cluster *rayv1.RayCluster) map[string]int32 {
+	ports := containerPorts(cluster)
+	used := map[int32]bool{}
+	for _, p := range ports {
+		used[p] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(standardPorts)) {
+		p := standardPorts[name]
+		if _, named := ports[name]; named || used[p] {
+			continue
+		}
+		ports[name] = p
+		used[p] = true
+	}
+	return ports
+}
+
+// standardPorts are the head Service ports KubeRay always offers.
+var standardPorts = map[string]int32{
+	rayv1.ClientPortName:    rayv1.DefaultClientPort,
+	rayv1.GcsServerPortName: rayv1.DefaultGcsServerPort,
+	rayv1.DashboardPortName: rayv1.DefaultDashboardPort,
+	rayv1.MetricsPortName:   rayv1.DefaultMetricsPort,
+	rayv1.ServingPortName:   rayv1.DefaultServingPort,
+}
+
+// containerPorts are the ports the head's Ray container declares, by name;
+// an unnamed port is called "<port>-port".
+func containerPorts(cluster *rayv1.RayCluster) map[string]int32 {
 	ports := map[string]int32{}
 	containers := cluster.Spec.HeadGroupSpec.Template.Spec.Containers
-	if len(containers) > 0 {
-		for _, p := range containers[rayv1.RayContainerIndex].Ports {
-			name := p.Name
-			if name == "" {
-				name = strconv.Itoa(int(p.ContainerPort)) + "-port"
-			}
-			ports[name] = p.ContainerPort
-		}
+	if len(containers) == 0 {
+		return ports
 	}
-	if len(ports) == 0 {
-		ports = map[string]int32{
-			rayv1.ClientPortName:    rayv1.DefaultClientPort,
-			rayv1.GcsServerPortName: rayv1.DefaultGcsServerPort,
-			rayv1.DashboardPortName: rayv1.DefaultDashboardPort,
-			rayv1.MetricsPortName:   rayv1.DefaultMetricsPort,
-			rayv1.ServingPortName:   rayv1.DefaultServingPort,
+	for _, p := range containers[rayv1.RayContainerIndex].Ports {
+		name := p.Name
+		if name == "" {
+			name = strconv.Itoa(int(p.ContainerPort)) + "-port"
 		}
-	}
-	if _, ok := ports[rayv1.MetricsPortName]; !ok {
-		ports[rayv1.MetricsPortName] = rayv1.DefaultMetricsPort
+		ports[name] = p.ContainerPort
 	}
 	return ports
 }
@@ -63,4 +82,24 @@ func headServicePorts(ports map[string]int32) []corev1.ServicePort {
 		out = append(out, corev1.ServicePort{Name: name, Port: ports[name], AppProtocol: new(appProtocolTCP)})
 	}
 	return out
+}
+
+// mergePorts puts the operator's ports into a user-provided port list: a
+// port of the same name is replaced by the operator's, named ports come out
+// sorted by name, and unnamed user ports follow them.
+func mergePorts(user, operator []corev1.ServicePort) []corev1.ServicePort {
+	byName := map[string]corev1.ServicePort{}
+	var unnamed []corev1.ServicePort
+	for _, p := range slices.Concat(user, operator) {
+		if p.Name == "" {
+			unnamed = append(unnamed, p)
+			continue
+		}
+		byName[p.Name] = p
+	}
+	out := make([]corev1.ServicePort, 0, len(byName)+len(unnamed))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[name])
+	}
+	return append(out, unnamed...)
 }

@@ -12,10 +12,15 @@ import (
 	"github.com/ray-operator/ray-operator/internal/ownerref"
 )
 
-// ErrNoServePort is returned when the head container has ports but none is
-// named "serve", so no serve Service can be built.
+// ErrNoServePort is returned when no "serve" port can be found for the
+// serve Service: the head container declares none and the default 8000 is
+// taken by another port.
 var ErrNoServePort = errors.New("please specify the port named 'serve' in the Ray head container; " +
 	"otherwise, the Kubernetes service for Ray Serve will not be created")
+
+// ErrNoServePortAnywhere is returned for a RayService serveService without a
+// "serve" port when the head offers none either.
+var ErrNoServePortAnywhere = errors.New("please specify the port named 'serve' in the Ray head container or in RayService.Spec.ServeService")
 
 // Kinds recorded in ray.io/originated-from-crd on serve Services.
 const (
@@ -48,19 +53,20 @@ func BuildServeService(cluster *rayv1.RayCluster) (*corev1.Service, error) {
 // its ready cluster: "<rayservice>-serve-svc" (or spec.serveService), labelled
 // as originating from the RayService and selecting only the cluster's Pods
 // that are ready to serve (ray.io/serve=true). A user serveService keeps its
-// metadata and type; its selector is replaced, and its ports are replaced by
-// the head's "serve" port or, without one, reduced to its own "serve" port.
-// The owner reference is left to the caller (the RayService).
+// metadata and type; its selector is replaced, and its ports become one
+// "serve" port: the head container's when it declares one, else the user's,
+// else the default 8000. The owner reference is left to the caller (the
+// RayService).
 func BuildRayServiceServeService(rayService *rayv1.RayService, cluster *rayv1.RayCluster) (*corev1.Service, error) {
-	return buildRayServiceServe(rayService, cluster, rayService.Name)
+	return buildRayServiceServe(rayService, cluster, rayService.Name, rayService.Spec.ServeService)
 }
 
 // BuildPerClusterServeService builds the serve Service of one RayService
-// cluster used as an HTTPRoute backend during incremental upgrades: as
-// BuildRayServiceServeService, but named after and owned by the RayCluster,
-// so it goes away with that cluster.
+// cluster used as an HTTPRoute backend during incremental upgrades: named
+// after and owned by the RayCluster, so it goes away with that cluster. As
+// in KubeRay, spec.serveService does not apply to it.
 func BuildPerClusterServeService(rayService *rayv1.RayService, cluster *rayv1.RayCluster) (*corev1.Service, error) {
-	svc, err := buildRayServiceServe(rayService, cluster, cluster.Name)
+	svc, err := buildRayServiceServe(rayService, cluster, cluster.Name, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +74,10 @@ func BuildPerClusterServeService(rayService *rayv1.RayService, cluster *rayv1.Ra
 	return svc, nil
 }
 
-func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluster, name string) (*corev1.Service, error) {
+func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluster, name string, custom *corev1.Service) (*corev1.Service, error) {
 	port, hasPort := servePort(cluster)
 	selector := map[string]string{rayv1.LabelCluster: cluster.Name, rayv1.LabelServe: "true"}
 	serviceType := rayService.Spec.RayClusterSpec.HeadGroupSpec.ServiceType
-	custom := rayService.Spec.ServeService
 	if custom == nil {
 		if !hasPort {
 			return nil, ErrNoServePort
@@ -87,11 +92,11 @@ func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluste
 	if svc.Annotations == nil {
 		svc.Annotations = map[string]string{}
 	}
-	if hasPort {
-		svc.Spec.Ports = []corev1.ServicePort{port}
-	} else {
-		svc.Spec.Ports = userServePort(svc.Spec.Ports)
+	ports, err := customServePorts(cluster, svc.Spec.Ports)
+	if err != nil {
+		return nil, err
 	}
+	svc.Spec.Ports = ports
 	svc.Labels = mergeOver(svc.Labels, serveLabels(name, kindRayService))
 	if svc.Name == "" {
 		svc.Name = naming.ServeServiceName(name)
@@ -101,6 +106,25 @@ func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluste
 		svc.Spec.Type = serviceType
 	}
 	return svc, nil
+}
+
+// customServePorts picks the single port of a user serveService: the head
+// container's "serve" port when it declares one, else the user's "serve"
+// port, else the default serve port.
+func customServePorts(cluster *rayv1.RayCluster, userPorts []corev1.ServicePort) ([]corev1.ServicePort, error) {
+	port, hasPort := servePort(cluster)
+	if _, inHead := containerPorts(cluster)[rayv1.ServingPortName]; inHead && hasPort {
+		return []corev1.ServicePort{port}, nil
+	}
+	for _, p := range userPorts {
+		if p.Name == rayv1.ServingPortName {
+			return []corev1.ServicePort{{Name: p.Name, Port: p.Port}}, nil
+		}
+	}
+	if hasPort {
+		return []corev1.ServicePort{port}, nil
+	}
+	return nil, ErrNoServePortAnywhere
 }
 
 func newServeService(name, namespace, kind string, serviceType corev1.ServiceType) *corev1.Service {
@@ -126,15 +150,4 @@ func serveLabels(name, kind string) map[string]string {
 func servePort(cluster *rayv1.RayCluster) (corev1.ServicePort, bool) {
 	p, ok := PortsOf(cluster)[rayv1.ServingPortName]
 	return corev1.ServicePort{Name: rayv1.ServingPortName, Port: p}, ok
-}
-
-// userServePort keeps only the name and number of the user's "serve" port.
-func userServePort(ports []corev1.ServicePort) []corev1.ServicePort {
-	out := []corev1.ServicePort{}
-	for _, p := range ports {
-		if p.Name == rayv1.ServingPortName {
-			return append(out, corev1.ServicePort{Name: p.Name, Port: p.Port})
-		}
-	}
-	return out
 }

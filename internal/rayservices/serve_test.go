@@ -11,6 +11,12 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
+// serveTaken gives the head a port on 8000 under another name, so that no
+// default serve port can be added.
+func serveTaken(c *rayv1.RayCluster) {
+	c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8000}}
+}
+
 func TestBuildServeService(t *testing.T) {
 	labels := map[string]string{"ray.io/originated-from-cr-name": "raycluster", "ray.io/originated-from-crd": "RayCluster", "ray.io/serve": "raycluster-serve"}
 	tests := map[string]struct {
@@ -35,12 +41,16 @@ func TestBuildServeService(t *testing.T) {
 				Spec:       corev1.ServiceSpec{Selector: map[string]string{"ray.io/cluster": "raycluster"}, Ports: []corev1.ServicePort{{Name: "serve", Port: 9000}}},
 			},
 		},
-		"ports without serve": {
+		"head ports without serve: the default serve port is added": {
 			mutate: func(c *rayv1.RayCluster) {
 				c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 8265}}
 			},
-			wantErr: ErrNoServePort,
+			want: &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "raycluster-serve-svc", Namespace: "default", Labels: labels, OwnerReferences: owner()},
+				Spec:       corev1.ServiceSpec{Selector: map[string]string{"ray.io/cluster": "raycluster"}, Ports: []corev1.ServicePort{{Name: "serve", Port: 8000}}},
+			},
 		},
+		"8000 taken by another port: no serve port": {mutate: serveTaken, wantErr: ErrNoServePort},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -93,7 +103,20 @@ func TestBuildRayServiceServeService(t *testing.T) {
 				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 8000}}},
 			},
 		},
-		"custom service supplies the serve port": {
+		"custom service without serve port falls back to the default": {
+			custom: &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1}}}},
+			mutate: noServe,
+			want: &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "mysvc-serve-svc", Namespace: "ns", Annotations: map[string]string{}, Labels: labels},
+				Spec:       corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 8000}}},
+			},
+		},
+		"custom service without serve port and 8000 taken": {
+			custom:  &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1}}}},
+			mutate:  serveTaken,
+			wantErr: ErrNoServePortAnywhere,
+		},
+		"custom service serve port wins over the default one": {
 			custom: &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1}, {Name: "serve", Port: 7000, NodePort: 30000}}}},
 			mutate: noServe,
 			want: &corev1.Service{
@@ -101,7 +124,15 @@ func TestBuildRayServiceServeService(t *testing.T) {
 				Spec:       corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 7000}}},
 			},
 		},
-		"no serve port anywhere": {mutate: noServe, wantErr: ErrNoServePort},
+		"custom service supplies the serve port when 8000 is taken": {
+			custom: &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "serve", Port: 7000}}}},
+			mutate: serveTaken,
+			want: &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "mysvc-serve-svc", Namespace: "ns", Annotations: map[string]string{}, Labels: labels},
+				Spec:       corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 7000}}},
+			},
+		},
+		"no serve port anywhere": {mutate: serveTaken, wantErr: ErrNoServePort},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -119,7 +150,9 @@ func TestBuildRayServiceServeService(t *testing.T) {
 }
 
 func TestBuildPerClusterServeService(t *testing.T) {
+	// spec.serveService does not shape the per-cluster Service.
 	rs := &rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "mysvc", Namespace: "default"}}
+	rs.Spec.ServeService = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "custom"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
 	got, err := BuildPerClusterServeService(rs, newCluster())
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func TestBuildHeadService(t *testing.T) {
 				Spec:       corev1.ServiceSpec{Selector: headLabels(), Ports: defaultPorts()},
 			},
 		},
-		"container ports, unnamed port, metrics added, NodePort, annotations": {
+		"container ports, unnamed port, free defaults added, NodePort, annotations": {
 			mutate: func(c *rayv1.RayCluster) {
 				c.Spec.HeadGroupSpec.ServiceType = corev1.ServiceTypeNodePort
 				c.Spec.HeadServiceAnnotations = map[string]string{"a": "1"}
@@ -79,7 +79,21 @@ func TestBuildHeadService(t *testing.T) {
 			want: &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "raycluster-head-svc", Namespace: "default", Labels: headLabels(), Annotations: map[string]string{"a": "1"}, OwnerReferences: owner()},
 				Spec: corev1.ServiceSpec{Selector: headLabels(), Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{
-					tcpPort("9999-port", 9999), tcpPort("gcs-server", 6380), tcpPort("metrics", 8080),
+					tcpPort("9999-port", 9999), tcpPort("client", 10001), tcpPort("dashboard", 8265),
+					tcpPort("gcs-server", 6380), tcpPort("metrics", 8080), tcpPort("serve", 8000),
+				}},
+			},
+		},
+		"a default whose number is taken is skipped": {
+			mutate: func(c *rayv1.RayCluster) {
+				c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{
+					{Name: "prom", ContainerPort: 8080}, {Name: "dash", ContainerPort: 8265},
+				}
+			},
+			want: &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "raycluster-head-svc", Namespace: "default", Labels: headLabels(), Annotations: map[string]string{}, OwnerReferences: owner()},
+				Spec: corev1.ServiceSpec{Selector: headLabels(), ClusterIP: "None", PublishNotReadyAddresses: true, Ports: []corev1.ServicePort{
+					tcpPort("client", 10001), tcpPort("dash", 8265), tcpPort("gcs-server", 6379), tcpPort("prom", 8080), tcpPort("serve", 8000),
 				}},
 			},
 		},
@@ -117,18 +131,21 @@ func TestBuildHeadServiceCustom(t *testing.T) {
 		custom *corev1.Service
 		want   *corev1.Service
 	}{
-		"named, typed, foreign namespace, own selector and ports": {
+		"named, typed, foreign namespace, own selector; ports merged by name, sorted, unnamed last": {
 			custom: &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "my-head", Namespace: "elsewhere", Labels: userLabels(), Annotations: map[string]string{"a": "user", "b": "user"}},
 				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"x": "y"},
-					Ports: []corev1.ServicePort{{Name: "extra", Port: 1234}}},
+					Ports: []corev1.ServicePort{{Port: 5555}, {Name: "extra", Port: 1234}, {Name: "dashboard", Port: 9999}}},
 			},
 			want: &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "my-head", Namespace: "default", OwnerReferences: owner(),
 					Labels:      func() map[string]string { l := headLabels(); l["team"] = "ml"; return l }(),
 					Annotations: map[string]string{"a": "operator", "b": "user"}},
 				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: headLabels(),
-					Ports: append([]corev1.ServicePort{{Name: "extra", Port: 1234}}, defaultPorts()...)},
+					Ports: []corev1.ServicePort{
+						tcpPort("client", 10001), tcpPort("dashboard", 8265), {Name: "extra", Port: 1234},
+						tcpPort("gcs-server", 6379), tcpPort("metrics", 8080), tcpPort("serve", 8000), {Port: 5555},
+					}},
 			},
 		},
 		"unnamed, untyped: name and type default, not headless": {
