@@ -96,9 +96,8 @@ func WorkerReplicaName(groupName, suffix string) string {
 }
 
 // HeadServiceName is the name of the RayCluster's head Service: the name of
-// spec.headGroupSpec.headService when set, otherwise "<cluster>-head-svc".
-// Cluster names are limited to 53 characters by validation, so no clipping is
-// needed.
+// spec.headGroupSpec.headService when set, otherwise "<cluster>-head-svc"
+// clipped to its last 50 characters (see OwnerHeadServiceName).
 func HeadServiceName(cluster *rayv1.RayCluster) string {
 	if svc := cluster.Spec.HeadGroupSpec.HeadService; svc != nil && svc.Name != "" {
 		return svc.Name
@@ -107,9 +106,11 @@ func HeadServiceName(cluster *rayv1.RayCluster) string {
 }
 
 // OwnerHeadServiceName is "<owner>-head-svc", the head Service name KubeRay
-// derives from a RayCluster, RayJob or RayService name.
+// derives from a RayCluster, RayJob or RayService name, clipped with
+// ClipName: owners with names longer than 41 characters get the last 50
+// characters, as in KubeRay.
 func OwnerHeadServiceName(ownerName string) string {
-	return fmt.Sprintf("%s-%s-svc", ownerName, rayv1.HeadNode)
+	return ClipName(fmt.Sprintf("%s-%s-svc", ownerName, rayv1.HeadNode))
 }
 
 // HeadServiceFQDN is the fully qualified DNS name of the head Service:
@@ -129,15 +130,16 @@ func HostFromFQDN(fqdn string) string {
 }
 
 // HeadlessServiceName is the headless Service of multi-host worker groups:
-// "<cluster>-headless".
+// "<cluster>-headless", clipped with ClipName as KubeRay clips every Service
+// name it creates.
 func HeadlessServiceName(clusterName string) string {
-	return clusterName + "-headless"
+	return ClipName(clusterName + "-headless")
 }
 
 // ServeServiceName is the Ray Serve Service of a RayCluster or RayService:
-// "<name>-serve-svc".
+// "<name>-serve-svc", clipped with ClipName.
 func ServeServiceName(ownerName string) string {
-	return ownerName + "-serve-svc"
+	return ClipName(ownerName + "-serve-svc")
 }
 
 // ServeServiceLabel is the ray.io/serve label value on a serve Service:
@@ -146,15 +148,32 @@ func ServeServiceLabel(ownerName string) string {
 	return ownerName + "-serve"
 }
 
-// IngressName is the dashboard Ingress: "<cluster>-head-ingress".
+// IngressName is the dashboard Ingress: "<cluster>-head-ingress", clipped
+// with ClipName.
 func IngressName(clusterName string) string {
-	return fmt.Sprintf("%s-%s-ingress", clusterName, rayv1.HeadNode)
+	return ClipName(fmt.Sprintf("%s-%s-ingress", clusterName, rayv1.HeadNode))
 }
 
 // RouteName is the dashboard OpenShift Route: "<cluster>-head-route".
 func RouteName(clusterName string) string {
 	return fmt.Sprintf("%s-%s-route", clusterName, rayv1.HeadNode)
 }
+
+// RouteNameIn is the dashboard Route of a cluster in namespace: the
+// OpenShift router builds the host from "<route>-<namespace>", which must fit
+// in a 63-character DNS label, so "<cluster>-head-route" keeps at most its
+// first 51-len(namespace) characters, then goes through ClipName.
+func RouteNameIn(clusterName, namespace string) string {
+	name := RouteName(clusterName)
+	if maxLen := max(maxRouteHostPrefix-len(namespace), 1); len(name) > maxLen {
+		name = name[:maxLen]
+	}
+	return ClipName(name)
+}
+
+// maxRouteHostPrefix is 63 minus the "-head-" plus 5 random characters KubeRay
+// reserves, minus the dash before the namespace.
+const maxRouteHostPrefix = 51
 
 // RedisCleanupJobName is the GCS fault tolerance cleanup Job:
 // "<cluster>-redis-cleanup", clipped to 63 characters.
@@ -173,9 +192,9 @@ func AutoscalerServiceAccountName(cluster *rayv1.RayCluster) string {
 }
 
 // AutoscalerRoleName is the Role (and RoleBinding) granting the autoscaler
-// access to Pods and RayClusters: the cluster name.
+// access to Pods and RayClusters: the cluster name, clipped with ClipName.
 func AutoscalerRoleName(clusterName string) string {
-	return clusterName
+	return ClipName(clusterName)
 }
 
 // AuthSecretName is the Secret holding the Ray auth token:

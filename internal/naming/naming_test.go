@@ -49,6 +49,16 @@ func TestChildNames(t *testing.T) {
 		"clip label allows digit":     {ClipLabelValue("1abc"), "1abc"},
 		"clip label keeps last 63":    {ClipLabelValue(strings.Repeat("x", 70)), strings.Repeat("x", 63)},
 		"clip name of empty is empty": {ClipName(""), ""},
+		// KubeRay clips every generated Service, Ingress, Route and Role name
+		// to its last 50 characters (first 51-len(namespace) for Routes).
+		"head service of a 53-char cluster keeps the last 50": {OwnerHeadServiceName(long), strings.Repeat("a", 41) + "-head-svc"},
+		"headless service clipped":                            {HeadlessServiceName(long), strings.Repeat("a", 41) + "-headless"},
+		"serve service clipped":                               {ServeServiceName(long), strings.Repeat("a", 40) + "-serve-svc"},
+		"ingress clipped":                                     {IngressName(long), strings.Repeat("a", 37) + "-head-ingress"},
+		"role clipped":                                        {AutoscalerRoleName("1" + long), strings.Repeat("a", 50)},
+		"route fits its namespace":                            {RouteNameIn("raycluster", "default"), "raycluster-head-route"},
+		"route keeps the first 51-len(ns) characters":         {RouteNameIn(long, "team-a"), strings.Repeat("a", 45)},
+		"route of a long name in a short namespace":           {RouteNameIn("r"+strings.Repeat("a", 30), "ns"), "r" + strings.Repeat("a", 30) + "-head-route"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -73,7 +83,9 @@ func TestClusterDerivedNames(t *testing.T) {
 		want    string
 	}{
 		"default head service": {cluster("raycluster", "ns"), HeadServiceName, "raycluster-head-svc"},
-		"custom head service":  {cluster("raycluster", "ns", withHeadService), HeadServiceName, "custom-svc"},
+		"long cluster name: clipped head service and fqdn": {cluster(strings.Repeat("b", 45), "ns"), func(c *rayv1.RayCluster) string { return HeadServiceFQDN(c, "") },
+			strings.Repeat("b", 41) + "-head-svc.ns.svc.cluster.local"},
+		"custom head service": {cluster("raycluster", "ns", withHeadService), HeadServiceName, "custom-svc"},
 		"fqdn default domain": {cluster("raycluster", "ns"), func(c *rayv1.RayCluster) string { return HeadServiceFQDN(c, "") },
 			"raycluster-head-svc.ns.svc.cluster.local"},
 		"fqdn custom domain and service": {cluster("raycluster", "ns", withHeadService), func(c *rayv1.RayCluster) string { return HeadServiceFQDN(c, "example.org") },

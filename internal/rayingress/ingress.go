@@ -84,7 +84,7 @@ func BuildRoute(cluster *rayv1.RayCluster) *routev1.Route {
 	}
 	return &routev1.Route{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            naming.RouteName(cluster.Name),
+			Name:            naming.RouteNameIn(cluster.Name, cluster.Namespace),
 			Namespace:       cluster.Namespace,
 			Labels:          labels(cluster),
 			Annotations:     annotations,
