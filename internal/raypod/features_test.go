@@ -239,6 +239,15 @@ func TestGCSFaultTolerance(t *testing.T) {
 				{Name: EnvRedisAddress, Value: "redis:6379"},
 			},
 		},
+		// KubeRay wires the storage namespace only for Redis; the embedded
+		// backend has none.
+		"embedded rocksdb: no storage namespace, no Redis env": {
+			mutate: func(c *rayv1.RayCluster) {
+				c.Annotations = map[string]string{rayv1.AnnotationExternalStorageNamespace: "ignored"}
+				c.Spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+			},
+			wantAnnotations: map[string]string{rayv1.AnnotationFTEnabled: "true"},
+		},
 	}
 	ftNames := map[string]bool{EnvExternalStorageNamespace: true, EnvRedisAddress: true, EnvRedisUsername: true, EnvRedisPassword: true}
 	for name, tc := range tests {
@@ -262,7 +271,7 @@ func TestGCSFaultTolerance(t *testing.T) {
 			}
 			worker := buildWorker(t, c, WorkerIndex{}, Options{})
 			wantTimeout := ""
-			if tc.wantHeadEnv != nil {
+			if tc.wantAnnotations[rayv1.AnnotationFTEnabled] == "true" {
 				wantTimeout = "600"
 			}
 			if got := env(worker.Spec.Containers[0])[EnvGcsReconnectTimeoutS].Value; got != wantTimeout {

@@ -43,23 +43,23 @@ func BuildHeadPod(cluster *rayv1.RayCluster, opts Options) (*corev1.Pod, error) 
 }
 
 // configureHeadFaultTolerance records whether GCS fault tolerance is on in
-// the ray.io/ft-enabled annotation and, when it is, hands the head the Redis
-// address, credentials and storage namespace.
+// the ray.io/ft-enabled annotation and, when it is backed by Redis, hands the
+// head the Redis address, credentials and storage namespace.
 func (b *podBuild) configureHeadFaultTolerance() {
 	enabled := GCSFaultToleranceEnabled(b.cluster)
 	b.pod.Annotations[rayv1.AnnotationFTEnabled] = strconv.FormatBool(enabled)
 	if !enabled {
 		return
 	}
+	opts := b.cluster.Spec.GcsFaultToleranceOptions
+	if opts != nil && opts.Backend == rayv1.GcsFTBackendRocksDB {
+		return // embedded storage: no Redis, so no storage namespace either
+	}
 	c := b.rayContainer()
 	ns := ExternalStorageNamespace(b.cluster)
 	b.pod.Annotations[rayv1.AnnotationExternalStorageNamespace] = ns
 	addEnvIfMissing(c, corev1.EnvVar{Name: EnvExternalStorageNamespace, Value: ns})
 
-	opts := b.cluster.Spec.GcsFaultToleranceOptions
-	if opts != nil && opts.Backend == rayv1.GcsFTBackendRocksDB {
-		return // embedded storage: no Redis to reach
-	}
 	if opts == nil {
 		// Legacy annotation-based FT: a password given inline in rayStartParams
 		// is exported so that the Redis cleanup Job can log in too.
