@@ -49,6 +49,9 @@ const usernameArg = "username=os.getenv('REDIS_USERNAME', parsed.username), "
 // retries and a 300 second deadline. Its labels are the head Pod's with
 // ray.io/node-type=redis-cleanup.
 func BuildJob(cluster *rayv1.RayCluster, opts raypod.Options) (*batchv1.Job, error) {
+	// KubeRay's batch scheduler hook runs when a Pod is created, not when
+	// the cleanup Job's template is built: the Job carries no gang metadata.
+	opts.BatchScheduler = nil
 	pod, err := raypod.BuildHeadPod(cluster, opts)
 	if err != nil {
 		return nil, err

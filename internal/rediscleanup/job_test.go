@@ -133,3 +133,25 @@ func TestBuildJobInvalidHead(t *testing.T) {
 		t.Error("want an error for a head without containers")
 	}
 }
+
+// labelScheduler marks every Pod it sees, standing in for a batch scheduler.
+type labelScheduler struct{}
+
+func (labelScheduler) MutatePod(_ *rayv1.RayCluster, pod *corev1.Pod, _ string) {
+	pod.Labels["scheduled-by"] = "gang"
+}
+
+// TestBuildJobSkipsBatchScheduler: KubeRay decorates Pods for the batch
+// scheduler when it creates them, so the cleanup Job, built from the head
+// template, carries no scheduler metadata.
+func TestBuildJobSkipsBatchScheduler(t *testing.T) {
+	ft := &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379"}
+	job, err := BuildJob(newCluster(ft), raypod.Options{BatchScheduler: labelScheduler{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{job.Labels["scheduled-by"], job.Spec.Template.Labels["scheduled-by"]}
+	if diff := cmp.Diff([]string{"", ""}, got); diff != "" {
+		t.Errorf("scheduler labels on Job, template (-want +got):\n%s", diff)
+	}
+}
