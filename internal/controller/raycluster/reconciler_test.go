@@ -39,8 +39,8 @@ func TestReconcileCreatesACluster(t *testing.T) {
 	h.setPodStatus(podSelector(h.cluster("rc"), nil), runningReady)
 	h.mustReconcile("rc", 1)
 	status := h.cluster("rc").Status
-	if status.State != rayv1.Ready { //nolint:staticcheck // compatibility field under test
-		t.Errorf("state = %q, want ready", status.State) //nolint:staticcheck // compatibility field under test
+	if status.State != rayv1.Ready {
+		t.Errorf("state = %q, want ready", status.State)
 	}
 	for _, c := range []rayv1.RayClusterConditionType{rayv1.RayClusterProvisioned, rayv1.HeadPodReady} {
 		if !meta.IsStatusConditionTrue(status.Conditions, string(c)) {

@@ -166,19 +166,19 @@ func clampInt32(v int64) int32 {
 // runs after a clean pass, suspended once a suspended cluster has no Pod.
 // Like KubeRay's, it is otherwise left as it was.
 func setState(status *rayv1.RayClusterStatus, cluster *rayv1.RayCluster, pods []corev1.Pod, reconcileErr error, now metav1.Time) {
-	old := status.State //nolint:staticcheck // kept for compatibility
+	old := status.State
 	if reconcileErr == nil && len(pods) == int(status.DesiredWorkerReplicas)+1 && allPodsRunning(pods) {
-		status.State = rayv1.Ready //nolint:staticcheck // kept for compatibility
+		status.State = rayv1.Ready
 		status.Reason = ""
 	}
 	if specSuspended(cluster) && len(pods) == 0 {
-		status.State = rayv1.Suspended //nolint:staticcheck // kept for compatibility
+		status.State = rayv1.Suspended
 	}
-	if status.State != old { //nolint:staticcheck // kept for compatibility
+	if status.State != old {
 		if status.StateTransitionTimes == nil {
 			status.StateTransitionTimes = map[rayv1.ClusterState]*metav1.Time{}
 		}
-		status.StateTransitionTimes[status.State] = &now //nolint:staticcheck // kept for compatibility
+		status.StateTransitionTimes[status.State] = &now
 	}
 }
 

@@ -134,7 +134,7 @@ func TestCalculateStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := want{
-				State: status.State, Ready: status.ReadyWorkerReplicas, Available: status.AvailableWorkerReplicas, //nolint:staticcheck // compatibility field under test
+				State: status.State, Ready: status.ReadyWorkerReplicas, Available: status.AvailableWorkerReplicas,
 				Desired: status.DesiredWorkerReplicas, Min: status.MinWorkerReplicas, Max: status.MaxWorkerReplicas,
 				CPU: status.DesiredCPU.String(), GPU: status.DesiredGPU.String(), Conditions: conditionSummary(status.Conditions),
 			}

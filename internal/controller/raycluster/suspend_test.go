@@ -53,8 +53,8 @@ func TestSuspendAndResume(t *testing.T) {
 		if n := len(h.pods(nil)); n != step.wantPods {
 			t.Errorf("pass %d: Pods = %d, want %d", i, n, step.wantPods)
 		}
-		if rc.Status.State != step.wantState { //nolint:staticcheck // compatibility field under test
-			t.Errorf("pass %d: state = %q, want %q", i, rc.Status.State, step.wantState) //nolint:staticcheck // compatibility field under test
+		if rc.Status.State != step.wantState {
+			t.Errorf("pass %d: state = %q, want %q", i, rc.Status.State, step.wantState)
 		}
 		if res.RequeueAfter != shortRequeue {
 			t.Errorf("pass %d: requeue after %v, want %v after a status change", i, res.RequeueAfter, shortRequeue)

@@ -36,7 +36,7 @@ func TestClusterBecomesReady(t *testing.T) {
 
 	w.markReady(append(head, workers...))
 	rc = w.waitStatus("ready", "ready", func(s *rayv1.RayClusterStatus) bool {
-		return s.State == rayv1.Ready && conditionTrue(s, rayv1.RayClusterProvisioned) && //nolint:staticcheck // compatibility field under test
+		return s.State == rayv1.Ready && conditionTrue(s, rayv1.RayClusterProvisioned) &&
 			conditionTrue(s, rayv1.HeadPodReady) && s.ReadyWorkerReplicas == 2
 	})
 	s := rc.Status
@@ -222,7 +222,7 @@ func TestSuspendAndResume(t *testing.T) {
 
 	w.edit("susp", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr.To(true) })
 	rc := w.waitStatus("susp", "suspended", func(s *rayv1.RayClusterStatus) bool {
-		return conditionTrue(s, rayv1.RayClusterSuspended) && s.State == rayv1.Suspended //nolint:staticcheck // compatibility field under test
+		return conditionTrue(s, rayv1.RayClusterSuspended) && s.State == rayv1.Suspended
 	})
 	if conditionTrue(&rc.Status, rayv1.RayClusterSuspending) || conditionTrue(&rc.Status, rayv1.RayClusterProvisioned) {
 		t.Errorf("suspended cluster conditions: %+v", rc.Status.Conditions)
