@@ -104,3 +104,29 @@ func TestAddToSchemeRegistersEveryKind(t *testing.T) {
 		t.Errorf("GroupVersion = %v, want %v", GroupVersion, want)
 	}
 }
+
+func TestIsGCSFaultToleranceEnabled(t *testing.T) {
+	withOptions := &RayClusterSpec{GcsFaultToleranceOptions: &GcsFaultToleranceOptions{RedisAddress: "redis:6379"}}
+	cases := map[string]struct {
+		spec        *RayClusterSpec
+		annotations map[string]string
+		want        bool
+	}{
+		"nothing":                     {spec: &RayClusterSpec{}, want: false},
+		"nil spec, no annotation":     {spec: nil, want: false},
+		"options":                     {spec: withOptions, want: true},
+		"annotation true":             {spec: &RayClusterSpec{}, annotations: map[string]string{AnnotationFTEnabled: "true"}, want: true},
+		"annotation TRUE":             {spec: &RayClusterSpec{}, annotations: map[string]string{AnnotationFTEnabled: "TRUE"}, want: true},
+		"annotation false":            {spec: &RayClusterSpec{}, annotations: map[string]string{AnnotationFTEnabled: "false"}, want: false},
+		"annotation yes is not true":  {spec: &RayClusterSpec{}, annotations: map[string]string{AnnotationFTEnabled: "yes"}, want: false},
+		"options win over annotation": {spec: withOptions, annotations: map[string]string{AnnotationFTEnabled: "false"}, want: true},
+		"other annotation":            {spec: &RayClusterSpec{}, annotations: map[string]string{"ray.io/other": "true"}, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := IsGCSFaultToleranceEnabled(tc.spec, tc.annotations); got != tc.want {
+				t.Errorf("IsGCSFaultToleranceEnabled() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
