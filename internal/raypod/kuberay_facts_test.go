@@ -148,3 +148,22 @@ func TestWaitGCSReadyCopiesRayContainerFact(t *testing.T) {
 		})
 	}
 }
+
+// TestRayServiceWorkerProbesOnUnifiedHealthFact: on Ray 2.53+ a RayService
+// worker's liveness uses the HTTP health endpoint, but its readiness stays an
+// exec probe because it must also check the Serve proxy.
+func TestRayServiceWorkerProbesOnUnifiedHealthFact(t *testing.T) {
+	c := newCluster(func(c *rayv1.RayCluster) {
+		c.Spec.RayVersion = "2.53.0"
+		c.Labels = map[string]string{rayv1.LabelOriginatedFromCRD: "RayService"}
+	})
+	ray := buildWorker(t, c, WorkerIndex{}, Options{}).Spec.Containers[0]
+	got := []*corev1.Probe{ray.LivenessProbe, ray.ReadinessProbe}
+	want := []*corev1.Probe{
+		httpProbe(30, 2, 120),
+		wgetProbe(10, 2, 1, rayletCheck+" && wget -T 10 -q -O- http://localhost:8000/-/healthz | grep success"),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("liveness, readiness (-want +got):\n%s", diff)
+	}
+}
