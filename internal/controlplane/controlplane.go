@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -146,13 +147,13 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	if err := cp.startControllers(opts, schedulerPort, kcmPort); err != nil {
 		return err
 	}
-	if err := cp.installCRDs(ctx, opts.CRDDirs); err != nil {
-		return err
-	}
-	if err := cp.startKwok(ctx, opts); err != nil {
-		return err
-	}
-	return cp.waitControllersHealthy(ctx, schedulerPort, kcmPort)
+	// Installing large CRDs takes the API server seconds; nodes and
+	// controllers come up meanwhile.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return cp.installCRDs(gctx, opts.CRDDirs) })
+	g.Go(func() error { return cp.startKwok(gctx, opts) })
+	g.Go(func() error { return cp.waitControllersHealthy(gctx, schedulerPort, kcmPort) })
+	return g.Wait()
 }
 
 // prepareStateDir creates the state directory and removes old etcd data.
