@@ -51,6 +51,13 @@ ray-venv: ## Install the pinned ray[default,serve] into a cached virtualenv (hac
 test-e2e-dashboard: ## The dashboard client against a real Ray head only.
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" go test $(GO_TEST_FLAGS) -v -timeout 15m ./test/e2e/dashboard/
 
+##@ Run
+
+.PHONY: run
+run: $(KWOK) ## Run the operator: against a local control plane (kubeconfig in .cache/local/) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
+	go build -o bin/ray-local ./cmd/ray-local
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" exec bin/ray-local $(ARGS)
+
 ##@ Generate
 
 # CRD generation options, as KubeRay's: descriptions are dropped (maxDescLen=0)
