@@ -155,8 +155,7 @@ func diff(want, got any) string {
 
 func now() metav1.Time { return metav1.NewTime(time.Now().Truncate(time.Second).UTC()) }
 
-func fullClusterStatus() rayv1.RayClusterStatus {
-	ts := now()
+func fullClusterStatus(ts metav1.Time) rayv1.RayClusterStatus {
 	return rayv1.RayClusterStatus{
 		State:                   rayv1.Ready,
 		DesiredCPU:              resource.MustParse("3"),
@@ -202,10 +201,11 @@ func TestRayClusterRoundTrip(t *testing.T) {
 	sent := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: ns}, Spec: fullClusterSpec()}
 	want := sent.DeepCopy()
 	clusterDefaults(&want.Spec)
-	want.Status = fullClusterStatus()
+	status := fullClusterStatus(now())
+	want.Status = *status.DeepCopy()
 
 	got := &rayv1.RayCluster{}
-	roundTrip(t, env, sent, func() { sent.Status = fullClusterStatus() }, got)
+	roundTrip(t, env, sent, func() { sent.Status = status }, got)
 	if diff := diff(want.Spec, got.Spec); diff != "" {
 		t.Errorf("spec after round trip (-want +got):\n%s", diff)
 	}
@@ -257,7 +257,7 @@ func TestRayJobRoundTrip(t *testing.T) {
 		Reason:              rayv1.PreRunningDeadlineExceeded,
 		Message:             "m",
 		StartTime:           &ts,
-		RayClusterStatus:    fullClusterStatus(),
+		RayClusterStatus:    fullClusterStatus(ts),
 		ObservedGeneration:  1,
 	}
 	want.Status = *status.DeepCopy()
@@ -319,13 +319,13 @@ func TestRayServiceRoundTrip(t *testing.T) {
 			TrafficRoutedPercent:    ptr.To[int32](100),
 			LastTrafficMigratedTime: &ts,
 			RayClusterName:          "rt-a",
-			RayClusterStatus:        fullClusterStatus(),
+			RayClusterStatus:        fullClusterStatus(ts),
 		},
 		PendingServiceStatus: rayv1.RayServiceStatus{RayClusterName: "rt-b"},
 		NumServeEndpoints:    3,
 		ObservedGeneration:   1,
 	}
-	want.Status = status
+	want.Status = *status.DeepCopy()
 
 	got := &rayv1.RayService{}
 	roundTrip(t, env, sent, func() { sent.Status = status }, got)
