@@ -1,12 +1,13 @@
 package v1alpha1
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
 )
 
 func TestSetDefaults(t *testing.T) {
@@ -23,8 +24,8 @@ func TestSetDefaults(t *testing.T) {
 		Burst:                new(200),
 		CollectorImage:       DefaultCollectorImage,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("SetDefaults() mismatch (-want +got):\n%s", diff)
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("SetDefaults() mismatch (-want +got):\n%s", diff.Diff(want, got))
 	}
 
 	kept := Configuration{MetricsAddr: ":9000", EnableLeaderElection: new(false), ReconcileConcurrency: 4, QPS: new(float64(5))}
@@ -100,8 +101,8 @@ featureGates:
 			if err != nil {
 				t.Fatalf("Decode() error = %v", err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Decode() mismatch (-want +got):\n%s", diff)
+			if !reflect.DeepEqual(tc.want, got) {
+				t.Errorf("Decode() mismatch (-want +got):\n%s", diff.Diff(tc.want, got))
 			}
 			if len(warnings) != tc.wantWarnings {
 				t.Errorf("Decode() warnings = %q, want %d", warnings, tc.wantWarnings)

@@ -1,10 +1,11 @@
 package v1alpha1
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/diff"
 )
 
 func mapLookup(env map[string]string) LookupFunc {
@@ -106,8 +107,8 @@ func TestLoadKnobs(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got, warnings := LoadKnobs(mapLookup(tc.env))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("LoadKnobs() mismatch (-want +got):\n%s", diff)
+			if !reflect.DeepEqual(tc.want, got) {
+				t.Errorf("LoadKnobs() mismatch (-want +got):\n%s", diff.Diff(tc.want, got))
 			}
 			if len(warnings) != tc.wantWarnings {
 				t.Errorf("LoadKnobs() warnings = %q, want %d", warnings, tc.wantWarnings)
