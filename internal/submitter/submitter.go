@@ -15,6 +15,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/naming"
+	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
 // ContainerName names the submitter container, in the batch Job's Pod as in
@@ -152,8 +153,7 @@ func configure(container *corev1.Container, job *rayv1.RayJob, cluster *rayv1.Ra
 
 // AuthEnabled reports whether the cluster's dashboard requires a token.
 func AuthEnabled(cluster *rayv1.RayCluster) bool {
-	opts := cluster.Spec.AuthOptions
-	return opts != nil && opts.Mode == rayv1.AuthModeToken
+	return validation.AuthEnabled(&cluster.Spec)
 }
 
 // authEnv makes the Ray CLI send the cluster's token, read from its auth

@@ -188,7 +188,7 @@ func TestJobHonoursUserTemplateAndConfig(t *testing.T) {
 func TestSidecarContainerWithAuth(t *testing.T) {
 	job := testJob()
 	c := cluster(job)
-	c.Spec.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken}
+	c.Spec.AuthOptions = &rayv1.AuthOptions{} // no mode means token
 	got, err := SidecarContainer(job, c)
 	if err != nil {
 		t.Fatal(err)

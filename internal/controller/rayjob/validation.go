@@ -162,6 +162,9 @@ func clusterSpecRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 	if job.Spec.RayClusterSpec == nil {
 		return nil
 	}
+	if opts := job.Spec.RayClusterSpec.AuthOptions; opts != nil && opts.EnableK8sTokenAuth != nil && *opts.EnableK8sTokenAuth {
+		return kubeRayError("The RayJob spec is invalid: K8s token auth mode is currently not supported for RayJob")
+	}
 	if err := validation.RayClusterSpec(job.Spec.RayClusterSpec, job.Annotations, gates); err != nil {
 		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 	}

@@ -38,6 +38,9 @@ func TestValidateRayJob(t *testing.T) {
 		}), want: "should be Never or unset"},
 		"bad cluster spec": {job: makeJob(func(j *rayv1.RayJob) { j.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers = nil }),
 			want: "The RayJob spec is invalid:"},
+		"K8s token auth": {job: makeJob(func(j *rayv1.RayJob) {
+			j.Spec.RayClusterSpec.AuthOptions = &rayv1.AuthOptions{EnableK8sTokenAuth: ptr.To(true)}
+		}), want: "K8s token auth mode is currently not supported"},
 		"bad runtime env":         {job: makeJob(func(j *rayv1.RayJob) { j.Spec.RuntimeEnvYAML = "a: [" }), want: "runtimeEnvYAML"},
 		"non-positive deadline":   {job: makeJob(func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = ptr.To[int32](0) }), want: "activeDeadlineSeconds must be a positive"},
 		"non-positive preRunning": {job: makeJob(func(j *rayv1.RayJob) { j.Spec.PreRunningDeadlineSeconds = ptr.To[int32](0) }), want: "preRunningDeadlineSeconds must be a positive"},
