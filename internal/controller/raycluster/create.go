@@ -33,9 +33,16 @@ func (r *Reconciler) ensureExists(ctx context.Context, s *scope, obj client.Obje
 	return r.createChild(ctx, s, obj, ev)
 }
 
-// createChild creates obj and reports the outcome with an event.
+// createChild creates obj and reports the outcome with an event. An object
+// that already exists under the deterministic name is one the cache has not
+// shown yet (the next pass sees it), not a failure.
 func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Object, ev childEvents) error {
-	if err := r.client.Create(ctx, obj); err != nil {
+	err := r.client.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		ctrl.LoggerFrom(ctx).Info("The "+ev.kind+" already exists", "object", klog.KObj(obj))
+		return nil
+	}
+	if err != nil {
 		r.event(s.cluster, corev1.EventTypeWarning, ev.failed, actionCreate,
 			"Failed to create %s %s/%s: %v", ev.kind, obj.GetNamespace(), obj.GetName(), err)
 		return fmt.Errorf("creating %s %s/%s: %w", ev.kind, obj.GetNamespace(), obj.GetName(), err)
