@@ -139,7 +139,14 @@ func (e *Env) startEnvtest(s *settings, crdDirs []string) error {
 		return errors.Join(fmt.Errorf("starting envtest: %w", err), te.Stop())
 	}
 	e.Kubeconfig = te.KubeConfig
-	e.stop = te.Stop
+	release, err := guardChildren(binDir)
+	if err != nil {
+		return errors.Join(err, te.Stop())
+	}
+	e.stop = func() error {
+		defer release()
+		return te.Stop()
+	}
 	return nil
 }
 
