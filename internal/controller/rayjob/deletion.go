@@ -76,12 +76,12 @@ func (r *Reconciler) handleShutdownAfterJobFinishes(ctx context.Context, job *ra
 // status) once ttlSecondsAfterFinished passed. A RayJob that ended with
 // neither SUCCEEDED nor FAILED (say STOPPED, or a deadline) matches neither.
 func (r *Reconciler) handleLegacyDeletionPolicy(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
-	var chosen *rayv1.DeletionPolicy //nolint:staticcheck // the legacy policies are still served
+	var chosen *rayv1.DeletionPolicy
 	switch job.Status.JobStatus {
 	case rayv1.JobStatusSucceeded:
-		chosen = job.Spec.DeletionStrategy.OnSuccess //nolint:staticcheck // the legacy policies are still served
+		chosen = job.Spec.DeletionStrategy.OnSuccess
 	case rayv1.JobStatusFailed:
-		chosen = job.Spec.DeletionStrategy.OnFailure //nolint:staticcheck // the legacy policies are still served
+		chosen = job.Spec.DeletionStrategy.OnFailure
 	}
 	if chosen == nil || chosen.Policy == nil || *chosen.Policy == rayv1.DeleteNone {
 		return ctrl.Result{}, nil

@@ -99,8 +99,8 @@ func onDeploymentFailed(policy rayv1.DeletionPolicyType, ttl int32) rayv1.Deleti
 func legacy(onSuccess, onFailure rayv1.DeletionPolicyType, ttl int32) jobOption {
 	return func(j *rayv1.RayJob) {
 		j.Spec.DeletionStrategy = &rayv1.DeletionStrategy{
-			OnSuccess: &rayv1.DeletionPolicy{Policy: ptr.To(onSuccess)}, //nolint:staticcheck // the legacy policies are still served
-			OnFailure: &rayv1.DeletionPolicy{Policy: ptr.To(onFailure)}, //nolint:staticcheck // the legacy policies are still served
+			OnSuccess: &rayv1.DeletionPolicy{Policy: ptr.To(onSuccess)},
+			OnFailure: &rayv1.DeletionPolicy{Policy: ptr.To(onFailure)},
 		}
 		j.Spec.ShutdownAfterJobFinishes, j.Spec.TTLSecondsAfterFinished = ttl > 0, ttl
 	}

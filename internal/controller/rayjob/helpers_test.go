@@ -189,7 +189,7 @@ func makeCluster(state rayv1.ClusterState) *rayv1.RayCluster {
 	return &rayv1.RayCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: testCluster, Namespace: testNS},
 		Spec:       *job.Spec.RayClusterSpec,
-		Status:     rayv1.RayClusterStatus{State: state}, //nolint:staticcheck // KubeRay waits on the state field
+		Status:     rayv1.RayClusterStatus{State: state},
 	}
 }
 

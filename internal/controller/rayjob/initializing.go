@@ -23,8 +23,8 @@ func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.
 		return ctrl.Result{}, err
 	}
 	if job.Status.DashboardURL == "" {
-		if cluster.Status.State != rayv1.Ready { //nolint:staticcheck // KubeRay waits on the state field
-			ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster to be ready", "rayCluster", cluster.Name, "state", cluster.Status.State) //nolint:staticcheck // KubeRay waits on the state field
+		if cluster.Status.State != rayv1.Ready {
+			ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster to be ready", "rayCluster", cluster.Name, "state", cluster.Status.State)
 			job.Status.RayClusterStatus = cluster.Status
 			return requeue()
 		}

@@ -140,8 +140,8 @@ func TestInitializing(t *testing.T) {
 			objs:      []client.Object{makeCluster("")},
 			wantState: rayv1.JobDeploymentStatusInitializing,
 			check: func(t *testing.T, _ *testEnv, job *rayv1.RayJob) {
-				if job.Status.RayClusterStatus.State != "" { //nolint:staticcheck // KubeRay waits on the state field
-					t.Errorf("cluster state %q", job.Status.RayClusterStatus.State) //nolint:staticcheck // KubeRay waits on the state field
+				if job.Status.RayClusterStatus.State != "" {
+					t.Errorf("cluster state %q", job.Status.RayClusterStatus.State)
 				}
 			},
 		},
@@ -283,8 +283,8 @@ func TestRunning(t *testing.T) {
 			job: makeJob(inState(rayv1.JobDeploymentStatusRunning)), objs: running(""), setup: withRayJob(rayv1.JobStatusRunning),
 			wantState: rayv1.JobDeploymentStatusRunning,
 			check: func(t *testing.T, e *testEnv, job *rayv1.RayJob) {
-				if job.Status.JobStatus != rayv1.JobStatusRunning || job.Status.RayClusterStatus.State != rayv1.Ready { //nolint:staticcheck // KubeRay waits on the state field
-					t.Errorf("job status %q cluster state %q", job.Status.JobStatus, job.Status.RayClusterStatus.State) //nolint:staticcheck // KubeRay waits on the state field
+				if job.Status.JobStatus != rayv1.JobStatusRunning || job.Status.RayClusterStatus.State != rayv1.Ready {
+					t.Errorf("job status %q cluster state %q", job.Status.JobStatus, job.Status.RayClusterStatus.State)
 				}
 				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "job-head-svc", Namespace: testNS}}
 				if !e.exists(t, svc) || svc.Spec.Selector[rayv1.LabelCluster] != testCluster || svc.Labels[rayv1.LabelOriginatedFromCRName] != "job" {

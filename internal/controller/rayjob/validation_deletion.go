@@ -23,7 +23,7 @@ func deletionRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 	if !deletionPolicyOn(gates) {
 		return kubeRayError("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy")
 	}
-	legacy := strategy.OnSuccess != nil || strategy.OnFailure != nil //nolint:staticcheck // the legacy policies are still served
+	legacy := strategy.OnSuccess != nil || strategy.OnFailure != nil
 	rules := len(strategy.DeletionRules) > 0
 	switch {
 	case rules && job.Spec.ShutdownAfterJobFinishes:
@@ -42,16 +42,16 @@ func deletionRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 // validateLegacyPolicies checks onSuccess and onFailure.
 func validateLegacyPolicies(job *rayv1.RayJob) error {
 	strategy := job.Spec.DeletionStrategy
-	if strategy.OnSuccess == nil || strategy.OnFailure == nil { //nolint:staticcheck // the legacy policies are still served
+	if strategy.OnSuccess == nil || strategy.OnFailure == nil {
 		return kubeRayError("both DeletionStrategy.OnSuccess and DeletionStrategy.OnFailure must be set when using the legacy deletion policy fields of DeletionStrategy")
 	}
-	if strategy.OnSuccess.Policy == nil { //nolint:staticcheck // the legacy policies are still served
+	if strategy.OnSuccess.Policy == nil {
 		return kubeRayError("the DeletionPolicyType field of DeletionStrategy.OnSuccess cannot be unset when DeletionStrategy is enabled")
 	}
-	if strategy.OnFailure.Policy == nil { //nolint:staticcheck // the legacy policies are still served
+	if strategy.OnFailure.Policy == nil {
 		return kubeRayError("the DeletionPolicyType field of DeletionStrategy.OnFailure cannot be unset when DeletionStrategy is enabled")
 	}
-	onSuccess, onFailure := *strategy.OnSuccess.Policy, *strategy.OnFailure.Policy //nolint:staticcheck // the legacy policies are still served
+	onSuccess, onFailure := *strategy.OnSuccess.Policy, *strategy.OnFailure.Policy
 	if usesClusterSelector(job) {
 		if touchesCluster(onSuccess) {
 			return fmt.Errorf("the ClusterSelector mode doesn't support DeletionStrategy=%s on success", onSuccess)

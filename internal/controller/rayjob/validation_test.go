@@ -51,7 +51,7 @@ func TestValidateRayJob(t *testing.T) {
 			want: "mutually exclusive"},
 		"empty strategy": {job: makeJob(func(j *rayv1.RayJob) { j.Spec.DeletionStrategy = &rayv1.DeletionStrategy{} }), want: "requires either BOTH"},
 		"legacy without onFailure": {job: makeJob(func(j *rayv1.RayJob) {
-			j.Spec.DeletionStrategy = &rayv1.DeletionStrategy{OnSuccess: &rayv1.DeletionPolicy{Policy: ptr.To(rayv1.DeleteCluster)}} //nolint:staticcheck // the legacy policies are still served
+			j.Spec.DeletionStrategy = &rayv1.DeletionStrategy{OnSuccess: &rayv1.DeletionPolicy{Policy: ptr.To(rayv1.DeleteCluster)}}
 		}), want: "both DeletionStrategy.OnSuccess and DeletionStrategy.OnFailure"},
 		"legacy DeleteCluster with selector": {job: makeJob(func(j *rayv1.RayJob) { j.Spec.RayClusterSpec = nil }, selector, legacy(rayv1.DeleteCluster, rayv1.DeleteNone, 0)),
 			want: "doesn't support DeletionStrategy=DeleteCluster on success"},

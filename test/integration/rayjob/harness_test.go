@@ -226,7 +226,7 @@ func (w *world) makeClusterReady(name string) {
 	}
 	w.create(svc)
 	cluster := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns}}
-	w.update(cluster, true, func() { cluster.Status.State = rayv1.Ready }) //nolint:staticcheck // KubeRay waits on the state field
+	w.update(cluster, true, func() { cluster.Status.State = rayv1.Ready })
 }
 
 // clusterOf waits until the RayJob's cluster exists and returns it.

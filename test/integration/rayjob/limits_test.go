@@ -119,3 +119,38 @@ func TestSuspendIsAtomic(t *testing.T) {
 		t.Errorf("%d submitter Jobs after the suspension", n)
 	}
 }
+
+// TestSubmitterFailureRetriesWithNewSubmitter: in K8sJobMode a failed
+// submitter Job fails the attempt with SubmissionFailed; the retry deletes
+// the cluster and the submitter Job and starts over with new ones.
+func TestSubmitterFailureRetriesWithNewSubmitter(t *testing.T) {
+	w := newWorld(t)
+	w.create(rayJob("subfail", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr.To[int32](1) }))
+	first := w.clusterOf("subfail")
+	w.makeClusterReady(first.Name)
+	w.waitFor("subfail", rayv1.JobDeploymentStatusRunning)
+	oldSubmitter := w.submitterJobs()[0]
+
+	w.finishSubmitter("subfail", false)
+	w.eventually("a second attempt with a new submitter Job", func() (bool, error) {
+		job := w.job("subfail")
+		if job.Status.RayClusterName == "" || job.Status.RayClusterName == first.Name {
+			return false, nil
+		}
+		jobs := w.submitterJobs()
+		return len(jobs) == 0 || jobs[0].UID != oldSubmitter.UID, nil
+	})
+	if job := w.job("subfail"); *job.Status.Failed != 1 {
+		t.Errorf("failed %d", *job.Status.Failed)
+	}
+	w.makeClusterReady(w.clusterOf("subfail").Name)
+	w.waitFor("subfail", rayv1.JobDeploymentStatusRunning)
+	if jobs := w.submitterJobs(); len(jobs) != 1 || jobs[0].UID == oldSubmitter.UID {
+		t.Fatalf("submitter Jobs %d", len(jobs))
+	}
+	w.finishSubmitter("subfail", false)
+	job := w.waitFor("subfail", rayv1.JobDeploymentStatusFailed)
+	if job.Status.Reason != rayv1.SubmissionFailed || *job.Status.Failed != 2 {
+		t.Errorf("reason %q failed %d", job.Status.Reason, *job.Status.Failed)
+	}
+}
