@@ -95,7 +95,12 @@ func SidecarContainer(job *rayv1.RayJob, cluster *rayv1.RayCluster) (corev1.Cont
 // default one.
 func podTemplate(job *rayv1.RayJob, clusterSpec *rayv1.RayClusterSpec) corev1.PodTemplateSpec {
 	if job.Spec.SubmitterPodTemplate != nil && len(job.Spec.SubmitterPodTemplate.Spec.Containers) > 0 {
-		return *job.Spec.SubmitterPodTemplate.DeepCopy()
+		template := *job.Spec.SubmitterPodTemplate.DeepCopy()
+		// A batch Job accepts only Never or OnFailure; unset would be refused.
+		if template.Spec.RestartPolicy == "" {
+			template.Spec.RestartPolicy = corev1.RestartPolicyNever
+		}
+		return template
 	}
 	return corev1.PodTemplateSpec{
 		Spec: corev1.PodSpec{

@@ -157,7 +157,6 @@ func TestJobHonoursUserTemplateAndConfig(t *testing.T) {
 	job := testJob(func(j *rayv1.RayJob) {
 		j.Spec.SubmitterConfig = &rayv1.SubmitterConfig{BackoffLimit: ptr.To[int32](5)}
 		j.Spec.SubmitterPodTemplate = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
 				Name: "mine", Image: "my-image", Command: []string{"my-submit"},
 				Env: []corev1.EnvVar{{Name: "X", Value: "y"}},
@@ -176,6 +175,9 @@ func TestJobHonoursUserTemplateAndConfig(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, got.Spec.Template.Spec.Containers[0]); diff != "" {
 		t.Errorf("container (-want +got):\n%s", diff)
+	}
+	if got.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restart policy %q, want Never by default", got.Spec.Template.Spec.RestartPolicy)
 	}
 	if *got.Spec.BackoffLimit != 5 {
 		t.Errorf("backoffLimit %d, want 5", *got.Spec.BackoffLimit)
