@@ -1,0 +1,84 @@
+package raycluster_test
+
+import (
+	"context"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// denyPods makes the API server reject Pod creation in the test namespace
+// with a ValidatingAdmissionPolicy, and returns a function lifting the ban.
+func (w *world) denyPods() func() {
+	w.t.Helper()
+	name := "deny-pods-" + w.ns
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "no Pods in this namespace"}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": w.ns},
+			}},
+		},
+	}
+	w.create(policy)
+	w.create(binding)
+	return func() {
+		if err := w.c.Delete(context.Background(), binding); err != nil {
+			w.t.Fatal(err)
+		}
+		if err := w.c.Delete(context.Background(), policy); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+// TestPodCreationFailureSetsReplicaFailure checks that a Pod the API server
+// refuses is reported (condition and event), and that the report is cleared
+// once Pods can be created again.
+func TestPodCreationFailureSetsReplicaFailure(t *testing.T) {
+	w := newWorld(t)
+	allow := w.denyPods()
+	// The policy takes effect asynchronously: wait until it rejects a Pod.
+	w.eventually("the admission policy to reject Pods", func() (bool, error) {
+		probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, GenerateName: "probe-"}, Spec: template("probe").Spec}
+		err := w.c.Create(context.Background(), probe)
+		if err == nil {
+			return false, w.c.Delete(context.Background(), probe)
+		}
+		return true, nil
+	})
+	w.create(w.newCluster("quota", group("small", 1)))
+
+	rc := w.waitStatus("quota", "ReplicaFailure", func(s *rayv1.RayClusterStatus) bool {
+		return meta.IsStatusConditionTrue(s.Conditions, string(rayv1.RayClusterReplicaFailure))
+	})
+	if c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); c.Reason != "FailedCreateHeadPod" {
+		t.Errorf("ReplicaFailure reason = %s (%s), want FailedCreateHeadPod", c.Reason, c.Message)
+	}
+	w.waitEvent("quota", "FailedToCreateHeadPod")
+
+	allow()
+	w.waitPods("quota", nil, 2)
+	w.waitStatus("quota", "no ReplicaFailure", func(s *rayv1.RayClusterStatus) bool {
+		return meta.FindStatusCondition(s.Conditions, string(rayv1.RayClusterReplicaFailure)) == nil
+	})
+}
