@@ -100,3 +100,19 @@ func TestPrefixWriterWritesWholeLines(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
+
+func TestStageFilesFromKwokModule(t *testing.T) {
+	t.Setenv(EnvKwokStages, "")
+	files, err := stageFiles(t.Context(), "")
+	if err != nil {
+		t.Skipf("kwok module not available offline: %v", err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	want := []string{"node-initialize.yaml", "node-heartbeat.yaml", "pod-complete.yaml", "pod-delete.yaml", "pod-ready.yaml"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("stage files (-want +got):\n%s", diff)
+	}
+}

@@ -188,10 +188,16 @@ func yamlFiles(dir string) ([]string, error) {
 // Go module cache, downloading it if needed (`go install` of kwok already
 // put it there).
 func kwokModuleDir(ctx context.Context) (string, error) {
+	// Run in an empty directory, outside any module or workspace, so that no
+	// go.mod is read or changed.
+	dir, err := os.MkdirTemp("", "kwok-stages-")
+	if err != nil {
+		return "", fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/kwok@"+KwokVersion)
-	// Outside any module, so this project's go.mod is neither read nor changed.
-	cmd.Dir = os.TempDir()
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOWORK=off")
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("locating kwok's module for its stages (or set %s): %w", EnvKwokStages, withStderr(err))
