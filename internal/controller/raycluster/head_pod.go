@@ -33,6 +33,9 @@ func (r *Reconciler) reconcileHeadPod(ctx context.Context, s *scope) error {
 			return nil
 		}
 		pod, err := raypod.BuildHeadPod(s.cluster, r.opts.Pod)
+		if err == nil {
+			err = r.stampHeadPod(s.cluster, pod)
+		}
 		if err != nil {
 			return errors.Join(errFailedCreateHeadPod, err)
 		}

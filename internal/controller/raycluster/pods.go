@@ -15,10 +15,14 @@ import (
 )
 
 // reconcilePods makes the Pods match the spec: nothing but deletions while
-// the cluster suspends, then the head, then each worker group in order,
-// and finally clears the workersToDelete lists it carried out.
+// the cluster suspends or is recreated for an upgrade, then the head, then
+// each worker group in order, and finally clears the workersToDelete lists
+// it carried out.
 func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) error {
 	if stop, err := r.reconcileSuspension(ctx, s); stop {
+		return err
+	}
+	if recreated, err := r.reconcileRecreate(ctx, s); recreated || err != nil {
 		return err
 	}
 	if err := r.reconcileHeadPod(ctx, s); err != nil {

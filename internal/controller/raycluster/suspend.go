@@ -40,21 +40,23 @@ func (r *Reconciler) reconcileSuspension(ctx context.Context, s *scope) (bool, e
 	conditions := r.opts.Features.Enabled(features.RayClusterStatusConditions)
 	state := suspendState(s.cluster)
 	if state == rayv1.RayClusterSuspending || (!conditions && specSuspended(s.cluster)) {
-		return true, r.deleteAllForSuspension(ctx, s)
+		return true, r.deleteAllPodsFor(ctx, s, "suspension")
 	}
 	return conditions && (state == rayv1.RayClusterSuspended || specSuspended(s.cluster)), nil
 }
 
-func (r *Reconciler) deleteAllForSuspension(ctx context.Context, s *scope) error {
+// deleteAllPodsFor deletes every Pod of the cluster in one call (suspension,
+// Recreate upgrade), saying why in the events.
+func (r *Reconciler) deleteAllPodsFor(ctx context.Context, s *scope, why string) error {
 	_, deleted, err := r.deleteAllPods(ctx, s.cluster, nil)
 	if err != nil {
 		r.event(s.cluster, corev1.EventTypeWarning, reasonFailedToDeletePodCollection, actionDelete,
-			"Failed deleting Pods due to suspension for RayCluster %s/%s, %v", s.cluster.Namespace, s.cluster.Name, err)
+			"Failed deleting Pods due to %s for RayCluster %s/%s, %v", why, s.cluster.Namespace, s.cluster.Name, err)
 		return errors.Join(errFailedDeleteAllPods, err)
 	}
 	if deleted {
 		r.event(s.cluster, corev1.EventTypeNormal, reasonDeletedPod, actionDelete,
-			"Deleted Pods for RayCluster %s/%s due to suspension", s.cluster.Namespace, s.cluster.Name)
+			"Deleted Pods for RayCluster %s/%s due to %s", s.cluster.Namespace, s.cluster.Name, why)
 	}
 	return nil
 }

@@ -1,0 +1,109 @@
+package raycluster
+
+import (
+	"context"
+	"crypto/sha1" //nolint:gosec // a change detector, not a security measure; KubeRay's hash
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// Annotations of the head Pod of a cluster with upgradeStrategy Recreate.
+const (
+	// annotationRecreateHash is the hash of the spec the Pods were made from.
+	annotationRecreateHash = "ray.io/upgrade-strategy-recreate-hash"
+	// annotationKubeRayVersion is the operator version that made the Pod.
+	annotationKubeRayVersion = rayv1.LabelKubeRayVersion
+	// defaultOperatorVersion is reported when the build sets none.
+	defaultOperatorVersion = "nightly"
+)
+
+// With upgradeStrategy.type Recreate, a change of the Pod templates (or of
+// anything else in the spec except replica counts and workersToDelete)
+// deletes every Pod at once, and the next passes create them anew. The head
+// Pod carries the hash of the spec it was made from. An operator upgrade
+// alone must not restart every cluster: when the head was made by another
+// operator version, the hash is refreshed instead.
+
+func recreateOnUpgrade(cluster *rayv1.RayCluster) bool {
+	s := cluster.Spec.UpgradeStrategy
+	return s != nil && s.Type != nil && *s.Type == rayv1.RayClusterRecreate
+}
+
+// specHash hashes the spec without what scaling changes (replica counts,
+// workersToDelete) and without the upgrade strategy itself, as KubeRay does:
+// base32hex of the SHA-1 of its JSON.
+func specHash(spec *rayv1.RayClusterSpec) (string, error) {
+	s := spec.DeepCopy()
+	for i := range s.WorkerGroupSpecs {
+		g := &s.WorkerGroupSpecs[i]
+		g.Replicas, g.MinReplicas, g.MaxReplicas, g.ScaleStrategy.WorkersToDelete = nil, nil, nil, nil
+	}
+	s.UpgradeStrategy = nil
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("hashing the RayCluster spec: %w", err)
+	}
+	sum := sha1.Sum(raw) //nolint:gosec // see the import
+	return base32.HexEncoding.EncodeToString(sum[:]), nil
+}
+
+func (r *Reconciler) operatorVersion() string {
+	if v := r.opts.Pod.OperatorVersion; v != "" {
+		return v
+	}
+	return defaultOperatorVersion
+}
+
+// stampHeadPod records on a new head Pod the spec it is made from.
+func (r *Reconciler) stampHeadPod(cluster *rayv1.RayCluster, pod *corev1.Pod) error {
+	if !recreateOnUpgrade(cluster) {
+		return nil
+	}
+	hash, err := specHash(&cluster.Spec)
+	if err != nil {
+		return err
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[annotationRecreateHash] = hash
+	pod.Annotations[annotationKubeRayVersion] = r.operatorVersion()
+	return nil
+}
+
+// reconcileRecreate deletes every Pod when the spec changed under the
+// Recreate strategy, and reports whether it did.
+func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, error) {
+	if !recreateOnUpgrade(s.cluster) {
+		return false, nil
+	}
+	heads, err := r.listPods(ctx, s.cluster, headPodLabels)
+	if err != nil || len(heads) == 0 {
+		return false, err
+	}
+	head := &heads[0]
+	hash, err := specHash(&s.cluster.Spec)
+	if err != nil {
+		return false, err
+	}
+	if v := head.Annotations[annotationKubeRayVersion]; v != "" && v != r.operatorVersion() {
+		head.Annotations[annotationRecreateHash] = hash
+		head.Annotations[annotationKubeRayVersion] = r.operatorVersion()
+		return false, r.client.Update(ctx, head)
+	}
+	if old := head.Annotations[annotationRecreateHash]; old == "" || old == hash {
+		return false, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("The spec changed and upgradeStrategy is Recreate: deleting every Pod")
+	if err := r.deleteAllPodsFor(ctx, s, "a spec change with upgradeStrategy Recreate"); err != nil {
+		return true, err
+	}
+	r.expect.Forget(s.cluster.Namespace, s.cluster.Name)
+	return true, nil
+}
