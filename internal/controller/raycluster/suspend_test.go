@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
 )
 
 // suspendConditions returns the statuses of Suspending and Suspended.
@@ -74,5 +75,28 @@ func TestSuspendAndResume(t *testing.T) {
 	h.mustReconcile("rc", 1)
 	if n := len(h.pods(nil)); n != 3 {
 		t.Errorf("Pods after resume = %d, want 3", n)
+	}
+}
+
+func TestSuspendWithoutStatusConditions(t *testing.T) {
+	gate := features.NewGate()
+	if err := gate.SetFromMap(map[string]bool{string(features.RayClusterStatusConditions): false}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Options{Features: gate}, makeCluster("rc").worker("small", 1).obj())
+	h.mustReconcile("rc", 1)
+	rc := h.cluster("rc")
+	rc.Spec.Suspend = ptr.To(true)
+	h.update(rc)
+	h.mustReconcile("rc", 1)
+	if n := len(h.pods(nil)); n != 0 {
+		t.Errorf("Pods = %d, want 0: without the gate spec.suspend alone deletes them", n)
+	}
+	rc = h.cluster("rc")
+	if len(rc.Status.Conditions) != 0 {
+		t.Errorf("conditions = %v, want none without the gate", rc.Status.Conditions)
+	}
+	if rc.Status.State != rayv1.Suspended {
+		t.Errorf("state = %q, want suspended", rc.Status.State)
 	}
 }
