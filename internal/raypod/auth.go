@@ -21,13 +21,6 @@ const (
 	waitGCSReadyName  = "wait-gcs-ready"
 )
 
-// authEnabled reports whether Ray token authentication is on: authOptions is
-// set and its mode is not "disabled" (an unset mode means token).
-func authEnabled(cluster *rayv1.RayCluster) bool {
-	o := cluster.Spec.AuthOptions
-	return o != nil && o.Mode != rayv1.AuthModeDisabled
-}
-
 func k8sTokenAuth(cluster *rayv1.RayCluster) bool {
 	o := cluster.Spec.AuthOptions
 	return o != nil && o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth

@@ -39,7 +39,7 @@ func (b *podBuild) addAutoscaler() {
 	b.params[paramNoMonitor] = "true"
 	b.pod.Spec.ServiceAccountName = naming.AutoscalerServiceAccountName(b.cluster)
 	sidecar := autoscalerContainer(b.rayContainer().Image, b.opts.shellCommand())
-	if authEnabled(b.cluster) {
+	if rayv1.IsAuthEnabled(&b.cluster.Spec) {
 		b.setTokenAuthEnv(&sidecar)
 	}
 	mergeAutoscalerOptions(&sidecar, b.cluster.Spec.AutoscalerOptions)

@@ -35,7 +35,7 @@ func BuildHeadPod(cluster *rayv1.RayCluster, opts Options) (*corev1.Pod, error) 
 	}
 	b.configureHeadFaultTolerance()
 	b.addMetricsPort()
-	if authEnabled(cluster) {
+	if rayv1.IsAuthEnabled(&cluster.Spec) {
 		b.configureTokenAuth()
 	}
 	b.pod.Spec.Containers = append(b.pod.Spec.Containers, opts.HeadSidecarContainers...)

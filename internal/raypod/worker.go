@@ -58,7 +58,7 @@ func BuildWorkerPod(cluster *rayv1.RayCluster, groupIndex int, index WorkerIndex
 	if AutoscalingEnabled(cluster) && autoscalerVersion(cluster) == rayv1.AutoscalerVersionV2 {
 		b.pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
-	if authEnabled(cluster) {
+	if rayv1.IsAuthEnabled(&cluster.Spec) {
 		b.configureTokenAuth()
 	}
 	b.pod.Spec.Containers = append(b.pod.Spec.Containers, opts.WorkerSidecarContainers...)

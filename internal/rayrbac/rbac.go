@@ -92,13 +92,13 @@ func BuildAuthSecret(cluster *rayv1.RayCluster, random io.Reader) (*corev1.Secre
 }
 
 // NeedsAuthSecret reports whether the operator must generate the auth
-// Secret: token authentication is on (authOptions set, mode not disabled),
+// Secret: token authentication is on (rayv1.IsAuthEnabled),
 // Kubernetes token auth is off, and the user named no Secret.
 func NeedsAuthSecret(cluster *rayv1.RayCluster) bool {
-	o := cluster.Spec.AuthOptions
-	if o == nil || o.Mode == rayv1.AuthModeDisabled {
+	if !rayv1.IsAuthEnabled(&cluster.Spec) {
 		return false
 	}
+	o := cluster.Spec.AuthOptions
 	if o.EnableK8sTokenAuth != nil && *o.EnableK8sTokenAuth {
 		return false
 	}

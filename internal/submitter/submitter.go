@@ -15,7 +15,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/naming"
-	"github.com/ray-operator/ray-operator/internal/validation"
+	"github.com/ray-operator/ray-operator/internal/raypod"
 )
 
 // ContainerName names the submitter container, in the batch Job's Pod as in
@@ -39,8 +39,9 @@ const (
 const (
 	envAuthMode  = "RAY_AUTH_MODE"
 	envAuthToken = "RAY_AUTH_TOKEN"
-	// AuthTokenSecretKey is the key of the token in a cluster's auth Secret.
-	AuthTokenSecretKey = "auth_token"
+	// AuthTokenSecretKey is the key of the token in a cluster's auth Secret:
+	// the key the Ray Pods read it from.
+	AuthTokenSecretKey = raypod.AuthTokenSecretKey
 )
 
 // originatedFromCRD is the value of the originated-from-crd label on objects
@@ -150,15 +151,10 @@ func configure(container *corev1.Container, job *rayv1.RayJob, cluster *rayv1.Ra
 		corev1.EnvVar{Name: EnvDashboardAddress, Value: job.Status.DashboardURL},
 		corev1.EnvVar{Name: EnvJobSubmissionID, Value: job.Status.JobID},
 	)
-	if AuthEnabled(cluster) {
+	if rayv1.IsAuthEnabled(&cluster.Spec) {
 		container.Env = append(container.Env, authEnv(cluster)...)
 	}
 	return nil
-}
-
-// AuthEnabled reports whether the cluster's dashboard requires a token.
-func AuthEnabled(cluster *rayv1.RayCluster) bool {
-	return validation.AuthEnabled(&cluster.Spec)
 }
 
 // authEnv makes the Ray CLI send the cluster's token, read from its auth

@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/naming"
-	"github.com/ray-operator/ray-operator/internal/submitter"
+	"github.com/ray-operator/ray-operator/internal/raypod"
 )
 
 // dashboardURL returns "<head service FQDN>:<dashboard port>" of a ready
@@ -33,25 +34,38 @@ func (r *Reconciler) dashboardURL(ctx context.Context, cluster *rayv1.RayCluster
 // dashboardClient returns a client of the job's dashboard, with the
 // cluster's auth token when it has one.
 func (r *Reconciler) dashboardClient(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (dashboard.Client, error) {
-	token, err := r.authToken(ctx, cluster)
+	token, err := r.authToken(ctx, job, cluster)
 	if err != nil {
 		return nil, err
 	}
 	return r.Dashboards(job.Status.DashboardURL, token)
 }
 
-// authToken reads the token of a token-protected cluster from its auth
-// Secret; other clusters need none.
-func (r *Reconciler) authToken(ctx context.Context, cluster *rayv1.RayCluster) (string, error) {
-	if cluster == nil || !submitter.AuthEnabled(cluster) {
+// authToken reads the token of a token-protected cluster from the Secret its
+// Ray Pods read it from: authOptions.secretName, or the Secret the operator
+// generates for the cluster. Other clusters need none. A missing Secret or
+// key is an error and a warning event on the RayJob: without the token every
+// dashboard call would be refused.
+func (r *Reconciler) authToken(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (string, error) {
+	if cluster == nil || !rayv1.IsAuthEnabled(&cluster.Spec) {
 		return "", nil
 	}
-	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: naming.AuthSecretName(cluster)}
+	secret := &corev1.Secret{}
 	if err := r.Client.Get(ctx, key, secret); err != nil {
-		return "", fmt.Errorf("getting the auth Secret of RayCluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+		if apierrors.IsNotFound(err) {
+			r.event(job, corev1.EventTypeWarning, reasonAuthSecretNotFound, actionGet,
+				"RayCluster %s/%s has token authentication, but its auth Secret %s is not found", cluster.Namespace, cluster.Name, key)
+		}
+		return "", fmt.Errorf("getting the auth Secret %s of RayCluster %s/%s: %w", key, cluster.Namespace, cluster.Name, err)
 	}
-	return string(secret.Data[submitter.AuthTokenSecretKey]), nil
+	token := secret.Data[raypod.AuthTokenSecretKey]
+	if len(token) == 0 {
+		r.event(job, corev1.EventTypeWarning, reasonAuthSecretNotFound, actionGet,
+			"The auth Secret %s of RayCluster %s/%s has no %q key", key, cluster.Namespace, cluster.Name, raypod.AuthTokenSecretKey)
+		return "", fmt.Errorf("the auth Secret %s of RayCluster %s/%s has no %q key", key, cluster.Namespace, cluster.Name, raypod.AuthTokenSecretKey)
+	}
+	return string(token), nil
 }
 
 // jobInfo asks the dashboard about the RayJob's Ray job.

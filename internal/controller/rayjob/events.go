@@ -32,6 +32,7 @@ const (
 	reasonFailedToDeleteRayJob       = "FailedToDeleteRayJob"
 	reasonSuspendedWorkerGroups      = reasonUpdatedRayCluster
 	reasonFailedToSuspendWorkerGroup = reasonFailedToUpdateRayCluster
+	reasonAuthSecretNotFound         = "AuthSecretNotFound"
 )
 
 // Event actions (the events.k8s.io "action" field).
@@ -43,6 +44,7 @@ const (
 	actionDelete     = "Delete"
 	actionSubmit     = "Submit"
 	actionStop       = "Stop"
+	actionGet        = "Get"
 )
 
 // event records an event about obj; the recorder may be nil in tests that do
