@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
@@ -46,6 +47,13 @@ func NewRayJobMetrics(reader client.Reader, log logr.Logger) *RayJobMetrics {
 		deploymentStatus: prometheus.NewDesc("kuberay_job_deployment_status",
 			"The RayJob's current deployment status", []string{"name", "namespace", "deployment_status"}, nil),
 	}
+}
+
+// Register adds m to controller-runtime's registry, which the manager's
+// metrics endpoint serves. A collector registered before (by an earlier
+// manager in the same process) is replaced.
+func (m *RayJobMetrics) Register() error {
+	return registerReplacing(ctrlmetrics.Registry, m)
 }
 
 // Describe implements prometheus.Collector.

@@ -12,6 +12,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/metrics"
 )
 
 // Deps is what the operator hands every controller at set-up. Controllers
@@ -54,12 +55,23 @@ func setupRayCluster(mgr manager.Manager, d Deps) error {
 	})
 }
 
+// setupRayJob adds the RayJob controller. With --enable-metrics (as in
+// KubeRay, only then) the RayJob metrics are registered with
+// controller-runtime's registry and the controller records into them.
 func setupRayJob(mgr manager.Manager, d Deps) error {
 	dashboards, err := dashboardProvider(mgr, d)
 	if err != nil {
 		return err
 	}
-	r := rayjob.NewForManager(mgr, rayjob.Deps{Clock: d.Clock, Dashboards: dashboards}, rayjob.Options{
+	deps := rayjob.Deps{Clock: d.Clock, Dashboards: dashboards}
+	if d.Config.EnableMetrics {
+		m := metrics.NewRayJobMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
+		if err := m.Register(); err != nil {
+			return fmt.Errorf("registering RayJob metrics: %w", err)
+		}
+		deps.Metrics = m
+	}
+	r := rayjob.NewForManager(mgr, deps, rayjob.Options{
 		TransitionGracePeriod:        d.Knobs.RayJobDeploymentStatusTransitionGrace,
 		DeleteRayJobAfterJobFinishes: d.Config.DeleteRayJobAfterJobFinishes,
 		Features:                     d.Features,

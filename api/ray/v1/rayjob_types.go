@@ -59,8 +59,10 @@ const (
 )
 
 // IsJobDeploymentTerminal reports whether a RayJob in this deployment status
-// is finished for good: Complete or Failed. ValidationFailed is not included;
-// a corrected spec can still move the RayJob on.
+// is finished for good: Complete or Failed. ValidationFailed is final as
+// well (the operator does not move it on, even after the spec is corrected:
+// delete and recreate the RayJob), but it is not included because it ends
+// no attempt: no retry, no EndTime, no deletion policy apply to it.
 func IsJobDeploymentTerminal(status JobDeploymentStatus) bool {
 	switch status {
 	case JobDeploymentStatusComplete, JobDeploymentStatusFailed:

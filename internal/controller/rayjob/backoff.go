@@ -26,7 +26,10 @@ func countAttempt(s *scope) {
 // retryIfAllowed turns a fresh Failed into Retrying while spec.backoffLimit
 // allows another attempt: backoffLimit n means at most n+1 attempts. A
 // missed activeDeadlineSeconds or preRunningDeadlineSeconds is never
-// retried: the deadlines bound the RayJob, not one attempt.
+// retried. The deadlines are counted from status.startTime, which every
+// attempt sets anew on its way from New to Initializing (initStatus), as
+// KubeRay's initRayJobStatusIfNeed does: they bound one attempt, and a
+// RayJob with retries may run up to (backoffLimit+1) times the deadline.
 func retryIfAllowed(job *rayv1.RayJob) {
 	if job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || job.Spec.BackoffLimit == nil {
 		return

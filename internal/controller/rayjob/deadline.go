@@ -8,8 +8,9 @@ import (
 )
 
 // failIfActiveDeadlinePassed fails the RayJob with DeadlineExceeded once
-// spec.activeDeadlineSeconds have passed since status.startTime. The
-// deadline covers cluster creation as well as the job itself.
+// spec.activeDeadlineSeconds have passed since status.startTime, the start
+// of the current attempt. The deadline covers cluster creation as well as
+// the job itself.
 func (r *Reconciler) failIfActiveDeadlinePassed(job *rayv1.RayJob) bool {
 	limit := job.Spec.ActiveDeadlineSeconds
 	if limit == nil || !r.passed(job, *limit) {

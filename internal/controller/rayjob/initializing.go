@@ -64,6 +64,13 @@ func suspendIfRequested(job *rayv1.RayJob) bool {
 
 // reconcileWaiting waits, in InteractiveMode, for the user to submit the job
 // and put its submission id in spec.jobId.
+//
+// As in KubeRay, spec.suspend and activeDeadlineSeconds are not looked at
+// here: KubeRay lets only Initializing and Running suspend, and checks the
+// active deadline in those two states only. Neither is lost: both act on
+// the first Running pass (the deadline counts from status.startTime, which
+// Waiting does not move). preRunningDeadlineSeconds, whose purpose is to
+// bound everything before Running, does fail a Waiting RayJob.
 func (r *Reconciler) reconcileWaiting(_ context.Context, s *scope) (ctrl.Result, error) {
 	job := s.job
 	if r.failIfPreRunningDeadlinePassed(job) {

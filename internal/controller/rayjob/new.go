@@ -33,7 +33,9 @@ func (r *Reconciler) reconcileNew(ctx context.Context, s *scope) (ctrl.Result, e
 // initStatus moves a New RayJob to Initializing: the job id comes from
 // spec.jobId or is generated (except in InteractiveMode, where the user
 // provides it later), the cluster name from the clusterSelector or is
-// generated, and StartTime starts the deadlines.
+// generated, and StartTime starts the deadlines. A retry or a resume comes
+// back through New with the ids cleared, so each attempt gets a new
+// StartTime and its own deadlines, as in KubeRay.
 func initStatus(job *rayv1.RayJob, now metav1.Time) {
 	status := &job.Status
 	if status.JobID != "" && status.RayClusterName != "" && status.JobStatus != "" {

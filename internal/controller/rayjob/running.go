@@ -36,6 +36,12 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Resul
 			return requeue()
 		}
 	}
+	// KubeRay applies the submitter-finished timeout before asking the
+	// dashboard. Seed 000 describes it as failing a RayJob whose submitter
+	// finished while the Ray job has not reached a terminal state, so the
+	// dashboard is asked first: a Ray job that did end (seen late, after an
+	// operator restart or a slow dashboard) completes with its real status
+	// instead of being failed with JobStatus FAILED.
 	info, err := r.jobInfo(ctx, job, cluster)
 	switch {
 	case errors.Is(err, dashboard.ErrAgain):

@@ -29,8 +29,9 @@ func (s *scope) transitioned() bool {
 }
 
 // finishPass ends a pass: it counts the attempt and decides about a retry
-// when the pass ended one, stamps EndTime, writes the status if anything in
-// it changed, and reports the transition as an event and a metric.
+// when the pass ended one, stamps EndTime, records the generation the pass
+// looked at, writes the status if anything in it changed, and reports the
+// transition as an event and a metric.
 func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
 	if !rayv1.IsJobDeploymentTerminal(s.original.JobDeploymentStatus) &&
 		s.original.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed {
@@ -40,6 +41,9 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
 	if s.transitioned() && rayv1.IsJobDeploymentTerminal(s.job.Status.JobDeploymentStatus) {
 		s.job.Status.EndTime = &metav1.Time{Time: r.now()}
 	}
+	// As KubeRay: every status the controller writes describes the spec of
+	// the generation it has just read, so a spec change alone is reported.
+	s.job.Status.ObservedGeneration = s.job.Generation
 	if equality.Semantic.DeepEqual(s.original, s.job.Status) {
 		return nil
 	}

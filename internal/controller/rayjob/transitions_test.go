@@ -249,6 +249,23 @@ func TestWaiting(t *testing.T) {
 			job:       makeJob(mode(rayv1.InteractiveMode), inState(rayv1.JobDeploymentStatusWaiting), func(j *rayv1.RayJob) { j.Status.JobID = "" }),
 			wantState: rayv1.JobDeploymentStatusWaiting,
 		},
+		"suspend and activeDeadlineSeconds wait for Running, as in KubeRay": {
+			job: makeJob(mode(rayv1.InteractiveMode), inState(rayv1.JobDeploymentStatusWaiting), func(j *rayv1.RayJob) {
+				j.Status.JobID = ""
+				j.Spec.Suspend, j.Spec.ShutdownAfterJobFinishes = true, true
+				j.Spec.ActiveDeadlineSeconds = ptr.To[int32](10)
+			}),
+			setup:     func(e *testEnv) { e.clock.Step(time.Hour) },
+			wantState: rayv1.JobDeploymentStatusWaiting,
+		},
+		"preRunningDeadlineSeconds fails a Waiting RayJob": {
+			job: makeJob(mode(rayv1.InteractiveMode), inState(rayv1.JobDeploymentStatusWaiting), func(j *rayv1.RayJob) {
+				j.Status.JobID = ""
+				j.Spec.PreRunningDeadlineSeconds = ptr.To[int32](10)
+			}),
+			setup:     func(e *testEnv) { e.clock.Step(10 * time.Second) },
+			wantState: rayv1.JobDeploymentStatusFailed, wantReason: rayv1.PreRunningDeadlineExceeded,
+		},
 		"runs with the user's job id": {
 			job: makeJob(mode(rayv1.InteractiveMode), inState(rayv1.JobDeploymentStatusWaiting), func(j *rayv1.RayJob) {
 				j.Status.JobID = ""
@@ -388,6 +405,19 @@ func TestRunning(t *testing.T) {
 			wantState: rayv1.JobDeploymentStatusFailed, wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
 			check: func(t *testing.T, _ *testEnv, job *rayv1.RayJob) {
 				if job.Status.JobStatus != rayv1.JobStatusFailed {
+					t.Errorf("job status %q", job.Status.JobStatus)
+				}
+			},
+		},
+		"submitter finished 40s ago but the Ray job succeeded: Complete, not failed by the timeout": {
+			job: makeJob(inState(rayv1.JobDeploymentStatusRunning)), objs: running(batchv1.JobComplete),
+			setup: func(e *testEnv) {
+				withRayJob(rayv1.JobStatusSucceeded)(e)
+				e.clock.Step(40 * time.Second)
+			},
+			wantState: rayv1.JobDeploymentStatusComplete,
+			check: func(t *testing.T, _ *testEnv, job *rayv1.RayJob) {
+				if job.Status.JobStatus != rayv1.JobStatusSucceeded {
 					t.Errorf("job status %q", job.Status.JobStatus)
 				}
 			},
@@ -539,6 +569,21 @@ func TestValidationFailed(t *testing.T) {
 			job:        makeJob(inState(rayv1.JobDeploymentStatusWaiting)),
 			wantState:  rayv1.JobDeploymentStatusValidationFailed,
 			wantReason: rayv1.ValidationFailed,
+		},
+		"rayClusterSpec.upgradeStrategy fails up front, before any cluster": {
+			job: makeJob(func(j *rayv1.RayJob) {
+				j.Spec.RayClusterSpec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: ptr.To(rayv1.RayClusterRecreate)}
+			}),
+			wantState: rayv1.JobDeploymentStatusValidationFailed, wantReason: rayv1.ValidationFailed,
+			check: func(t *testing.T, e *testEnv, job *rayv1.RayJob) {
+				if !strings.Contains(job.Status.Message, "upgradeStrategy cannot be set when RayCluster is created by RayJob") {
+					t.Errorf("message %q", job.Status.Message)
+				}
+				clusters := &rayv1.RayClusterList{}
+				if err := e.client.List(t.Context(), clusters); err != nil || len(clusters.Items) != 0 {
+					t.Errorf("clusters %v, err %v", clusters.Items, err)
+				}
+			},
 		},
 		"ValidationFailed is final": {
 			job:       makeJob(inState(rayv1.JobDeploymentStatusValidationFailed), func(j *rayv1.RayJob) { j.Status.Reason = rayv1.ValidationFailed }),

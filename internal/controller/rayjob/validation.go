@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -158,6 +159,11 @@ func modeRules(job *rayv1.RayJob, _ validation.FeatureGates) error {
 }
 
 // clusterSpecRules validates the embedded RayClusterSpec as a RayCluster's.
+// KubeRay's ValidateRayJobSpec checks only the spec rules; the RayCluster
+// controller later also refuses an upgradeStrategy on a RayJob's cluster,
+// and the RayJob then waits in Initializing for a cluster that never comes.
+// Here every RayCluster rule that follows from the RayJob is checked up
+// front, against the cluster as the RayJob would create it.
 func clusterSpecRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 	if job.Spec.RayClusterSpec == nil {
 		return nil
@@ -166,6 +172,13 @@ func clusterSpecRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 		return kubeRayError("The RayJob spec is invalid: K8s token auth mode is currently not supported for RayJob")
 	}
 	if err := validation.RayClusterSpec(job.Spec.RayClusterSpec, job.Annotations, gates); err != nil {
+		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
+	}
+	created := &rayv1.RayCluster{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{rayv1.LabelOriginatedFromCRD: OriginatedFromRayJob}},
+		Spec:       *job.Spec.RayClusterSpec,
+	}
+	if err := validation.RayClusterUpgradeOptions(created); err != nil {
 		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 	}
 	return nil

@@ -41,6 +41,12 @@ func TestValidateRayJob(t *testing.T) {
 		"K8s token auth": {job: makeJob(func(j *rayv1.RayJob) {
 			j.Spec.RayClusterSpec.AuthOptions = &rayv1.AuthOptions{EnableK8sTokenAuth: ptr.To(true)}
 		}), want: "K8s token auth mode is currently not supported"},
+		"upgradeStrategy on the RayJob's cluster": {job: makeJob(func(j *rayv1.RayJob) {
+			j.Spec.RayClusterSpec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: ptr.To(rayv1.RayClusterRecreate)}
+		}), want: "The RayJob spec is invalid: upgradeStrategy cannot be set when RayCluster is created by RayJob"},
+		"upgradeStrategy without a type": {job: makeJob(func(j *rayv1.RayJob) {
+			j.Spec.RayClusterSpec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{}
+		})},
 		"bad runtime env":         {job: makeJob(func(j *rayv1.RayJob) { j.Spec.RuntimeEnvYAML = "a: [" }), want: "runtimeEnvYAML"},
 		"non-positive deadline":   {job: makeJob(func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = ptr.To[int32](0) }), want: "activeDeadlineSeconds must be a positive"},
 		"non-positive preRunning": {job: makeJob(func(j *rayv1.RayJob) { j.Spec.PreRunningDeadlineSeconds = ptr.To[int32](0) }), want: "preRunningDeadlineSeconds must be a positive"},

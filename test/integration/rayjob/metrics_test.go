@@ -1,0 +1,133 @@
+package rayjob_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+)
+
+// TestOperatorWiresRayJobMetrics: the RayJob controller as the operator
+// registers it (operator.DefaultControllers) with --enable-metrics puts its
+// collector in controller-runtime's registry, which the metrics endpoint
+// serves, and records the execution duration of an attempt into it.
+func TestOperatorWiresRayJobMetrics(t *testing.T) {
+	env := testenv.Shared(t)
+	w := &world{t: t, env: env, c: env.Client, ns: env.Namespace(t), clock: clocktesting.NewFakeClock(time.Now())}
+	startOperatorRayJob(t, w, configv1alpha1.Configuration{EnableMetrics: true, ReconcileConcurrency: 1})
+
+	w.create(rayJob("metered", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = ptr.To[int32](5) }))
+	w.waitFor("metered", rayv1.JobDeploymentStatusInitializing)
+	w.clock.Step(6 * time.Second)
+	w.waitFor("metered", rayv1.JobDeploymentStatusFailed)
+
+	labels := map[string]string{"name": "metered", "namespace": w.ns}
+	w.eventually("the RayJob metrics in the registry", func() (bool, error) {
+		families, err := ctrlmetrics.Registry.Gather()
+		if err != nil {
+			return false, err
+		}
+		for _, want := range []struct {
+			family string
+			labels map[string]string
+		}{
+			{"kuberay_job_info", labels},
+			{"kuberay_job_deployment_status", with(labels, "deployment_status", "Failed")},
+			{"kuberay_job_execution_duration_seconds", with(labels, "job_deployment_status", "Failed")},
+		} {
+			if !hasSeries(families, want.family, want.labels) {
+				return false, fmt.Errorf("no %s series with %v", want.family, want.labels)
+			}
+		}
+		return true, nil
+	})
+}
+
+// startOperatorRayJob runs, for w's namespace, the RayJob controller set up
+// exactly as the operator sets it up, with cfg.
+func startOperatorRayJob(t *testing.T, w *world, cfg configv1alpha1.Configuration) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{
+		Scheme:     w.env.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := operator.Deps{
+		Config:   cfg,
+		Knobs:    configv1alpha1.Knobs{RayJobDeploymentStatusTransitionGrace: 300 * time.Second, ClusterDomain: "cluster.local"},
+		Features: features.NewGate(),
+		Clock:    w.clock,
+	}
+	found := false
+	for _, c := range operator.DefaultControllers() {
+		if c.Name == "RayJob" {
+			found = true
+			if err := c.Setup(mgr, deps); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the operator registers no RayJob controller")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+		}
+	}()
+	w.cancel, w.done = cancel, done
+	t.Cleanup(w.stop)
+}
+
+// with returns a copy of labels with one more label.
+func with(labels map[string]string, key, value string) map[string]string {
+	out := map[string]string{key: value}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
+}
+
+// hasSeries reports whether the family has a series carrying all labels.
+func hasSeries(families []*dto.MetricFamily, family string, labels map[string]string) bool {
+	for _, f := range families {
+		if f.GetName() != family {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			matched := 0
+			for _, l := range m.GetLabel() {
+				if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+					matched++
+				}
+			}
+			if matched == len(labels) {
+				return true
+			}
+		}
+	}
+	return false
+}
