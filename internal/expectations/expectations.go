@@ -50,6 +50,7 @@ type expectation struct {
 // group. It is safe for concurrent use.
 type Scale struct {
 	reader  client.Reader
+	live    client.Reader
 	clock   clock.PassiveClock
 	timeout time.Duration
 
@@ -66,6 +67,15 @@ func New(reader client.Reader, clk clock.PassiveClock) *Scale {
 		timeout: DefaultTimeout,
 		pending: map[group]map[string]expectation{},
 	}
+}
+
+// WithLiveReader makes the tracker ask live (the API server, uncached)
+// about a created Pod the cache does not show yet: if the API server has no
+// such Pod either, it was deleted before the cache saw it, and waiting for
+// it would only block its group until the timeout.
+func (s *Scale) WithLiveReader(live client.Reader) *Scale {
+	s.live = live
+	return s
 }
 
 // Expect records that the Pod podName of a cluster group was just created
@@ -112,15 +122,23 @@ func (s *Scale) met(ctx context.Context, namespace, name string, e expectation) 
 	if s.clock.Since(e.recorded) >= s.timeout {
 		return true, nil
 	}
-	err := s.reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &corev1.Pod{})
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	err := s.reader.Get(ctx, key, &corev1.Pod{})
 	switch {
 	case err == nil:
 		return e.action == Create, nil
-	case apierrors.IsNotFound(err):
-		return e.action == Delete, nil
-	default:
+	case !apierrors.IsNotFound(err):
 		return false, err
+	case e.action == Delete:
+		return true, nil
+	case s.live == nil:
+		return false, nil
 	}
+	err = s.live.Get(ctx, key, &corev1.Pod{})
+	if apierrors.IsNotFound(err) {
+		return true, nil // created, then deleted before the cache saw it
+	}
+	return false, client.IgnoreNotFound(err)
 }
 
 // forget drops one met expectation unless a newer one replaced it meanwhile.

@@ -82,3 +82,21 @@ func TestScaleForget(t *testing.T) {
 		t.Fatal("Forget must keep other clusters' expectations")
 	}
 }
+
+func TestScaleLiveReader(t *testing.T) {
+	ctx := context.Background()
+	cache := fake.NewClientBuilder().Build()                       // never saw the Pod
+	live := fake.NewClientBuilder().WithObjects(pod("w1")).Build() // the API server has it
+	s := New(cache, clocktesting.NewFakeClock(time.Now())).WithLiveReader(live)
+	s.Expect("ns", "rc", "g", "w1", Create)
+	s.Expect("ns", "rc", "g", "w2", Create) // created and deleted before the cache saw it
+	if ok, err := s.Satisfied(ctx, "ns", "rc", "g"); ok || err != nil {
+		t.Fatalf("Satisfied() = %v, %v; want false while w1 exists but is not cached", ok, err)
+	}
+	if err := live.Delete(ctx, pod("w1")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Satisfied(ctx, "ns", "rc", "g"); !ok || err != nil {
+		t.Fatalf("Satisfied() = %v, %v; want true once neither Pod exists", ok, err)
+	}
+}

@@ -82,8 +82,12 @@ type Deps struct {
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
 	// Expectations tracks Pod creations and deletions not yet in the cache;
-	// nil means a new tracker reading through Client.
+	// nil means a new tracker reading through Client and LiveReader.
 	Expectations *expectations.Scale
+	// LiveReader reads from the API server, bypassing the cache; it lets
+	// the expectations notice a Pod deleted before the cache saw it. Nil
+	// means expectations wait for their timeout in that case.
+	LiveReader client.Reader
 	// Metrics may be nil when the operator's metrics are off.
 	Metrics ProvisionObserver
 	// Random is the source of auth tokens; nil means crypto/rand.
@@ -108,7 +112,7 @@ func New(deps Deps, opts Options) *Reconciler {
 		deps.Clock = clock.RealClock{}
 	}
 	if deps.Expectations == nil {
-		deps.Expectations = expectations.New(deps.Client, deps.Clock)
+		deps.Expectations = expectations.New(deps.Client, deps.Clock).WithLiveReader(deps.LiveReader)
 	}
 	if opts.RequeueAfter <= 0 {
 		opts.RequeueAfter = defaultRequeue

@@ -49,14 +49,18 @@ func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, g
 	}
 }
 
-// NewForManager returns a Reconciler using mgr's client and an event
-// recorder named ControllerName; fields of deps already set win.
+// NewForManager returns a Reconciler using mgr's client, its uncached API
+// reader and an event recorder named ControllerName; fields of deps already
+// set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
 	if deps.Client == nil {
 		deps.Client = mgr.GetClient()
 	}
 	if deps.Recorder == nil {
 		deps.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	if deps.LiveReader == nil {
+		deps.LiveReader = mgr.GetAPIReader()
 	}
 	return New(deps, opts)
 }
