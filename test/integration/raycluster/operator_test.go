@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -15,10 +16,18 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
+// operatorRuns records that TestThroughTheOperator started an operator.
+var operatorRuns atomic.Bool
+
 // TestThroughTheOperator runs the controller as the operator registers it
 // (operator.New: its cache narrowing, its knobs, the metrics on): a
 // RayCluster gets its Pods and shows up in the RayCluster metrics.
 func TestThroughTheOperator(t *testing.T) {
+	// operator.New registers controller names, which controller-runtime
+	// allows once per process: with -count > 1 only the first run can go.
+	if !operatorRuns.CompareAndSwap(false, true) {
+		t.Skip("operator.New already ran in this process")
+	}
 	env := testenv.Shared(t)
 	ns := env.Namespace(t)
 	cfg := configv1alpha1.Configuration{
