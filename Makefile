@@ -67,13 +67,14 @@ run: $(KWOK) ## Run the operator: against a local control plane (kubeconfig in .
 # allowDangerousTypes admits the float32 fields of RayJob (entrypointNumCpus/Gpus).
 CRD_OPTIONS ?= crd:maxDescLen=0,generateEmbeddedObjectMeta=true,allowDangerousTypes=true
 API_PATHS := ./api/ray/...
-GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases
+GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and the CRDs in config/crd/bases.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases and the operator's ClusterRole in config/rbac/role.yaml.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 	rm -f config/crd/bases/ray.io_*.yaml
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(API_PATHS)" output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=kuberay-operator paths="./internal/..." output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when the committed generated files differ from a fresh `make generate`.
