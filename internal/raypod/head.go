@@ -2,7 +2,6 @@ package raypod
 
 import (
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -46,7 +45,7 @@ func BuildHeadPod(cluster *rayv1.RayCluster, opts Options) (*corev1.Pod, error) 
 // the ray.io/ft-enabled annotation and, when it is backed by Redis, hands the
 // head the Redis address, credentials and storage namespace.
 func (b *podBuild) configureHeadFaultTolerance() {
-	enabled := GCSFaultToleranceEnabled(b.cluster)
+	enabled := rayv1.IsGCSFaultToleranceEnabled(&b.cluster.Spec, b.cluster.Annotations)
 	b.pod.Annotations[rayv1.AnnotationFTEnabled] = strconv.FormatBool(enabled)
 	if !enabled {
 		return
@@ -79,13 +78,6 @@ func (b *podBuild) configureHeadFaultTolerance() {
 	}
 }
 
-// GCSFaultToleranceEnabled reports whether the cluster uses GCS fault
-// tolerance: the ray.io/ft-enabled annotation is "true" or
-// spec.gcsFaultToleranceOptions is set.
-func GCSFaultToleranceEnabled(cluster *rayv1.RayCluster) bool {
-	return strconvBool(cluster.Annotations[rayv1.AnnotationFTEnabled]) || cluster.Spec.GcsFaultToleranceOptions != nil
-}
-
 // ExternalStorageNamespace is the Redis namespace of the cluster's GCS data:
 // gcsFaultToleranceOptions.externalStorageNamespace, else the
 // ray.io/external-storage-namespace annotation, else the cluster UID.
@@ -97,8 +89,4 @@ func ExternalStorageNamespace(cluster *rayv1.RayCluster) string {
 		return v
 	}
 	return string(cluster.UID)
-}
-
-func strconvBool(s string) bool {
-	return strings.EqualFold(s, "true")
 }

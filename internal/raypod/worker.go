@@ -51,7 +51,7 @@ func BuildWorkerPod(cluster *rayv1.RayCluster, groupIndex int, index WorkerIndex
 	}
 	setDefaultParams(b.params, rayv1.WorkerNode, b.fqdn+":"+b.headPort)
 	b.initAnnotations()
-	if GCSFaultToleranceEnabled(cluster) {
+	if rayv1.IsGCSFaultToleranceEnabled(&cluster.Spec, cluster.Annotations) {
 		addEnvIfMissing(b.rayContainer(), corev1.EnvVar{Name: EnvGcsReconnectTimeoutS, Value: workerGcsReconnectTimeoutS})
 	}
 	b.addMetricsPort()

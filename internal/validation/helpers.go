@@ -1,26 +1,11 @@
 package validation
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
-
-// GCSFaultToleranceEnabled reports whether GCS fault tolerance is on: through
-// spec.gcsFaultToleranceOptions or the legacy ray.io/ft-enabled annotation.
-func GCSFaultToleranceEnabled(spec *rayv1.RayClusterSpec, annotations map[string]string) bool {
-	return spec.GcsFaultToleranceOptions != nil || strings.EqualFold(annotations[rayv1.AnnotationFTEnabled], "true")
-}
-
-// AuthEnabled reports whether token authentication is on. An authOptions
-// without a mode means token, as the API documents.
-func AuthEnabled(spec *rayv1.RayClusterSpec) bool {
-	opts := spec.AuthOptions
-	return opts != nil && (opts.Mode == rayv1.AuthModeToken || opts.Mode == "")
-}
 
 func autoscalingEnabled(spec *rayv1.RayClusterSpec) bool {
 	return spec.EnableInTreeAutoscaling != nil && *spec.EnableInTreeAutoscaling

@@ -226,7 +226,7 @@ func gcsFaultTolerance(c *specCheck) error {
 			"Please use only GcsFaultToleranceOptions to configure GCS fault tolerance", rayv1.AnnotationFTEnabled)
 	}
 	head := c.head()
-	if !GCSFaultToleranceEnabled(c.spec, c.annotations) && envExists(head.Env, envRayRedisAddress) {
+	if !rayv1.IsGCSFaultToleranceEnabled(c.spec, c.annotations) && envExists(head.Env, envRayRedisAddress) {
 		return fmt.Errorf("%s is set which implicitly enables GCS fault tolerance, "+
 			"but GcsFaultToleranceOptions is not set. Please set GcsFaultToleranceOptions "+
 			"to enable GCS fault tolerance", envRayRedisAddress)
@@ -376,7 +376,7 @@ func historyServer(c *specCheck) error {
 func authOptions(c *specCheck) error {
 	opts := c.spec.AuthOptions
 	k8sAuth := opts != nil && opts.EnableK8sTokenAuth != nil && *opts.EnableK8sTokenAuth
-	if !AuthEnabled(c.spec) {
+	if !rayv1.IsAuthEnabled(c.spec) {
 		if k8sAuth {
 			return fmt.Errorf("authOptions.enableK8sTokenAuth is enabled but authOptions.mode not set to 'token'")
 		}

@@ -539,6 +539,12 @@ const (
 	HeadPodRunningAndReady         = "HeadPodRunningAndReady"
 	// UnknownReason is used when the cause cannot be determined.
 	UnknownReason = "Unknown"
+	// InvalidRayClusterMetadata is the RayClusterValidationFailed reason
+	// (and the event reason) for invalid metadata, such as a too-long name.
+	InvalidRayClusterMetadata = "InvalidRayClusterMetadata"
+	// InvalidRayClusterSpec is the RayClusterValidationFailed reason (and the
+	// event reason) for an invalid spec.
+	InvalidRayClusterSpec = "InvalidRayClusterSpec"
 )
 
 // Condition types of a RayCluster.
@@ -555,6 +561,13 @@ const (
 	// RayClusterSuspended is true once a suspend has deleted every Pod. It is
 	// never true together with RayClusterSuspending.
 	RayClusterSuspended RayClusterConditionType = "RayClusterSuspended"
+	// RayClusterValidationFailed is true while the RayCluster cannot be
+	// reconciled because its metadata or spec is invalid; its reason is
+	// InvalidRayClusterMetadata or InvalidRayClusterSpec and its message says
+	// what to fix, so `kubectl wait --for=condition=ValidationFailed` can wait
+	// for it. KubeRay only records an event; the condition makes the error
+	// visible in the object. It is removed once the object is valid again.
+	RayClusterValidationFailed RayClusterConditionType = "ValidationFailed"
 )
 
 // HeadInfo locates the head Pod and its Service.

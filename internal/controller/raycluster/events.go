@@ -2,13 +2,15 @@ package raycluster
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
 // Event reasons. They are KubeRay's, so that alerts and `kubectl get events`
 // filters written for KubeRay keep matching.
 const (
-	reasonInvalidSpec                   = "InvalidRayClusterSpec"
-	reasonInvalidMetadata               = "InvalidRayClusterMetadata"
+	reasonInvalidSpec                   = rayv1.InvalidRayClusterSpec
+	reasonInvalidMetadata               = rayv1.InvalidRayClusterMetadata
 	reasonInvalidStatus                 = "InvalidRayClusterStatus"
 	reasonCreatedService                = "CreatedService"
 	reasonFailedToCreateService         = "FailedToCreateService"

@@ -43,7 +43,7 @@ const DefaultGCSFTDeletionTimeout = 300 * time.Second
 // wantsGCSFTFinalizer: clusters with GCS fault tolerance on Redis get the
 // finalizer, unless ENABLE_GCS_FT_REDIS_CLEANUP=false.
 func (r *Reconciler) wantsGCSFTFinalizer(cluster *rayv1.RayCluster) bool {
-	if !r.opts.GCSFTRedisCleanup || !raypod.GCSFaultToleranceEnabled(cluster) {
+	if !r.opts.GCSFTRedisCleanup || !rayv1.IsGCSFaultToleranceEnabled(&cluster.Spec, cluster.Annotations) {
 		return false
 	}
 	opts := cluster.Spec.GcsFaultToleranceOptions

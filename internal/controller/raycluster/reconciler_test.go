@@ -88,7 +88,7 @@ func TestReconcileInvalidSpec(t *testing.T) {
 			t.Fatalf("Reconcile() = %+v, %v; want no requeue and no error", res, err)
 		}
 	}
-	cond := meta.FindStatusCondition(h.cluster("rc").Status.Conditions, ConditionValidationFailed)
+	cond := meta.FindStatusCondition(h.cluster("rc").Status.Conditions, string(rayv1.RayClusterValidationFailed))
 	if cond == nil || cond.Status != "True" || cond.Reason != reasonInvalidSpec ||
 		cond.Message != "worker group small has minReplicas 5 greater than maxReplicas 1" {
 		t.Errorf("ValidationFailed condition = %+v", cond)
@@ -105,7 +105,7 @@ func TestReconcileInvalidSpec(t *testing.T) {
 	rc.Spec.WorkerGroupSpecs[0].MaxReplicas = new(int32(10))
 	h.update(rc)
 	h.mustReconcile("rc", 1)
-	if cond := meta.FindStatusCondition(h.cluster("rc").Status.Conditions, ConditionValidationFailed); cond != nil {
+	if cond := meta.FindStatusCondition(h.cluster("rc").Status.Conditions, string(rayv1.RayClusterValidationFailed)); cond != nil {
 		t.Errorf("ValidationFailed still set after the fix: %+v", cond)
 	}
 }

@@ -94,7 +94,7 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope, reconcileErr
 	setDesiredResources(status, cluster)
 	setState(status, cluster, o.pods, reconcileErr, now)
 	setHeadInfo(status, o)
-	meta.RemoveStatusCondition(&status.Conditions, ConditionValidationFailed)
+	meta.RemoveStatusCondition(&status.Conditions, string(rayv1.RayClusterValidationFailed))
 	if r.opts.Features.Enabled(features.RayClusterStatusConditions) {
 		setReplicaFailure(status, reconcileErr, now)
 		setHeadPodReady(status, o.head, now)

@@ -13,14 +13,6 @@ import (
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
-// ConditionValidationFailed is true while the RayCluster cannot be
-// reconciled because its metadata or spec is invalid; its reason is
-// InvalidRayClusterMetadata or InvalidRayClusterSpec and its message says
-// what to fix. `kubectl wait --for=condition=ValidationFailed` waits for it.
-// KubeRay only records an event; the condition makes the error visible in
-// the object and waitable. It is removed once the object is valid again.
-const ConditionValidationFailed = "ValidationFailed"
-
 // invalidError is a validation failure with the event reason to report it.
 type invalidError struct {
 	reason string
@@ -74,7 +66,7 @@ func (r *Reconciler) reportInvalid(ctx context.Context, cluster *rayv1.RayCluste
 	s := newScope(cluster)
 	status := cluster.Status.DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type:               ConditionValidationFailed,
+		Type:               string(rayv1.RayClusterValidationFailed),
 		Status:             metav1.ConditionTrue,
 		Reason:             invalid.reason,
 		Message:            invalid.Error(),

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 )
 
 func conditionTrue(s *rayv1.RayClusterStatus, t rayv1.RayClusterConditionType) bool {
@@ -258,9 +257,9 @@ func TestInvalidSpecGetsConditionAndEventAndNoPods(t *testing.T) {
 	rc.Spec.WorkerGroupSpecs = append(rc.Spec.WorkerGroupSpecs, group("small", 1)) // duplicate name
 	w.create(rc)
 	rc = w.waitStatus("invalid", "ValidationFailed", func(s *rayv1.RayClusterStatus) bool {
-		return meta.IsStatusConditionTrue(s.Conditions, raycluster.ConditionValidationFailed)
+		return meta.IsStatusConditionTrue(s.Conditions, string(rayv1.RayClusterValidationFailed))
 	})
-	cond := meta.FindStatusCondition(rc.Status.Conditions, raycluster.ConditionValidationFailed)
+	cond := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterValidationFailed))
 	if cond.Reason != "InvalidRayClusterSpec" || cond.Message != `worker group names must be unique: "small" is used more than once` {
 		t.Errorf("condition = %+v", cond)
 	}
@@ -273,6 +272,6 @@ func TestInvalidSpecGetsConditionAndEventAndNoPods(t *testing.T) {
 	w.edit("invalid", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[1].GroupName = "other" })
 	w.waitPods("invalid", groupLabels("other"), 1)
 	w.waitStatus("invalid", "no ValidationFailed", func(s *rayv1.RayClusterStatus) bool {
-		return meta.FindStatusCondition(s.Conditions, raycluster.ConditionValidationFailed) == nil
+		return meta.FindStatusCondition(s.Conditions, string(rayv1.RayClusterValidationFailed)) == nil
 	})
 }
