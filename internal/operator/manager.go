@@ -108,7 +108,7 @@ func clientConfig(c configv1alpha1.Configuration, restConfig *rest.Config) *rest
 func managerOptions(c configv1alpha1.Configuration, scheme *runtime.Scheme) manager.Options {
 	return manager.Options{
 		Scheme:                        scheme,
-		Cache:                         cacheOptions(c.WatchNamespace),
+		Cache:                         CacheOptions(c.WatchNamespace),
 		Metrics:                       metricsserver.Options{BindAddress: c.MetricsAddr},
 		HealthProbeBindAddress:        c.ProbeAddr,
 		LeaderElection:                c.LeaderElectionEnabled(),
@@ -118,13 +118,18 @@ func managerOptions(c configv1alpha1.Configuration, scheme *runtime.Scheme) mana
 	}
 }
 
-// cacheOptions scopes the informers: to the watched namespaces, to the
-// Pods of Ray nodes, and to the Jobs the operator created (as KubeRay does,
-// to keep memory and watch traffic down on big clusters).
-func cacheOptions(watchNamespace string) cache.Options {
+// CacheOptions scopes the informers: to the watched namespaces, to the
+// Pods of Ray nodes, and to the Jobs and Secrets the operator created (as
+// KubeRay does, to keep memory and watch traffic down on big clusters; the
+// RayCluster controller owns Secrets, which would otherwise cache every
+// Secret in the cluster). A Secret the operator did not create, such as the
+// one authOptions.secretName names, must be read with mgr.GetAPIReader().
+func CacheOptions(watchNamespace string) cache.Options {
+	createdByOperator := mustSelector(rayv1.LabelCreatedBy, selection.Equals, rayv1.CreatedByOperator)
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:  {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
-		&batchv1.Job{}: {Label: mustSelector(rayv1.LabelCreatedBy, selection.Equals, rayv1.CreatedByOperator)},
+		&corev1.Pod{}:    {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
+		&batchv1.Job{}:   {Label: createdByOperator},
+		&corev1.Secret{}: {Label: createdByOperator},
 	}}
 	if watchNamespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{}

@@ -3,8 +3,11 @@ package operator
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
@@ -46,14 +49,24 @@ func TestNewScheme(t *testing.T) {
 }
 
 func TestCacheOptions(t *testing.T) {
-	if got := cacheOptions("").DefaultNamespaces; got != nil {
+	if got := CacheOptions("").DefaultNamespaces; got != nil {
 		t.Errorf("empty watch namespace should watch all namespaces, got %v", got)
 	}
-	got := cacheOptions("a,b").DefaultNamespaces
+	got := CacheOptions("a,b").DefaultNamespaces
 	if _, ok := got["a"]; !ok || len(got) != 2 {
 		t.Errorf("watch namespaces a,b gave %v", got)
 	}
-	if n := len(cacheOptions("").ByObject); n != 2 {
-		t.Errorf("want Pod and Job informers scoped by label, got %d entries", n)
+	byObject := CacheOptions("").ByObject
+	if n := len(byObject); n != 3 {
+		t.Errorf("want Pod, Job and Secret informers scoped by label, got %d entries", n)
+	}
+	for obj, scope := range byObject {
+		if _, ok := obj.(*corev1.Secret); !ok {
+			continue
+		}
+		operatorMade := labels.Set{rayv1.LabelCreatedBy: rayv1.CreatedByOperator}
+		if scope.Label == nil || !scope.Label.Matches(operatorMade) || scope.Label.Matches(labels.Set{}) {
+			t.Errorf("Secret informer selector %v, want only Secrets labelled %s=%s", scope.Label, rayv1.LabelCreatedBy, rayv1.CreatedByOperator)
+		}
 	}
 }

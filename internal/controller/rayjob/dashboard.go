@@ -45,14 +45,15 @@ func (r *Reconciler) dashboardClient(ctx context.Context, job *rayv1.RayJob, clu
 // Ray Pods read it from: authOptions.secretName, or the Secret the operator
 // generates for the cluster. Other clusters need none. A missing Secret or
 // key is an error and a warning event on the RayJob: without the token every
-// dashboard call would be refused.
+// dashboard call would be refused. The Secret is read uncached (see
+// Deps.LiveReader), so a user's Secret without the operator's label is found.
 func (r *Reconciler) authToken(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (string, error) {
 	if cluster == nil || !rayv1.IsAuthEnabled(&cluster.Spec) {
 		return "", nil
 	}
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: naming.AuthSecretName(cluster)}
 	secret := &corev1.Secret{}
-	if err := r.Client.Get(ctx, key, secret); err != nil {
+	if err := r.LiveReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.event(job, corev1.EventTypeWarning, reasonAuthSecretNotFound, actionGet,
 				"RayCluster %s/%s has token authentication, but its auth Secret %s is not found", cluster.Namespace, cluster.Name, key)

@@ -67,6 +67,11 @@ type Deps struct {
 	Dashboards dashboard.ClientProvider
 	// Metrics may be nil when the operator's metrics are off.
 	Metrics ExecutionObserver
+	// LiveReader reads from the API server, bypassing the cache. Secrets are
+	// read through it: the manager caches only the Secrets the operator
+	// labels, and authOptions.secretName names a user's Secret without that
+	// label. nil means Client.
+	LiveReader client.Reader
 }
 
 // Reconciler reconciles RayJobs.
@@ -80,6 +85,9 @@ type Reconciler struct {
 func New(deps Deps, opts Options) *Reconciler {
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
+	}
+	if deps.LiveReader == nil {
+		deps.LiveReader = deps.Client
 	}
 	if opts.TransitionGracePeriod == 0 {
 		opts.TransitionGracePeriod = 300 * time.Second

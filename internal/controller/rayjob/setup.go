@@ -28,8 +28,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Complete(r)
 }
 
-// NewForManager returns a Reconciler using mgr's client, scheme and an
-// event recorder named ControllerName; deps fields already set win.
+// NewForManager returns a Reconciler using mgr's client, scheme, uncached
+// API reader and an event recorder named ControllerName; deps fields
+// already set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
 	if deps.Client == nil {
 		deps.Client = mgr.GetClient()
@@ -39,6 +40,9 @@ func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
 	}
 	if deps.Recorder == nil {
 		deps.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	if deps.LiveReader == nil {
+		deps.LiveReader = mgr.GetAPIReader()
 	}
 	return New(deps, opts)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -39,20 +40,33 @@ const waitTimeout = 30 * time.Second
 // dashboard and clock the operator uses, and the operator itself, which the
 // test can stop and start again.
 type world struct {
-	t      *testing.T
-	env    *testenv.Env
-	c      client.Client
-	ns     string
-	dash   *dashboardtest.Fake
-	clock  *clocktesting.FakeClock
-	opts   rayjob.Options
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	t     *testing.T
+	env   *testenv.Env
+	c     client.Client
+	ns    string
+	dash  *dashboardtest.Fake
+	clock *clocktesting.FakeClock
+	opts  rayjob.Options
+	// operatorCache makes the manager cache what the operator's does
+	// (operator.CacheOptions) instead of everything in the namespace.
+	operatorCache bool
+	mu            sync.Mutex
+	cancel        context.CancelFunc
+	done          chan struct{}
 }
 
 // newWorld starts an operator watching a fresh namespace.
 func newWorld(t *testing.T, mutate ...func(*rayjob.Options)) *world {
+	return startWorld(t, false, mutate...)
+}
+
+// newWorldWithOperatorCache is newWorld with the operator's cache scoping
+// (operator.CacheOptions).
+func newWorldWithOperatorCache(t *testing.T) *world {
+	return startWorld(t, true)
+}
+
+func startWorld(t *testing.T, operatorCache bool, mutate ...func(*rayjob.Options)) *world {
 	env := testenv.Shared(t)
 	gate := features.NewGate()
 	if err := gate.SetFromMap(map[string]bool{string(features.RayJobDeletionPolicy): true}); err != nil {
@@ -63,6 +77,8 @@ func newWorld(t *testing.T, mutate ...func(*rayjob.Options)) *world {
 		dash:  dashboardtest.NewFake(),
 		clock: clocktesting.NewFakeClock(time.Now()),
 		opts:  rayjob.Options{TransitionGracePeriod: 300 * time.Second, Features: gate, ClusterDomain: "cluster.local"},
+
+		operatorCache: operatorCache,
 	}
 	for _, m := range mutate {
 		m(&w.opts)
@@ -75,10 +91,14 @@ func newWorld(t *testing.T, mutate ...func(*rayjob.Options)) *world {
 // start runs a new operator (manager and RayJob reconciler) for the namespace.
 func (w *world) start() {
 	w.t.Helper()
+	cacheOpts := cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}}
+	if w.operatorCache {
+		cacheOpts = operator.CacheOptions(w.ns)
+	}
 	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{
 		Scheme:     w.env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}},
+		Cache:      cacheOpts,
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
