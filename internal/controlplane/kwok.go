@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // Simulated nodes.
@@ -92,12 +93,33 @@ func createNode(ctx context.Context, clientset kubernetes.Interface, name string
 	if err != nil {
 		return fmt.Errorf("creating node %s: %w", name, err)
 	}
-	// The API server may drop status on create; set capacity explicitly.
-	created.Status = node.Status
-	if _, err := clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	if err := setNodeCapacity(ctx, clientset, created, node.Status); err != nil {
 		return fmt.Errorf("setting capacity of node %s: %w", name, err)
 	}
 	return nil
+}
+
+// setNodeCapacity writes the capacity, allocatable and node info of want
+// into the status of a node just created: the API server drops status on
+// create. kwok starts updating the node's status (its conditions) as soon as
+// it sees it, so under load the first write can conflict; each retry
+// re-reads the node and sets only these fields, keeping kwok's conditions.
+func setNodeCapacity(ctx context.Context, clientset kubernetes.Interface, created *corev1.Node, want corev1.NodeStatus) error {
+	node := created
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if node == nil {
+			var err error
+			if node, err = clientset.CoreV1().Nodes().Get(ctx, created.Name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+		}
+		node.Status.Capacity = want.Capacity
+		node.Status.Allocatable = want.Allocatable
+		node.Status.NodeInfo = want.NodeInfo
+		_, err := clientset.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		node = nil // a conflict means a newer node: read it again
+		return err
+	})
 }
 
 // nodeResources is the capacity of one simulated node.

@@ -1,0 +1,60 @@
+package controlplane
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// TestCreateNodeRetriesCapacityOnConflict: when kwok updates the new node
+// between its creation and the capacity write, the write conflicts; the
+// capacity is written again on the re-read node, keeping kwok's conditions.
+func TestCreateNodeRetriesCapacityOnConflict(t *testing.T) {
+	clientset := fake.NewClientset()
+	kwokReady := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue}
+	conflicts := 0
+	clientset.PrependReactor("update", "nodes", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" || conflicts > 0 {
+			return false, nil, nil
+		}
+		conflicts++
+		// kwok got there first: its status write lands, ours conflicts.
+		node, err := clientset.Tracker().Get(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, "", "kwok-node-0")
+		if err != nil {
+			return true, nil, err
+		}
+		n := node.(*corev1.Node).DeepCopy()
+		n.Status.Conditions = []corev1.NodeCondition{kwokReady}
+		if err := clientset.Tracker().Update(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, n, ""); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "nodes"}, "kwok-node-0", nil)
+	})
+
+	if err := createNode(t.Context(), clientset, "kwok-node-0"); err != nil {
+		t.Fatalf("createNode: %v", err)
+	}
+	if conflicts != 1 {
+		t.Fatalf("the capacity write conflicted %d times, want 1", conflicts)
+	}
+	node, err := clientset.CoreV1().Nodes().Get(t.Context(), "kwok-node-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(nodeResources(), node.Status.Capacity); diff != "" {
+		t.Errorf("capacity (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(nodeResources(), node.Status.Allocatable); diff != "" {
+		t.Errorf("allocatable (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]corev1.NodeCondition{kwokReady}, node.Status.Conditions); diff != "" {
+		t.Errorf("kwok's conditions (-want +got):\n%s", diff)
+	}
+}
