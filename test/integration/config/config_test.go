@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,6 +55,9 @@ const (
 	binaryPath       = "/ray-operator"
 	waitTimeout      = 60 * time.Second
 )
+
+// operatorRuns records that runOperator started an operator.
+var operatorRuns atomic.Bool
 
 // operatorGroups are the groups the API server puts a service account's
 // token in.
@@ -412,6 +416,11 @@ func allowed(t *testing.T, c client.Client, group, resource, verb, namespace str
 // the autoscaler's ServiceAccount, Role and RoleBinding) without a single
 // "forbidden" from the API server.
 func runOperator(t *testing.T, env *testenv.Env, settings operator.Settings) {
+	// operator.New registers controller names, which controller-runtime
+	// allows once per process: with -count > 1 only the first run can go.
+	if !operatorRuns.CompareAndSwap(false, true) {
+		t.Skip("operator.New already ran in this process")
+	}
 	logs := &syncBuffer{}
 	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 
