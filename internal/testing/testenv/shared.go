@@ -10,7 +10,8 @@ import (
 )
 
 // sharedEnv is the environment one test binary shares between its tests. It
-// is the package's only mutable state, and lives exactly as long as Main.
+// lives exactly as long as Main. Besides it, the package keeps only
+// loggerOnce (logger.go).
 var sharedEnv struct {
 	sync.Mutex
 	main    bool

@@ -13,6 +13,9 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 //	func TestX(t *testing.T)    { env := testenv.Shared(t); ... }
+//
+// controller-runtime's logs (envtest, managers, controllers) are discarded;
+// RAY_OPERATOR_TEST_LOG=1 (LogEnv) sends them to stderr.
 package testenv
 
 import (
@@ -73,6 +76,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 // New starts an environment; the caller must call Stop. Prefer Start, or
 // Main and Shared.
 func New(opts ...Option) (*Env, error) {
+	setLogger()
 	s := newSettings(opts)
 	scheme, err := NewScheme(s.schemeAdders...)
 	if err != nil {
