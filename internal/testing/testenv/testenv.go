@@ -118,6 +118,12 @@ func (s *settings) crdDirectories() ([]string, error) {
 	return []string{filepath.Join(root, "config", "crd", "bases")}, nil
 }
 
+// crdInstallTimeout bounds the wait for the installed CRDs to be served.
+// envtest's default (10 seconds) once ran out on a loaded machine (two
+// cores, several suites at once); a healthy API server needs a second or two,
+// so the generous bound costs nothing when all is well.
+const crdInstallTimeout = 2 * time.Minute
+
 // startEnvtest starts etcd and kube-apiserver with controller-runtime's
 // envtest and installs the CRDs.
 func (e *Env) startEnvtest(s *settings, crdDirs []string) error {
@@ -129,6 +135,7 @@ func (e *Env) startEnvtest(s *settings, crdDirs []string) error {
 	te := &envtest.Environment{
 		BinaryAssetsDirectory: binDir,
 		CRDDirectoryPaths:     crdDirs,
+		CRDInstallOptions:     envtest.CRDInstallOptions{MaxTime: crdInstallTimeout},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                e.Scheme,
 		UseExistingCluster:    &useExisting,
