@@ -70,7 +70,10 @@ func applyGroupResources(params map[string]string, groupResources map[string]str
 	for name, value := range groupResources {
 		q, err := resource.ParseQuantity(value)
 		if err != nil {
-			continue // validation rejects unparsable quantities
+			// Nothing rejects an unparsable quantity here: KubeRay's validation
+			// has no such rule, and a drop-in must accept what it accepts. The
+			// entry is skipped, as docs/raycluster.md says.
+			continue
 		}
 		switch lower := strings.ToLower(name); {
 		case lower == string(corev1.ResourceCPU):
