@@ -413,8 +413,11 @@ type AutoscalerOptions struct {
 	// Default and Aggressive do not rate-limit.
 	// +optional
 	UpscalingMode *UpscalingMode `json:"upscalingMode,omitempty"`
-	// Version forces autoscaler v1 or v2; otherwise rayVersion decides (v2 from
-	// Ray 2.47.0).
+	// Version forces autoscaler v1 or v2: the operator sets
+	// RAY_enable_autoscaler_v2 ("false" or "true") on the head's Ray container,
+	// and for v2 restartPolicy Never on every Pod. Unset, the operator injects
+	// neither, so Ray uses the autoscaler its version defaults to; validation
+	// counts Ray 2.47.0 and later as v2 (e.g. for a group's idleTimeoutSeconds).
 	// +optional
 	Version *AutoscalerVersion `json:"version,omitempty"`
 	// Env adds environment variables to the autoscaler container.
