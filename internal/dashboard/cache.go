@@ -91,11 +91,15 @@ func NewJobInfoCache(clk clock.WithTickerAndDelayedExecution) *JobInfoCache {
 // Start runs the pollers and the expiry sweep until ctx ends. It fits
 // controller-runtime's manager.Runnable.
 func (c *JobInfoCache) Start(ctx context.Context) error {
+	// The sweep's ticker exists before any poll runs, so that what waits on
+	// the clock is the same whichever goroutine the scheduler runs first.
+	ticker := c.clock.NewTicker(10 * c.interval)
+	defer ticker.Stop()
 	var wg sync.WaitGroup
 	for range c.workers {
 		wg.Go(func() { c.work(ctx) })
 	}
-	c.sweep(ctx)
+	c.sweep(ctx, ticker)
 	wg.Wait()
 	return nil
 }
@@ -207,9 +211,7 @@ func (c *JobInfoCache) store(task pollTask, info *JobInfo, err error) bool {
 
 // sweep drops expired entries every ten poll intervals until ctx ends, so
 // that jobs nobody asks about any more do not hold memory for long.
-func (c *JobInfoCache) sweep(ctx context.Context) {
-	ticker := c.clock.NewTicker(10 * c.interval)
-	defer ticker.Stop()
+func (c *JobInfoCache) sweep(ctx context.Context, ticker clock.Ticker) {
 	for {
 		select {
 		case <-ctx.Done():
