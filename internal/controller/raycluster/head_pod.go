@@ -22,10 +22,11 @@ func (r *Reconciler) reconcileHeadPod(ctx context.Context, s *scope) error {
 	if ok, err := r.groupSatisfied(ctx, s, expectations.HeadGroup); !ok {
 		return err
 	}
-	heads, err := r.listPods(ctx, s.cluster, headPodLabels)
+	snap, err := r.clusterPods(ctx, s)
 	if err != nil {
 		return err
 	}
+	heads := snap.matching(headPodLabels)
 	switch len(heads) {
 	case 0:
 		if keepHeadDown(s.cluster) {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/expectations"
 )
 
 // podSelector selects the cluster's Pods, narrowed by extra labels.
@@ -38,6 +39,83 @@ func (r *Reconciler) listPods(ctx context.Context, cluster *rayv1.RayCluster, ex
 	return list.Items, nil
 }
 
+// podSnapshot is the cluster's Pods as listed once in a pass, with the
+// result of each group's scale expectations as checked just before.
+type podSnapshot struct {
+	pods         []corev1.Pod
+	expectations map[string]expectationCheck
+}
+
+// expectationCheck is the outcome of one group's expectations.Satisfied.
+type expectationCheck struct {
+	met bool
+	err error
+}
+
+// clusterPods lists the cluster's Pods on its first call in a pass and
+// returns the same snapshot afterwards, so a pass lists them once instead
+// of once for the head, once per worker group and once for the status.
+//
+// The expectations of the head and of every worker group are checked
+// before the List, not when each group's turn comes: a group found
+// satisfied must be one whose last creations and deletions the List shows.
+// Were a group checked after the List, an expectation met in between (the
+// cache catching up) would let the group act on a List missing its own last
+// creation, and create that Pod a second time.
+func (r *Reconciler) clusterPods(ctx context.Context, s *scope) (*podSnapshot, error) {
+	if s.pods != nil {
+		return s.pods, nil
+	}
+	groups := make([]string, 0, 1+len(s.cluster.Spec.WorkerGroupSpecs))
+	groups = append(groups, expectations.HeadGroup)
+	for i := range s.cluster.Spec.WorkerGroupSpecs {
+		groups = append(groups, s.cluster.Spec.WorkerGroupSpecs[i].GroupName)
+	}
+	checks := make(map[string]expectationCheck, len(groups))
+	for _, g := range groups {
+		met, err := r.expect.Satisfied(ctx, s.cluster.Namespace, s.cluster.Name, g)
+		checks[g] = expectationCheck{met: met, err: err}
+	}
+	pods, err := r.listPods(ctx, s.cluster, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.pods = &podSnapshot{pods: pods, expectations: checks}
+	return s.pods, nil
+}
+
+// matching returns the snapshot's Pods carrying every label of extra, the
+// Pods the selector podSelector(cluster, extra) would list. The Pods share
+// their maps with the snapshot: a caller that changes one copies it first.
+func (p *podSnapshot) matching(extra map[string]string) []corev1.Pod {
+	var out []corev1.Pod
+	for i := range p.pods {
+		if hasLabels(p.pods[i].Labels, extra) {
+			out = append(out, p.pods[i])
+		}
+	}
+	return out
+}
+
+func hasLabels(labels, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// podsForStatus are the Pods the status is computed from: the pass's
+// snapshot when the pass wrote no Pod, else a new List, so that the status
+// shows the Pods the pass created and deleted as far as the cache does.
+func (r *Reconciler) podsForStatus(ctx context.Context, s *scope) ([]corev1.Pod, error) {
+	if s.pods != nil && !s.podsWritten {
+		return s.pods.pods, nil
+	}
+	return r.listPods(ctx, s.cluster, nil)
+}
+
 // deleteAllPods deletes, in one collection call, the cluster's Pods carrying
 // extra labels. It returns the Pods it listed (terminating ones included)
 // and whether it sent a deletion: nothing is sent when every listed Pod is
@@ -47,6 +125,28 @@ func (r *Reconciler) deleteAllPods(ctx context.Context, cluster *rayv1.RayCluste
 	if err != nil {
 		return nil, false, err
 	}
+	deleted, err := r.deletePodCollection(ctx, cluster, extra, pods)
+	return pods, deleted, err
+}
+
+// deleteSnapshotPods is deleteAllPods within a pass: the Pods come from the
+// pass's snapshot, and the pass records that it wrote Pods.
+func (r *Reconciler) deleteSnapshotPods(ctx context.Context, s *scope, extra map[string]string) (bool, error) {
+	snap, err := r.clusterPods(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	deleted, err := r.deletePodCollection(ctx, s.cluster, extra, snap.matching(extra))
+	if deleted || err != nil {
+		s.podsWritten = true
+	}
+	return deleted, err
+}
+
+// deletePodCollection deletes, in one collection call, the cluster's Pods
+// carrying extra labels, unless every one of pods (as listed with those
+// labels) is already terminating. It reports whether it sent the deletion.
+func (r *Reconciler) deletePodCollection(ctx context.Context, cluster *rayv1.RayCluster, extra map[string]string, pods []corev1.Pod) (bool, error) {
 	active := 0
 	for i := range pods {
 		if pods[i].DeletionTimestamp.IsZero() {
@@ -54,10 +154,10 @@ func (r *Reconciler) deleteAllPods(ctx context.Context, cluster *rayv1.RayCluste
 		}
 	}
 	if active == 0 {
-		return pods, false, nil
+		return false, nil
 	}
 	if err := r.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(cluster.Namespace), podSelector(cluster, extra)); err != nil {
-		return pods, false, fmt.Errorf("deleting Pods: %w", err)
+		return false, fmt.Errorf("deleting Pods: %w", err)
 	}
-	return pods, true, nil
+	return true, nil
 }

@@ -59,6 +59,7 @@ var (
 
 // createPod creates pod and expects it in the cache under group.
 func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents) error {
+	s.podsWritten = true
 	if err := r.client.Create(ctx, pod); err != nil {
 		r.event(s.cluster, corev1.EventTypeWarning, ev.failedCreate, actionCreate,
 			"Failed to create %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name+pod.GenerateName, err)
@@ -73,6 +74,7 @@ func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, g
 // deletePod deletes pod, expecting it gone from the cache under group, and
 // says why in the event. A Pod already gone is not an error.
 func (r *Reconciler) deletePod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents, why string) error {
+	s.podsWritten = true
 	if err := r.client.Delete(ctx, pod); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -99,12 +101,18 @@ func (r *Reconciler) deletePods(ctx context.Context, s *scope, pods []corev1.Pod
 
 // groupSatisfied reports whether the cache shows this controller's last
 // creations and deletions in a group; a group that is behind is left alone
-// in this pass (the Pod events that catch it up trigger the next one).
+// in this pass (the Pod events that catch it up trigger the next one). The
+// answer is the one clusterPods got just before listing the Pods.
 func (r *Reconciler) groupSatisfied(ctx context.Context, s *scope, group string) (bool, error) {
-	ok, err := r.expect.Satisfied(ctx, s.cluster.Namespace, s.cluster.Name, group)
+	snap, err := r.clusterPods(ctx, s)
 	if err != nil {
-		return false, fmt.Errorf("checking scale expectations: %w", err)
+		return false, err
 	}
+	check := snap.expectations[group]
+	if check.err != nil {
+		return false, fmt.Errorf("checking scale expectations: %w", check.err)
+	}
+	ok := check.met
 	if !ok {
 		ctrl.LoggerFrom(ctx).Info("Waiting for the cache to show earlier Pod changes", "group", groupLabel(group))
 	}

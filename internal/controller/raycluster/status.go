@@ -46,9 +46,11 @@ type observation struct {
 	headService *corev1.Service
 }
 
-// observe lists the cluster's Pods and head Service.
-func (r *Reconciler) observe(ctx context.Context, cluster *rayv1.RayCluster) (*observation, error) {
-	all, err := r.listPods(ctx, cluster, nil)
+// observe finds the cluster's Pods (podsForStatus) and lists its head
+// Service.
+func (r *Reconciler) observe(ctx context.Context, s *scope) (*observation, error) {
+	cluster := s.cluster
+	all, err := r.podsForStatus(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *rayv1.RayCluster) (*o
 // calculateStatus derives the new status from the old one and what is
 // observed; the object itself is not modified.
 func (r *Reconciler) calculateStatus(ctx context.Context, s *scope, reconcileErr error) (*rayv1.RayClusterStatus, error) {
-	o, err := r.observe(ctx, s.cluster)
+	o, err := r.observe(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,12 @@ type scope struct {
 	// workersToDeleteDone lists the worker groups whose workersToDelete
 	// were carried out in this pass, to be cleared from the spec.
 	workersToDeleteDone []string
+	// pods is the snapshot of the cluster's Pods the Pod steps work on,
+	// listed once by clusterPods; nil until then.
+	pods *podSnapshot
+	// podsWritten says the pass created, deleted or updated Pods (or tried
+	// to), so that pods may no longer show them.
+	podsWritten bool
 }
 
 func newScope(cluster *rayv1.RayCluster) *scope {

@@ -48,7 +48,7 @@ func (r *Reconciler) reconcileSuspension(ctx context.Context, s *scope) (bool, e
 // deleteAllPodsFor deletes every Pod of the cluster in one call (suspension,
 // Recreate upgrade), saying why in the events.
 func (r *Reconciler) deleteAllPodsFor(ctx context.Context, s *scope, why string) error {
-	_, deleted, err := r.deleteAllPods(ctx, s.cluster, nil)
+	deleted, err := r.deleteSnapshotPods(ctx, s, nil)
 	if err != nil {
 		r.event(s.cluster, corev1.EventTypeWarning, reasonFailedToDeletePodCollection, actionDelete,
 			"Failed deleting Pods due to %s for RayCluster %s/%s, %v", why, s.cluster.Namespace, s.cluster.Name, err)
@@ -64,7 +64,7 @@ func (r *Reconciler) deleteAllPodsFor(ctx context.Context, s *scope, why string)
 // suspendWorkerGroup deletes every Pod of a suspended worker group (RayJob's
 // DeleteWorkers policy).
 func (r *Reconciler) suspendWorkerGroup(ctx context.Context, s *scope, group string) error {
-	_, deleted, err := r.deleteAllPods(ctx, s.cluster, groupPodLabels(group))
+	deleted, err := r.deleteSnapshotPods(ctx, s, groupPodLabels(group))
 	if err != nil {
 		r.event(s.cluster, corev1.EventTypeWarning, reasonFailedToDeleteWorkerPodColl, actionDelete,
 			"Failed deleting worker Pods for suspended group %s in RayCluster %s/%s, %v", group, s.cluster.Namespace, s.cluster.Name, err)

@@ -83,11 +83,15 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 	if !recreateOnUpgrade(s.cluster) {
 		return false, nil
 	}
-	heads, err := r.listPods(ctx, s.cluster, headPodLabels)
-	if err != nil || len(heads) == 0 {
+	snap, err := r.clusterPods(ctx, s)
+	if err != nil {
 		return false, err
 	}
-	head := &heads[0]
+	heads := snap.matching(headPodLabels)
+	if len(heads) == 0 {
+		return false, nil
+	}
+	head := heads[0].DeepCopy()
 	hash, err := specHash(&s.cluster.Spec)
 	if err != nil {
 		return false, err
@@ -95,6 +99,7 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 	if v := head.Annotations[annotationKubeRayVersion]; v != "" && v != r.operatorVersion() {
 		head.Annotations[annotationRecreateHash] = hash
 		head.Annotations[annotationKubeRayVersion] = r.operatorVersion()
+		s.podsWritten = true
 		return false, r.client.Update(ctx, head)
 	}
 	if old := head.Annotations[annotationRecreateHash]; old == "" || old == hash {

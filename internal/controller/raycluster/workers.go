@@ -26,10 +26,11 @@ func (r *Reconciler) reconcileWorkerGroup(ctx context.Context, s *scope, index i
 	if group.Suspend != nil && *group.Suspend {
 		return r.suspendWorkerGroup(ctx, s, group.GroupName)
 	}
-	pods, err := r.listPods(ctx, s.cluster, groupPodLabels(group.GroupName))
+	snap, err := r.clusterPods(ctx, s)
 	if err != nil {
 		return err
 	}
+	pods := snap.matching(groupPodLabels(group.GroupName))
 	log := ctrl.LoggerFrom(ctx).WithValues("group", group.GroupName)
 	ctx = ctrl.LoggerInto(ctx, log)
 	if group.NumOfHosts > 1 && r.multiHostIndexing() {

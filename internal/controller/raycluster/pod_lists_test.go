@@ -1,0 +1,126 @@
+package raycluster
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// laggingCache makes Pods invisible to List until the first Get of each
+// one, as an informer cache catching up just when the expectations look.
+type laggingCache struct {
+	mu     sync.Mutex
+	unseen map[string]bool
+}
+
+func (l *laggingCache) funcs() interceptor.Funcs {
+	return interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Pod); ok {
+				l.mu.Lock()
+				delete(l.unseen, key.Name)
+				l.mu.Unlock()
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			pods, ok := list.(*corev1.PodList)
+			if !ok {
+				return nil
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			var seen []corev1.Pod
+			for _, p := range pods.Items {
+				if !l.unseen[p.Name] {
+					seen = append(seen, p)
+				}
+			}
+			pods.Items = seen
+			return nil
+		},
+	}
+}
+
+// TestExpectationsCheckedBeforeTheList: a pass lists the Pods once, so the
+// expectations of every group must be checked before that List. Here the
+// cache shows the Pods of the previous pass only from the expectations'
+// Get on: a List taken before the checks would miss them while the checks
+// pass, and the pass would create the head and the worker a second time.
+func TestExpectationsCheckedBeforeTheList(t *testing.T) {
+	lag := &laggingCache{unseen: map[string]bool{}}
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).
+		WithObjects(makeCluster("rc").worker("small", 1).obj()).
+		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).
+		WithInterceptorFuncs(lag.funcs()).
+		Build()
+	h := &harness{t: t, c: c, rec: events.NewFakeRecorder(1000), clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	h.r = New(Deps{Client: c, Recorder: h.rec, Clock: h.clk}, Options{})
+	h.mustReconcile("rc", 1)
+	created := h.pods(map[string]string{rayv1.LabelCluster: "rc"})
+	if len(created) != 2 {
+		t.Fatalf("first pass created %d Pods, want 2", len(created))
+	}
+	lag.mu.Lock()
+	for _, p := range created {
+		lag.unseen[p.Name] = true
+	}
+	lag.mu.Unlock()
+
+	h.mustReconcile("rc", 1)
+	lag.mu.Lock()
+	lag.unseen = map[string]bool{}
+	lag.mu.Unlock()
+	if got := h.podNames(map[string]string{rayv1.LabelCluster: "rc"}); len(got) != 2 {
+		t.Errorf("Pods after the second pass = %v, want the 2 of the first", got)
+	}
+}
+
+func TestPodSnapshotMatching(t *testing.T) {
+	pod := func(name string, labels map[string]string) corev1.Pod {
+		p := corev1.Pod{}
+		p.Name, p.Labels = name, labels
+		return p
+	}
+	snap := &podSnapshot{pods: []corev1.Pod{
+		pod("head", map[string]string{rayv1.LabelNodeType: string(rayv1.HeadNode), rayv1.LabelGroup: rayv1.HeadGroupName}),
+		pod("a-1", map[string]string{rayv1.LabelNodeType: string(rayv1.WorkerNode), rayv1.LabelGroup: "a"}),
+		pod("b-1", map[string]string{rayv1.LabelNodeType: string(rayv1.WorkerNode), rayv1.LabelGroup: "b"}),
+		pod("unlabelled", nil),
+	}}
+	cases := map[string]struct {
+		extra map[string]string
+		want  []string
+	}{
+		"all":     {want: []string{"head", "a-1", "b-1", "unlabelled"}},
+		"head":    {extra: headPodLabels, want: []string{"head"}},
+		"workers": {extra: workerPodLabels, want: []string{"a-1", "b-1"}},
+		"group a": {extra: groupPodLabels("a"), want: []string{"a-1"}},
+		"none":    {extra: groupPodLabels("c")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, p := range snap.matching(tc.extra) {
+				got = append(got, p.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("matching (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
