@@ -14,9 +14,3 @@ package operator
 //
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch;update
-//
-// The autoscaler Role the RayCluster controller creates grants patch on
-// pods/resize. Kubernetes lets a user create a Role only with permissions
-// the user holds itself, so the operator needs that permission too.
-//
-// +kubebuilder:rbac:groups=core,resources=pods/resize,verbs=patch

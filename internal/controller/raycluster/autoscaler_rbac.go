@@ -37,6 +37,13 @@ func (r *Reconciler) reconcileAutoscalerServiceAccount(ctx context.Context, s *s
 	return r.createChild(ctx, s, sa, childEvents{"service account", reasonCreatedServiceAccount, reasonFailedToCreateServiceAccount})
 }
 
+// The autoscaler Role grants patch on pods/resize (rayrbac.BuildRole).
+// Kubernetes lets a user create a Role only with permissions the user holds
+// itself, so the operator needs that permission too, though it never
+// resizes a Pod.
+//
+// +kubebuilder:rbac:groups=core,resources=pods/resize,verbs=patch
+
 // reconcileAutoscalerRole creates the Role that lets the autoscaler read and
 // patch Pods and RayClusters.
 func (r *Reconciler) reconcileAutoscalerRole(ctx context.Context, s *scope) error {
