@@ -10,26 +10,22 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
+	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -48,10 +44,7 @@ type world struct {
 	ns    string
 	clock *clocktesting.FakeClock
 	opts  raycluster.Options
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	run   testenv.Runner
 }
 
 // newWorld starts an operator watching a fresh namespace.
@@ -70,20 +63,15 @@ func newWorld(t *testing.T, mutate ...func(*raycluster.Options)) *world {
 	return w
 }
 
-// start runs a new operator for the namespace, with the operator's cache
-// narrowing (only Ray Pods and the operator's Jobs are cached).
+// start runs a new operator for the namespace, with the operator's own
+// cache narrowing (operator.CacheOptions: only Ray Pods and the operator's
+// Jobs and Secrets are cached).
 func (w *world) start() {
 	w.t.Helper()
 	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{
-		Scheme:  w.env.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: cache.Options{
-			DefaultNamespaces: map[string]cache.Config{w.ns: {}},
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Pod{}:  {Label: selector(rayv1.LabelNodeType, selection.In, "head", "worker", "redis-cleanup")},
-				&batchv1.Job{}: {Label: selector(rayv1.LabelCreatedBy, selection.Equals, rayv1.CreatedByOperator)},
-			},
-		},
+		Scheme:     w.env.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      operator.CacheOptions(w.ns),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
@@ -93,38 +81,11 @@ func (w *world) start() {
 	if err := r.SetupWithManager(mgr, 1); err != nil {
 		w.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		}
-	}()
-	w.mu.Lock()
-	w.cancel, w.done = cancel, done
-	w.mu.Unlock()
-}
-
-func selector(key string, op selection.Operator, values ...string) labels.Selector {
-	req, err := labels.NewRequirement(key, op, values)
-	if err != nil {
-		panic(err)
-	}
-	return labels.NewSelector().Add(*req)
+	w.run.Start(mgr)
 }
 
 // stop stops the operator and waits for it to end.
-func (w *world) stop() {
-	w.mu.Lock()
-	cancel, done := w.cancel, w.done
-	w.cancel, w.done = nil, nil
-	w.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+func (w *world) stop() { w.run.Stop() }
 
 // eventually polls cond until it holds or waitTimeout passes.
 func (w *world) eventually(what string, cond func() (bool, error)) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,9 +49,7 @@ type world struct {
 	// operatorCache makes the manager cache what the operator's does
 	// (operator.CacheOptions) instead of everything in the namespace.
 	operatorCache bool
-	mu            sync.Mutex
-	cancel        context.CancelFunc
-	done          chan struct{}
+	run           testenv.Runner
 }
 
 // newWorld starts an operator watching a fresh namespace.
@@ -108,30 +105,11 @@ func (w *world) start() {
 	if err := r.SetupWithManager(mgr, 1); err != nil {
 		w.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		}
-	}()
-	w.mu.Lock()
-	w.cancel, w.done = cancel, done
-	w.mu.Unlock()
+	w.run.Start(mgr)
 }
 
 // stop stops the operator and waits for it to end.
-func (w *world) stop() {
-	w.mu.Lock()
-	cancel, done := w.cancel, w.done
-	w.cancel, w.done = nil, nil
-	w.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+func (w *world) stop() { w.run.Stop() }
 
 // restart stops the operator and starts a new one, as a crashed and
 // rescheduled operator Pod would.

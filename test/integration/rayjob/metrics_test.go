@@ -1,9 +1,7 @@
 package rayjob_test
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -90,15 +88,7 @@ func startOperatorRayJob(t *testing.T, w *world, cfg configv1alpha1.Configuratio
 	if !found {
 		t.Fatal("the operator registers no RayJob controller")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		}
-	}()
-	w.cancel, w.done = cancel, done
+	w.run.Start(mgr)
 	t.Cleanup(w.stop)
 }
 
