@@ -11,6 +11,10 @@ etcd_version=$(awk '/^require go.etcd.io\/etcd\/server\/v3/ {print $3}' "$root/h
 cache=${RAY_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ray-operator}
 dir="$cache/k8s-$k8s_version-etcd-$etcd_version"
 mkdir -p "$dir"
+# Several test runs may start at once on one machine (parallel make targets,
+# developers' worktrees): one builds, the others wait for it.
+exec 9>"$dir/.lock"
+flock 9
 
 build() { # build <module dir> <package> <output name> [ldflags]
 	local out="$dir/$3"

@@ -14,6 +14,10 @@ cache=${RAY_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ray-operator}
 dir="$cache/ray-venv-$ray_version"
 marker="$dir/.installed"
 
+mkdir -p "$cache"
+# One install at a time per machine; later callers wait and then find it done.
+exec 9>"$cache/ray-venv-$ray_version.lock"
+flock 9
 if [[ "$(cat "$marker" 2>/dev/null)" != "$requirement" ]]; then
 	echo "installing $requirement into $dir (first run only)" >&2
 	# A venv records its absolute path in its scripts, so it is built in place;
