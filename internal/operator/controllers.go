@@ -76,6 +76,7 @@ func setupRayJob(mgr manager.Manager, d Deps) error {
 		DeleteRayJobAfterJobFinishes: d.Config.DeleteRayJobAfterJobFinishes,
 		Features:                     d.Features,
 		ClusterDomain:                d.Knobs.ClusterDomain,
+		HeadServiceClusterIP:         d.Knobs.RayHeadClusterIPService,
 	})
 	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
 }

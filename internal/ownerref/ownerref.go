@@ -8,12 +8,9 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
-// RayClusterKind is the kind of the owner.
-const RayClusterKind = "RayCluster"
-
 // ForCluster is the controller reference to cluster, identical to what
 // controllerutil.SetControllerReference produces (controller and
 // blockOwnerDeletion set).
 func ForCluster(cluster *rayv1.RayCluster) metav1.OwnerReference {
-	return *metav1.NewControllerRef(cluster, rayv1.GroupVersion.WithKind(RayClusterKind))
+	return *metav1.NewControllerRef(cluster, rayv1.GroupVersion.WithKind(rayv1.KindRayCluster))
 }

@@ -13,7 +13,6 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/ownerref"
-	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
 // routeWeight sends all Route traffic to the head Service.
@@ -48,7 +47,7 @@ func BuildIngress(cluster *rayv1.RayCluster) *networkingv1.Ingress {
 		PathType: new(networkingv1.PathTypeExact),
 		Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
 			Name: naming.HeadServiceName(cluster),
-			Port: networkingv1.ServiceBackendPort{Number: rayservices.DashboardPort(cluster)},
+			Port: networkingv1.ServiceBackendPort{Number: rayv1.DashboardPort(&cluster.Spec)},
 		}},
 	}
 	rule := networkingv1.IngressRule{}
@@ -96,7 +95,7 @@ func BuildRoute(cluster *rayv1.RayCluster) *routev1.Route {
 				Name:   naming.HeadServiceName(cluster),
 				Weight: new(routeWeight),
 			},
-			Port:           &routev1.RoutePort{TargetPort: intstr.FromInt32(rayservices.DashboardPort(cluster))},
+			Port:           &routev1.RoutePort{TargetPort: intstr.FromInt32(rayv1.DashboardPort(&cluster.Spec))},
 			WildcardPolicy: routev1.WildcardPolicyNone,
 		},
 	}

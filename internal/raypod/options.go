@@ -64,9 +64,9 @@ type CreatorKind string
 
 // Values of CreatorKind.
 const (
-	CreatorRayCluster CreatorKind = "RayCluster"
-	CreatorRayJob     CreatorKind = "RayJob"
-	CreatorRayService CreatorKind = "RayService"
+	CreatorRayCluster CreatorKind = rayv1.KindRayCluster
+	CreatorRayJob     CreatorKind = rayv1.KindRayJob
+	CreatorRayService CreatorKind = rayv1.KindRayService
 )
 
 // creatorOf reads the creator kind from the cluster's labels; anything

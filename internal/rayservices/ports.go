@@ -66,14 +66,6 @@ func containerPorts(cluster *rayv1.RayCluster) map[string]int32 {
 	return ports
 }
 
-// DashboardPort is the port of the "dashboard" Service port, or 8265.
-func DashboardPort(cluster *rayv1.RayCluster) int32 {
-	if p, ok := PortsOf(cluster)[rayv1.DashboardPortName]; ok {
-		return p
-	}
-	return rayv1.DefaultDashboardPort
-}
-
 // headServicePorts lists the ports sorted by name, all with appProtocol tcp;
 // sorting keeps the Service stable from one reconcile to the next.
 func headServicePorts(ports map[string]int32) []corev1.ServicePort {

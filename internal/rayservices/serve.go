@@ -22,12 +22,6 @@ var ErrNoServePort = errors.New("please specify the port named 'serve' in the Ra
 // "serve" port when the head offers none either.
 var ErrNoServePortAnywhere = errors.New("please specify the port named 'serve' in the Ray head container or in RayService.Spec.ServeService")
 
-// Kinds recorded in ray.io/originated-from-crd on serve Services.
-const (
-	kindRayCluster = "RayCluster"
-	kindRayService = "RayService"
-)
-
 // ServeServiceEnabled reports whether a RayCluster asks for its own serve
 // Service with the annotation ray.io/enable-serve-service: "true".
 func ServeServiceEnabled(cluster *rayv1.RayCluster) bool {
@@ -42,7 +36,7 @@ func BuildServeService(cluster *rayv1.RayCluster) (*corev1.Service, error) {
 	if !ok {
 		return nil, ErrNoServePort
 	}
-	svc := newServeService(cluster.Name, cluster.Namespace, kindRayCluster, cluster.Spec.HeadGroupSpec.ServiceType)
+	svc := newServeService(cluster.Name, cluster.Namespace, rayv1.KindRayCluster, cluster.Spec.HeadGroupSpec.ServiceType)
 	svc.Spec.Selector = map[string]string{rayv1.LabelCluster: cluster.Name}
 	svc.Spec.Ports = []corev1.ServicePort{port}
 	svc.OwnerReferences = []metav1.OwnerReference{ownerref.ForCluster(cluster)}
@@ -82,7 +76,7 @@ func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluste
 		if !hasPort {
 			return nil, ErrNoServePort
 		}
-		svc := newServeService(name, rayService.Namespace, kindRayService, serviceType)
+		svc := newServeService(name, rayService.Namespace, rayv1.KindRayService, serviceType)
 		svc.Spec.Selector = selector
 		svc.Spec.Ports = []corev1.ServicePort{port}
 		return svc, nil
@@ -97,7 +91,7 @@ func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluste
 		return nil, err
 	}
 	svc.Spec.Ports = ports
-	svc.Labels = mergeOver(svc.Labels, serveLabels(name, kindRayService))
+	svc.Labels = mergeOver(svc.Labels, serveLabels(name, rayv1.KindRayService))
 	if svc.Name == "" {
 		svc.Name = naming.ServeServiceName(name)
 	}

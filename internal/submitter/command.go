@@ -75,7 +75,7 @@ func addresses(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) (address, health
 		if job.Spec.RayClusterSpec == nil {
 			return "", "", fmt.Errorf("SidecarMode needs spec.rayClusterSpec")
 		}
-		port := DashboardPort(job.Spec.RayClusterSpec)
+		port := rayv1.DashboardPort(job.Spec.RayClusterSpec)
 		address = "http://127.0.0.1:" + strconv.Itoa(int(port))
 		return address, fmt.Sprintf("http://localhost:%d/%s", port, gcsHealthPath), nil
 	default:

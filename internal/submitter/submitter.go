@@ -168,18 +168,3 @@ func authEnv(cluster *rayv1.RayCluster) []corev1.EnvVar {
 		}}},
 	}
 }
-
-// DashboardPort is the dashboard port of the head container: the port named
-// "dashboard", else Ray's default 8265.
-func DashboardPort(clusterSpec *rayv1.RayClusterSpec) int32 {
-	containers := clusterSpec.HeadGroupSpec.Template.Spec.Containers
-	if len(containers) == 0 {
-		return rayv1.DefaultDashboardPort
-	}
-	for _, port := range containers[rayv1.RayContainerIndex].Ports {
-		if port.Name == rayv1.DashboardPortName {
-			return port.ContainerPort
-		}
-	}
-	return rayv1.DefaultDashboardPort
-}

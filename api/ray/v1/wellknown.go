@@ -121,3 +121,17 @@ const (
 // RayContainerIndex is the position of the Ray container in head and worker
 // Pod templates: KubeRay requires it to be the first container.
 const RayContainerIndex = 0
+
+// Kinds of this API. They are also the values of LabelOriginatedFromCRD on
+// the objects each kind creates, and what the Pod builder calls the creator
+// of a RayCluster.
+const (
+	// KindRayCluster is the RayCluster kind.
+	KindRayCluster = "RayCluster"
+	// KindRayJob is the RayJob kind.
+	KindRayJob = "RayJob"
+	// KindRayService is the RayService kind.
+	KindRayService = "RayService"
+	// KindRayCronJob is the RayCronJob kind.
+	KindRayCronJob = "RayCronJob"
+)

@@ -2,15 +2,12 @@ package raycluster
 
 import (
 	"context"
-	"crypto/sha1" //nolint:gosec // a change detector, not a security measure; KubeRay's hash
-	"encoding/base32"
-	"encoding/json"
-	"fmt"
-
+	//nolint:gosec // a change detector, not a security measure; KubeRay's hash
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
 // Annotations of the head Pod of a cluster with upgradeStrategy Recreate.
@@ -35,22 +32,11 @@ func recreateOnUpgrade(cluster *rayv1.RayCluster) bool {
 	return s != nil && s.Type != nil && *s.Type == rayv1.RayClusterRecreate
 }
 
-// specHash hashes the spec without what scaling changes (replica counts,
-// workersToDelete) and without the upgrade strategy itself, as KubeRay does:
-// base32hex of the SHA-1 of its JSON.
+// specHash is the hash every owner of clusters uses (clusterowner.SpecHash):
+// a change of replica counts, workersToDelete, suspend, tolerations,
+// scheduling gates or the upgrade strategy itself recreates nothing.
 func specHash(spec *rayv1.RayClusterSpec) (string, error) {
-	s := spec.DeepCopy()
-	for i := range s.WorkerGroupSpecs {
-		g := &s.WorkerGroupSpecs[i]
-		g.Replicas, g.MinReplicas, g.MaxReplicas, g.ScaleStrategy.WorkersToDelete = nil, nil, nil, nil
-	}
-	s.UpgradeStrategy = nil
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return "", fmt.Errorf("hashing the RayCluster spec: %w", err)
-	}
-	sum := sha1.Sum(raw) //nolint:gosec // see the import
-	return base32.HexEncoding.EncodeToString(sum[:]), nil
+	return clusterowner.SpecHash(spec)
 }
 
 func (r *Reconciler) operatorVersion() string {

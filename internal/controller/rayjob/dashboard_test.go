@@ -49,14 +49,14 @@ func TestDashboardAuthToken(t *testing.T) {
 		},
 		"missing Secret": {
 			auth:      &rayv1.AuthOptions{Mode: rayv1.AuthModeToken},
-			wantErr:   `getting the auth Secret ns/job-cluster of RayCluster ns/job-cluster`,
+			wantErr:   `RayCluster ns/job-cluster has token authentication, but its auth Secret ns/job-cluster is not found`,
 			wantEvent: "Warning AuthSecretNotFound RayCluster ns/job-cluster has token authentication, but its auth Secret ns/job-cluster is not found",
 		},
 		"Secret without the key": {
 			auth:      &rayv1.AuthOptions{Mode: rayv1.AuthModeToken},
 			secrets:   []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: testCluster, Namespace: testNS}}},
 			wantErr:   `has no "auth_token" key`,
-			wantEvent: `Warning AuthSecretNotFound The auth Secret ns/job-cluster of RayCluster ns/job-cluster has no "auth_token" key`,
+			wantEvent: `Warning AuthSecretNotFound the auth Secret ns/job-cluster of RayCluster ns/job-cluster has no "auth_token" key`,
 		},
 	}
 	for name, tc := range tests {

@@ -21,20 +21,7 @@ func (r *Reconciler) deleteCluster(ctx context.Context, job *rayv1.RayJob) (bool
 	if usesClusterSelector(job) || job.Status.RayClusterName == "" {
 		return true, nil
 	}
-	cluster := &rayv1.RayCluster{}
-	if err := r.Client.Get(ctx, clusterKey(job), cluster); err != nil {
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	}
-	if !cluster.DeletionTimestamp.IsZero() {
-		return false, nil
-	}
-	if err := r.Client.Delete(ctx, cluster); err != nil {
-		r.event(job, corev1.EventTypeWarning, reasonFailedToDeleteRayCluster, actionDelete, "Failed to delete cluster %s: %v", clusterKey(job), err)
-		return false, client.IgnoreNotFound(err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Deleted RayCluster", "rayCluster", clusterKey(job))
-	r.event(job, corev1.EventTypeNormal, reasonDeletedRayCluster, actionDelete, "Deleted cluster %s", clusterKey(job))
-	return false, nil
+	return r.clusters.Delete(ctx, job, clusterKey(job))
 }
 
 // suspendWorkerGroups sets suspend on every worker group of the RayJob's

@@ -2,6 +2,8 @@ package rayjob
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
 // Event reasons. Those KubeRay also emits keep KubeRay's names.
@@ -10,20 +12,20 @@ const (
 	reasonInvalidSpec                = "InvalidRayJobSpec"
 	reasonInvalidMetadata            = "InvalidRayJobMetadata"
 	reasonInvalidStatus              = "InvalidRayJobStatus"
-	reasonCreatedRayCluster          = "CreatedRayCluster"
-	reasonFailedToCreateRayCluster   = "FailedToCreateRayCluster"
-	reasonDeletedRayCluster          = "DeletedRayCluster"
-	reasonFailedToDeleteRayCluster   = "FailedToDeleteRayCluster"
-	reasonUpdatedRayCluster          = "UpdatedRayCluster"
-	reasonFailedToUpdateRayCluster   = "FailedToUpdateRayCluster"
+	reasonCreatedRayCluster          = clusterowner.ReasonCreatedRayCluster
+	reasonFailedToCreateRayCluster   = clusterowner.ReasonFailedToCreateRayCluster
+	reasonDeletedRayCluster          = clusterowner.ReasonDeletedRayCluster
+	reasonFailedToDeleteRayCluster   = clusterowner.ReasonFailedToDeleteRayCluster
+	reasonUpdatedRayCluster          = clusterowner.ReasonUpdatedRayCluster
+	reasonFailedToUpdateRayCluster   = clusterowner.ReasonFailedToUpdateRayCluster
 	reasonRayClusterNotFound         = "RayClusterNotFound"
 	reasonCreatedSubmitter           = "CreatedRayJobSubmitter"
 	reasonFailedToCreateSubmitter    = "FailedToCreateRayJobSubmitter"
 	reasonDeletedSubmitter           = "DeletedRayJobSubmitter"
 	reasonFailedToDeleteSubmitter    = "FailedToDeleteRayJobSubmitter"
-	reasonCreatedService             = "CreatedService"
-	reasonUpdatedService             = "UpdatedService"
-	reasonFailedToCreateService      = "FailedToCreateService"
+	reasonCreatedService             = clusterowner.ReasonCreatedService
+	reasonUpdatedService             = clusterowner.ReasonUpdatedService
+	reasonFailedToCreateService      = clusterowner.ReasonFailedToCreateService
 	reasonSubmittedJob               = "SubmittedRayJob"
 	reasonFailedToSubmitJob          = "FailedToSubmitRayJob"
 	reasonStoppedJob                 = "StoppedRayJob"

@@ -28,11 +28,7 @@ func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.
 			job.Status.RayClusterStatus = cluster.Status
 			return requeue()
 		}
-		url, err := r.dashboardURL(ctx, cluster)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		job.Status.DashboardURL = url
+		job.Status.DashboardURL = r.dashboards.URL(cluster)
 	}
 	switch job.Spec.SubmissionMode {
 	case rayv1.InteractiveMode:

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	Features validation.FeatureGates
 	// ClusterDomain is the cluster DNS domain of the dashboard URL.
 	ClusterDomain string
+	// HeadServiceClusterIP makes the RayJob's head Service a ClusterIP
+	// Service instead of a headless one (ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE).
+	HeadServiceClusterIP bool
 }
 
 // Deps are the collaborators of the controller. Tests replace the clock and
@@ -77,8 +81,10 @@ type Deps struct {
 // Reconciler reconciles RayJobs.
 type Reconciler struct {
 	Deps
-	opts     Options
-	handlers map[rayv1.JobDeploymentStatus]stateHandler
+	opts       Options
+	handlers   map[rayv1.JobDeploymentStatus]stateHandler
+	clusters   clusterowner.Clusters
+	dashboards dashboard.Access
 }
 
 // New returns a Reconciler. A nil Clock means the real clock.
@@ -95,7 +101,10 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.Features == nil {
 		opts.Features = noGates{}
 	}
-	r := &Reconciler{Deps: deps, opts: opts}
+	r := &Reconciler{Deps: deps, opts: opts,
+		clusters:   clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
+		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain},
+	}
 	r.handlers = r.stateHandlers()
 	return r
 }

@@ -175,7 +175,7 @@ func clusterSpecRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
 		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 	}
 	created := &rayv1.RayCluster{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{rayv1.LabelOriginatedFromCRD: OriginatedFromRayJob}},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{rayv1.LabelOriginatedFromCRD: rayv1.KindRayJob}},
 		Spec:       *job.Spec.RayClusterSpec,
 	}
 	if err := validation.RayClusterUpgradeOptions(created); err != nil {
