@@ -109,6 +109,9 @@ type ServeApplicationDetails struct {
 type ServeDetails struct {
 	Applications map[string]ServeApplicationDetails `json:"applications"`
 	DeployMode   string                             `json:"deploy_mode,omitempty"`
+	// TargetCapacity is the target_capacity of the last config applied, in
+	// percent; nil when none was set.
+	TargetCapacity *float64 `json:"target_capacity,omitempty"`
 }
 
 // ApplicationStatuses reduces the details to the statuses RayService compares.
