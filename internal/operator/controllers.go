@@ -10,6 +10,7 @@ import (
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
+	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/metrics"
@@ -46,6 +47,7 @@ func DefaultControllers() []Controller {
 	return []Controller{
 		{Name: "RayCluster", Setup: setupRayCluster},
 		{Name: "RayJob", Setup: setupRayJob},
+		{Name: "RayService", Setup: setupRayService},
 	}
 }
 
@@ -77,6 +79,24 @@ func setupRayJob(mgr manager.Manager, d Deps) error {
 		Features:                     d.Features,
 		ClusterDomain:                d.Knobs.ClusterDomain,
 		HeadServiceClusterIP:         d.Knobs.RayHeadClusterIPService,
+	})
+	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
+}
+
+// setupRayService adds the RayService controller; with --enable-metrics its
+// metrics are registered too.
+func setupRayService(mgr manager.Manager, d Deps) error {
+	if d.Config.EnableMetrics {
+		if err := metrics.NewRayServiceMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics")).Register(); err != nil {
+			return fmt.Errorf("registering RayService metrics: %w", err)
+		}
+	}
+	r := rayservice.NewForManager(mgr, rayservice.Deps{Clock: d.Clock, Dashboards: dashboard.NewHTTPProvider()}, rayservice.Options{
+		ZeroDowntime:         d.Knobs.ZeroDowntime,
+		ClusterDomain:        d.Knobs.ClusterDomain,
+		HeadServiceClusterIP: d.Knobs.RayHeadClusterIPService,
+		Features:             d.Features,
+		IdleRequeue:          d.Config.RayServiceStatusPollInterval.Duration,
 	})
 	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
 }

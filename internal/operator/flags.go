@@ -4,6 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -21,6 +24,7 @@ type Flags struct {
 	leaderElection       bool
 	qps                  float64
 	burst                int
+	rayServicePoll       time.Duration
 	cfg                  configv1alpha1.Configuration
 
 	// Zap holds the controller-runtime --zap-* logging flags.
@@ -48,6 +52,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&c.UseKubernetesProxy, "use-kubernetes-proxy", false, "Reach the Ray head through the API server's proxy subresource.")
 	fs.StringVar(&f.featureGates, "feature-gates", "", "Feature gates as key=value pairs, e.g. RayCronJob=true,RayJobDeletionPolicy=false.")
 	fs.BoolVar(&c.EnableMetrics, "enable-metrics", false, "Emit the operator's RayCluster, RayJob and RayService metrics.")
+	fs.DurationVar(&f.rayServicePoll, "rayservice-status-poll-interval", configv1alpha1.DefaultRayServiceStatusPollInterval, "How often the application statuses of an idle RayService are read again.")
 	fs.Float64Var(&f.qps, "qps", configv1alpha1.DefaultQPS, "Requests per second to the API server.")
 	fs.IntVar(&f.burst, "burst", configv1alpha1.DefaultBurst, "Request burst to the API server.")
 	f.Zap.BindFlags(fs)
@@ -89,6 +94,7 @@ func (f *Flags) configuration() (configv1alpha1.Configuration, []string, error) 
 		cfg.EnableLeaderElection = new(f.leaderElection)
 		cfg.QPS = new(f.qps)
 		cfg.Burst = new(f.burst)
+		cfg.RayServiceStatusPollInterval = &metav1.Duration{Duration: f.rayServicePoll}
 		return cfg, nil, nil
 	}
 	data, err := os.ReadFile(f.configFile)

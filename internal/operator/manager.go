@@ -12,6 +12,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -130,6 +131,9 @@ func CacheOptions(watchNamespace string) cache.Options {
 		&corev1.Pod{}:    {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
 		&batchv1.Job{}:   {Label: createdByOperator},
 		&corev1.Secret{}: {Label: createdByOperator},
+		// Only the slices of serve Services: they mirror the Service's
+		// labels, and every serve Service carries ray.io/serve.
+		&discoveryv1.EndpointSlice{}: {Label: mustSelector(rayv1.LabelServe, selection.Exists)},
 	}}
 	if watchNamespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{}

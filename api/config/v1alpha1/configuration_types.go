@@ -75,6 +75,12 @@ type Configuration struct {
 	// metrics on the metrics endpoint.
 	EnableMetrics bool `json:"enableMetrics,omitempty"`
 
+	// RayServiceStatusPollInterval is how often the application statuses of
+	// an idle RayService (all applications RUNNING, no upgrade) are read
+	// again; while anything is in flight it is looked at every 2 s. Not a
+	// KubeRay setting: KubeRay polls every RayService every 2 s.
+	RayServiceStatusPollInterval *metav1.Duration `json:"rayServiceStatusPollInterval,omitempty"`
+
 	// QPS limits requests per second to the API server.
 	QPS *float64 `json:"qps,omitempty"`
 

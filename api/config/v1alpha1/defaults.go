@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // Defaults, as KubeRay's.
 const (
 	DefaultMetricsAddr          = ":8080"
@@ -10,6 +16,9 @@ const (
 	DefaultBurst                = 200
 	DefaultLogEncoder           = EncoderJSON
 	DefaultCollectorImage       = "quay.io/kuberay/collector:nightly"
+	// DefaultRayServiceStatusPollInterval is the default of
+	// Configuration.RayServiceStatusPollInterval.
+	DefaultRayServiceStatusPollInterval = 30 * time.Second
 )
 
 // Log encoders.
@@ -36,6 +45,9 @@ func SetDefaults(cfg *Configuration) {
 	}
 	if cfg.Burst == nil {
 		cfg.Burst = new(DefaultBurst)
+	}
+	if cfg.RayServiceStatusPollInterval == nil {
+		cfg.RayServiceStatusPollInterval = &metav1.Duration{Duration: DefaultRayServiceStatusPollInterval}
 	}
 }
 

@@ -194,6 +194,13 @@ const (
 	RayServiceReady RayServiceConditionType = "Ready"
 	// UpgradeInProgress: a pending cluster exists for a zero-downtime upgrade.
 	UpgradeInProgress RayServiceConditionType = "UpgradeInProgress"
+	// RollbackInProgress: an incremental upgrade is moving traffic back to
+	// the active cluster because the spec returned to it (or changed again).
+	RollbackInProgress RayServiceConditionType = "RollbackInProgress"
+	// RayServiceSuspending: spec.suspend is deleting what the RayService owns.
+	RayServiceSuspending RayServiceConditionType = "Suspending"
+	// RayServiceSuspended: everything the RayService owns is deleted.
+	RayServiceSuspended RayServiceConditionType = "Suspended"
 )
 
 // Reasons of RayService conditions.
@@ -205,6 +212,12 @@ const (
 	BothActivePendingClustersExist RayServiceConditionReason = "BothActivePendingClustersExist"
 	NoPendingCluster               RayServiceConditionReason = "NoPendingCluster"
 	NoActiveCluster                RayServiceConditionReason = "NoActiveCluster"
+	RayServiceValidationFailed     RayServiceConditionReason = "ValidationFailed"
+	DesiredClusterSpecChanged      RayServiceConditionReason = "DesiredClusterSpecChanged"
+	SuspendRequested               RayServiceConditionReason = "SuspendRequested"
+	SuspendInProgress              RayServiceConditionReason = "SuspendInProgress"
+	SuspendComplete                RayServiceConditionReason = "SuspendComplete"
+	RayServiceResumed              RayServiceConditionReason = "RayServiceResumed"
 )
 
 // RayService serves Ray Serve applications and upgrades their cluster

@@ -135,3 +135,23 @@ const (
 	// KindRayCronJob is the RayCronJob kind.
 	KindRayCronJob = "RayCronJob"
 )
+
+// RayService annotations and finalizer.
+const (
+	// AnnotationInitializingTimeout bounds how long a RayService may stay
+	// initializing: a Go duration ("30m") or a number of seconds ("1800").
+	AnnotationInitializingTimeout = "ray.io/initializing-timeout"
+	// RayServiceFinalizer keeps a RayService until its clusters are gone.
+	RayServiceFinalizer = "ray.io/rayservice-finalizer"
+)
+
+// Annotations this operator keeps on the RayClusters of a RayService, so
+// that what it decided survives a restart (KubeRay keeps both in memory).
+const (
+	// AnnotationAppliedServeConfig records the serveConfigV2 last applied to
+	// the cluster (the text, or "sha256:<hex>" for a large config).
+	AnnotationAppliedServeConfig = "ray.io/applied-serve-config"
+	// AnnotationDeletionDeadline is when an old cluster that no longer
+	// serves is deleted (RFC 3339).
+	AnnotationDeletionDeadline = "ray.io/deletion-deadline"
+)

@@ -1,0 +1,35 @@
+package rayservice
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Event reasons KubeRay's RayService controller emits (those about
+// clusters and Services come from clusterowner).
+const (
+	reasonInvalidSpec                     = "InvalidRayServiceSpec"
+	reasonInvalidMetadata                 = "InvalidRayServiceMetadata"
+	reasonInitializingTimeout             = "RayServiceInitializingTimeout"
+	reasonUpdatedServeApplications        = "UpdatedServeApplications"
+	reasonFailedToUpdateServeApplications = "FailedToUpdateServeApplications"
+	reasonUpdatedHeadPodServeLabel        = "UpdatedHeadPodServeLabel"
+	reasonFailedToUpdateHeadPodServeLabel = "FailedToUpdateHeadPodServeLabel"
+	reasonDeletedService                  = "DeletedService"
+	reasonFailedToDeleteService           = "FailedToDeleteService"
+	reasonFailedToUpdateRayCluster        = "FailedToUpdateRayCluster"
+)
+
+// Event actions.
+const (
+	actionValidate  = "Validate"
+	actionReconcile = "Reconcile"
+	actionUpdate    = "Update"
+	actionDelete    = "Delete"
+)
+
+// event records an event about obj; a nil recorder records nothing.
+func (r *Reconciler) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, nil, eventType, reason, action, note, args...)
+	}
+}

@@ -1,0 +1,98 @@
+package rayservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/serveapps"
+	"github.com/ray-operator/ray-operator/internal/validation"
+)
+
+// ensureFinalizer adds ray.io/rayservice-finalizer; it reports whether it
+// did, which ends the pass.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, rs *rayv1.RayService) (bool, error) {
+	if controllerutil.ContainsFinalizer(rs, rayv1.RayServiceFinalizer) {
+		return false, nil
+	}
+	controllerutil.AddFinalizer(rs, rayv1.RayServiceFinalizer)
+	if err := r.Client.Update(ctx, rs); err != nil {
+		return false, fmt.Errorf("adding the finalizer: %w", err)
+	}
+	return true, nil
+}
+
+// finalize deletes every cluster of a deleted RayService at once (no
+// deletion delay) and removes the finalizer when none is left. Services,
+// the Gateway and the HTTPRoute go with the RayService through their owner
+// references.
+func (r *Reconciler) finalize(ctx context.Context, rs *rayv1.RayService) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(rs, rayv1.RayServiceFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	clusters, err := r.clusters.List(ctx, rs, rayv1.KindRayService)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for i := range clusters {
+		if _, err := r.clusters.Delete(ctx, rs, client.ObjectKeyFromObject(&clusters[i])); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if len(clusters) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Waiting for the RayClusters of the deleted RayService to go", "count", len(clusters))
+		return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, nil
+	}
+	controllerutil.RemoveFinalizer(rs, rayv1.RayServiceFinalizer)
+	return ctrl.Result{}, ignoreConflict(client.IgnoreNotFound(r.Client.Update(ctx, rs)))
+}
+
+// invalidError is a validation failure with the event reason it gets.
+type invalidError struct {
+	reason string
+	err    error
+}
+
+func (e *invalidError) Error() string { return e.err.Error() }
+func (e *invalidError) Unwrap() error { return e.err }
+
+// validate checks the metadata, the spec, the serve config and, for
+// incremental upgrades, their options.
+func (r *Reconciler) validate(rs *rayv1.RayService) error {
+	if err := validation.RayServiceMetadata(rs.ObjectMeta); err != nil {
+		return &invalidError{reason: reasonInvalidMetadata, err: err}
+	}
+	if err := validation.RayServiceSpec(rs, r.opts.Features); err != nil {
+		return &invalidError{reason: reasonInvalidSpec, err: err}
+	}
+	if err := serveapps.Validate(rs.Spec.ServeConfigV2); err != nil {
+		return &invalidError{reason: reasonInvalidSpec, err: fmt.Errorf("The RayService spec is invalid: %w", err)} //nolint:staticcheck // KubeRay's prefix
+	}
+	if err := r.validateIncremental(rs); err != nil {
+		return &invalidError{reason: reasonInvalidSpec, err: err}
+	}
+	return nil
+}
+
+// failValidation reports an invalid RayService: a Warning event, and Ready
+// False with reason ValidationFailed that users can wait on. It is not
+// requeued: the next change of the object brings the next pass.
+func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
+	reason := reasonInvalidSpec
+	var invalid *invalidError
+	if errors.As(err, &invalid) {
+		reason = invalid.reason
+	}
+	r.event(s.rs, corev1.EventTypeWarning, reason, actionValidate, "%s/%s: %v", s.rs.Namespace, s.rs.Name, err)
+	setCondition(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, err.Error(), metav1.Time{Time: s.now})
+	s.rs.Status.ObservedGeneration = s.rs.Generation
+	s.requeue = 0
+	return r.finishPass(ctx, s, nil)
+}

@@ -1,0 +1,181 @@
+// Package rayservice reconciles RayService objects: it keeps a RayCluster
+// running Ray Serve with the applications of serveConfigV2, points the
+// RayService's head and serve Services at the cluster that is ready to
+// serve, and on a change of the cluster spec brings up a new (pending)
+// cluster and moves traffic to it without downtime, at once (NewCluster) or
+// step by step through the Gateway API (NewClusterWithIncrementalUpgrade).
+//
+// Reconcile only loads the object, handles managedBy, deletion, the
+// finalizer and validation, runs the ordered steps of steps.go and writes
+// the status once. What must survive an operator restart lives on the
+// objects, never only in memory: the serve config applied to a cluster and
+// an old cluster's deletion deadline are annotations on that RayCluster.
+package rayservice
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/validation"
+)
+
+// Requeue intervals. KubeRay requeues every RayService every 2 s forever;
+// here the 2 s interval applies only while something is in flight, and an
+// idle RayService (every application RUNNING, no pending cluster) is looked
+// at again only to refresh its application statuses.
+const (
+	// DefaultInFlightRequeue is how soon a RayService with work in flight
+	// (a cluster coming up, applications deploying) is looked at again.
+	DefaultInFlightRequeue = 2 * time.Second
+	// DefaultIdleRequeue is how often an idle RayService's application
+	// statuses are refreshed.
+	DefaultIdleRequeue = 30 * time.Second
+	// DefaultClusterDeletionDelay is how long an old cluster is kept after
+	// it stopped serving (spec.rayClusterDeletionDelaySeconds unset).
+	DefaultClusterDeletionDelay = 60 * time.Second
+	// DefaultOperatorVersion is recorded in ray.io/kuberay-version when the
+	// operator gives no version.
+	DefaultOperatorVersion = "ray-operator-dev"
+)
+
+// Options are the operator settings the controller depends on, read once at
+// start-up.
+type Options struct {
+	// ZeroDowntime enables new clusters on spec changes for RayServices
+	// that set no upgrade type (ENABLE_ZERO_DOWNTIME).
+	ZeroDowntime bool
+	// ClusterDomain is the cluster DNS domain of dashboard URLs.
+	ClusterDomain string
+	// HeadServiceClusterIP makes the head Service a ClusterIP Service
+	// (ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE).
+	HeadServiceClusterIP bool
+	// Features are the feature gates (RayServiceIncrementalUpgrade,
+	// RayClusterStatusConditions, and those the cluster spec is validated
+	// with). Nil means every gate off.
+	Features validation.FeatureGates
+	// OperatorVersion is recorded on clusters in ray.io/kuberay-version; a
+	// cluster recorded by another version is updated in place, never
+	// replaced, so that an operator upgrade or handover upgrades nothing.
+	OperatorVersion string
+	// InFlightRequeue and IdleRequeue override the defaults above.
+	InFlightRequeue, IdleRequeue time.Duration
+}
+
+// Deps are the controller's collaborators; tests replace them.
+type Deps struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Recorder records events; nil records nothing.
+	Recorder events.EventRecorder
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+	// Dashboards makes dashboard clients.
+	Dashboards dashboard.ClientProvider
+	// LiveReader reads auth Secrets from the API server; nil means Client.
+	LiveReader client.Reader
+	// ProxyHealth checks the Serve proxy of a head Pod; nil means a direct
+	// HTTP check with KubeRay's 2 s timeout.
+	ProxyHealth dashboard.ProxyChecker
+	// NameSuffix makes the random suffix of a new cluster's name; nil means
+	// five random lowercase alphanumerics, as KubeRay.
+	NameSuffix func() string
+}
+
+// Reconciler reconciles RayServices.
+type Reconciler struct {
+	Deps
+	opts       Options
+	clusters   clusterowner.Clusters
+	dashboards dashboard.Access
+}
+
+// New returns a Reconciler, filling in the defaults of Deps and Options.
+func New(deps Deps, opts Options) *Reconciler {
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
+	if deps.LiveReader == nil {
+		deps.LiveReader = deps.Client
+	}
+	if deps.ProxyHealth == nil {
+		deps.ProxyHealth = dashboard.DirectProxyCheck(dashboard.DirectProxyTimeout)
+	}
+	if deps.NameSuffix == nil {
+		deps.NameSuffix = func() string { return utilrand.String(5) }
+	}
+	if opts.Features == nil {
+		opts.Features = validation.NoFeatureGates{}
+	}
+	if opts.OperatorVersion == "" {
+		opts.OperatorVersion = DefaultOperatorVersion
+	}
+	opts.InFlightRequeue = cmpOr(opts.InFlightRequeue, DefaultInFlightRequeue)
+	opts.IdleRequeue = cmpOr(opts.IdleRequeue, DefaultIdleRequeue)
+	return &Reconciler{
+		Deps:       deps,
+		opts:       opts,
+		clusters:   clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
+		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain},
+	}
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// +kubebuilder:rbac:groups=ray.io,resources=rayservices,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=ray.io,resources=rayservices/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayservices/finalizers,verbs=update
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+
+// Reconcile moves one RayService one pass towards its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rs := &rayv1.RayService{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !rayv1.IsManagedByThisOperator(rs.Spec.ManagedBy) {
+		return ctrl.Result{}, nil
+	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("rayService", klog.KObj(rs)))
+	if !rs.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, rs)
+	}
+	if added, err := r.ensureFinalizer(ctx, rs); added || err != nil {
+		return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, ignoreConflict(err)
+	}
+	s := newScope(rs, r.Clock.Now())
+	if err := r.validate(rs); err != nil {
+		return r.failValidation(ctx, s, err)
+	}
+	err := r.runSteps(ctx, s)
+	return r.finishPass(ctx, s, err)
+}
+
+// ignoreConflict drops a conflict: the object changed, and the watch event
+// of that change brings the next pass.
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

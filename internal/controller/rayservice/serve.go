@@ -1,0 +1,183 @@
+package rayservice
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/serveapps"
+)
+
+// reconcileServeLabels sets ray.io/serve on the head Pods of the active and
+// pending clusters: "true" while the head's Serve proxy is healthy, so the
+// serve Service sends it traffic, "false" otherwise or when
+// excludeHeadPodFromServeSvc is set. (Workers get ray.io/serve=true from the
+// Pod builder and leave the Service through their readiness probe.) A
+// missing head Pod is waited for; it does not stop the pass.
+func (r *Reconciler) reconcileServeLabels(ctx context.Context, s *scope) error {
+	for _, c := range []*rayv1.RayCluster{s.active, s.pending} {
+		if c == nil {
+			continue
+		}
+		head, err := r.headPod(ctx, c)
+		if err != nil {
+			return err
+		}
+		if head == nil {
+			ctrl.LoggerFrom(ctx).Info("The RayCluster has no head Pod yet", "rayCluster", c.Name)
+			s.requeueAfter(r.opts.InFlightRequeue)
+			continue
+		}
+		s.heads[c.Name] = head
+		if err := r.setServeLabel(ctx, s.rs, c, head); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headPod returns the head Pod of a cluster, or nil.
+func (r *Reconciler) headPod(ctx context.Context, c *rayv1.RayCluster) (*corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace),
+		client.MatchingLabels{rayv1.LabelCluster: c.Name, rayv1.LabelNodeType: string(rayv1.HeadNode)}); err != nil {
+		return nil, fmt.Errorf("listing the head Pod of RayCluster %s: %w", c.Name, err)
+	}
+	for i := range pods.Items {
+		if pods.Items[i].DeletionTimestamp.IsZero() {
+			return &pods.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// setServeLabel writes the head Pod's ray.io/serve label when it changes.
+func (r *Reconciler) setServeLabel(ctx context.Context, rs *rayv1.RayService, c *rayv1.RayCluster, head *corev1.Pod) error {
+	want := "false"
+	if !rs.Spec.ExcludeHeadPodFromServeSvc {
+		want = strconv.FormatBool(r.ProxyHealth(ctx, head, rayv1.ServePort(&c.Spec)))
+	}
+	if head.Labels[rayv1.LabelServe] == want {
+		return nil
+	}
+	before := head.DeepCopy()
+	if head.Labels == nil {
+		head.Labels = map[string]string{}
+	}
+	head.Labels[rayv1.LabelServe] = want
+	if err := r.Client.Patch(ctx, head, client.MergeFrom(before)); err != nil {
+		r.event(rs, corev1.EventTypeWarning, reasonFailedToUpdateHeadPodServeLabel, actionUpdate,
+			"Failed to update the serve label to %q for the Head Pod %s/%s: %v", want, head.Namespace, head.Name, err)
+		return client.IgnoreNotFound(err)
+	}
+	r.event(rs, corev1.EventTypeNormal, reasonUpdatedHeadPodServeLabel, actionUpdate,
+		"Updated the serve label to %q for the Head Pod %s/%s", want, head.Namespace, head.Name)
+	return nil
+}
+
+// reconcileServe deploys serveConfigV2 and reads the application statuses:
+// on the pending cluster when there is one; on the active cluster only when
+// no new cluster is being prepared, so that a config meant for the new
+// cluster never reaches the old one (and, during a blue/green upgrade, the
+// active cluster's applications are not shown). With an incremental upgrade
+// both clusters are followed.
+func (r *Reconciler) reconcileServe(ctx context.Context, s *scope) error {
+	incremental := r.incrementalEnabled(s.rs)
+	if s.pending != nil {
+		apps, ready, err := r.serveCluster(ctx, s, s.pending, false)
+		if err != nil {
+			return err
+		}
+		s.rs.Status.PendingServiceStatus.Applications, s.pendingReady = apps, ready
+	}
+	if s.active == nil {
+		return nil
+	}
+	if (s.pending != nil || s.prepareNew) && !incremental {
+		s.rs.Status.ActiveServiceStatus.Applications = nil
+		return nil
+	}
+	apps, ready, err := r.serveCluster(ctx, s, s.active, true)
+	if err != nil {
+		return err
+	}
+	s.rs.Status.ActiveServiceStatus.Applications, s.activeReady = apps, ready
+	return nil
+}
+
+// serveCluster brings one cluster's applications to serveConfigV2 and
+// returns their statuses and whether all are RUNNING. A cluster whose head
+// is not ready yet is waited for.
+func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, bool, error) {
+	if !r.headReady(c, s.heads[c.Name]) {
+		s.requeueAfter(r.opts.InFlightRequeue)
+		return nil, false, nil
+	}
+	dash, err := r.dashboards.Client(ctx, c, "")
+	if err != nil {
+		return nil, false, err
+	}
+	details, err := dash.GetServeDetails(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("getting the Serve applications of RayCluster %s: %w", c.Name, err)
+	}
+	apps := serveapps.Statuses(details)
+	recorded := c.Annotations[rayv1.AnnotationAppliedServeConfig]
+	if r.mayApplyConfig(s, active) && serveapps.NeedsApply(recorded, s.rs.Spec.ServeConfigV2, len(apps)) {
+		if err := r.applyServeConfig(ctx, s, c, dash, targetCapacity(s, active)); err != nil {
+			return nil, false, err
+		}
+	}
+	ready := serveapps.AllRunning(apps)
+	if !ready {
+		s.requeueAfter(r.opts.InFlightRequeue)
+	}
+	return apps, ready, nil
+}
+
+// headReady reports whether a cluster's head can take Serve requests: its
+// HeadPodReady condition with the RayClusterStatusConditions gate, else the
+// head Pod running and ready.
+func (r *Reconciler) headReady(c *rayv1.RayCluster, head *corev1.Pod) bool {
+	if r.opts.Features.Enabled(features.RayClusterStatusConditions) {
+		return meta.IsStatusConditionTrue(c.Status.Conditions, string(rayv1.HeadPodReady))
+	}
+	if head == nil || head.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, cond := range head.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// applyServeConfig PUTs serveConfigV2 on a cluster and records it there.
+func (r *Reconciler) applyServeConfig(ctx context.Context, s *scope, c *rayv1.RayCluster, dash serveApplier, tc *int32) error {
+	body, err := serveapps.ConfigJSON(s.rs.Spec.ServeConfigV2, tc)
+	if err != nil {
+		return err
+	}
+	if err := dash.UpdateDeployments(ctx, body); err != nil {
+		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateServeApplications, actionUpdate,
+			"Failed to update serve applications to the RayCluster %s/%s: %v", c.Namespace, c.Name, err)
+		return fmt.Errorf("failed to update serve applications on RayCluster %s (see Issue 5 of the RayService troubleshooting guide): %w", c.Name, err)
+	}
+	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedServeApplications, actionUpdate,
+		"Updated serve applications to the RayCluster %s/%s", c.Namespace, c.Name)
+	s.requeueAfter(r.opts.InFlightRequeue)
+	return r.patchClusterAnnotation(ctx, c, rayv1.AnnotationAppliedServeConfig, serveapps.Record(s.rs.Spec.ServeConfigV2))
+}
+
+// serveApplier is the part of a dashboard client that applies configs.
+type serveApplier interface {
+	UpdateDeployments(ctx context.Context, configJSON []byte) error
+}

@@ -1,0 +1,124 @@
+package rayservice
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
+)
+
+// reconcileSuspend runs spec.suspend's state machine. Suspending is first
+// only recorded; once that is written it deletes the clusters and Services
+// of the RayService and runs to the end (Suspended) whatever spec.suspend
+// becomes meanwhile. Resuming clears Suspended and starts over from
+// Initializing.
+func (r *Reconciler) reconcileSuspend(ctx context.Context, s *scope) error {
+	now := metav1.Time{Time: s.now}
+	persisted := s.original.Conditions
+	switch {
+	case isTrue(persisted, rayv1.RayServiceSuspending):
+		s.stop = true
+		return r.finishSuspending(ctx, s)
+	case isTrue(persisted, rayv1.RayServiceSuspended) && !s.rs.Spec.Suspend:
+		resume(s.rs, now)
+	case isTrue(persisted, rayv1.RayServiceSuspended):
+		s.stop = true
+	case s.rs.Spec.Suspend:
+		requestSuspend(s.rs, now)
+		s.requeueAfter(r.opts.InFlightRequeue)
+		s.stop = true
+	}
+	return nil
+}
+
+// requestSuspend records that a suspension starts and forgets the clusters.
+func requestSuspend(rs *rayv1.RayService, now metav1.Time) {
+	setCondition(rs, rayv1.RayServiceSuspending, metav1.ConditionTrue, rayv1.SuspendRequested, msgSuspendRequested, now)
+	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress, rayv1.RollbackInProgress} {
+		setCondition(rs, t, metav1.ConditionFalse, rayv1.SuspendInProgress, msgSuspendInProgress, now)
+	}
+	rs.Status.ActiveServiceStatus = rayv1.RayServiceStatus{}
+	rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
+	rs.Status.NumServeEndpoints = 0
+	rs.Status.ServiceStatus = rayv1.NotRunning
+}
+
+// resume clears Suspended and restarts Ready and UpgradeInProgress from
+// Initializing, with a fresh transition time (the initializing timeout
+// counts from it).
+func resume(rs *rayv1.RayService, now metav1.Time) {
+	setCondition(rs, rayv1.RayServiceSuspended, metav1.ConditionFalse, rayv1.RayServiceResumed, msgResumed, now)
+	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress} {
+		meta.RemoveStatusCondition(&rs.Status.Conditions, string(t))
+		setCondition(rs, t, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
+	}
+	rs.Status.ObservedGeneration = rs.Generation
+}
+
+// finishSuspending deletes what is left and, once nothing is, marks the
+// RayService Suspended.
+func (r *Reconciler) finishSuspending(ctx context.Context, s *scope) error {
+	now := metav1.Time{Time: s.now}
+	remaining, err := r.deleteOwnedObjects(ctx, s)
+	if err != nil {
+		return err
+	}
+	if remaining > 0 {
+		setCondition(s.rs, rayv1.RayServiceSuspending, metav1.ConditionTrue, rayv1.SuspendInProgress, msgSuspendInProgress, now)
+		s.requeueAfter(r.opts.InFlightRequeue)
+		return nil
+	}
+	setCondition(s.rs, rayv1.RayServiceSuspending, metav1.ConditionFalse, rayv1.SuspendComplete, msgSuspendComplete, now)
+	setCondition(s.rs, rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete, msgSuspendComplete, now)
+	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress, rayv1.RollbackInProgress} {
+		setCondition(s.rs, t, metav1.ConditionFalse, rayv1.SuspendComplete, msgSuspendComplete, now)
+	}
+	return nil
+}
+
+// deleteOwnedObjects deletes the RayService's clusters and Services (and,
+// with incremental upgrades, its Gateway and HTTPRoute) and counts those
+// that still exist, terminating ones included.
+func (r *Reconciler) deleteOwnedObjects(ctx context.Context, s *scope) (int, error) {
+	clusters, err := r.clusters.List(ctx, s.rs, rayv1.KindRayService)
+	if err != nil {
+		return 0, err
+	}
+	remaining := len(clusters)
+	for i := range clusters {
+		if _, err := r.clusters.Delete(ctx, s.rs, client.ObjectKeyFromObject(&clusters[i])); err != nil {
+			return 0, err
+		}
+	}
+	services := &corev1.ServiceList{}
+	if err := r.Client.List(ctx, services, client.InNamespace(s.rs.Namespace), clusterowner.OwnedBy(s.rs, rayv1.KindRayService)); err != nil {
+		return 0, fmt.Errorf("listing the Services of the RayService: %w", err)
+	}
+	remaining += len(services.Items)
+	for i := range services.Items {
+		if err := r.deleteService(ctx, s.rs, &services.Items[i]); err != nil {
+			return 0, err
+		}
+	}
+	n, err := r.deleteGatewayObjects(ctx, s)
+	return remaining + n, err
+}
+
+// deleteService deletes one of the RayService's Services.
+func (r *Reconciler) deleteService(ctx context.Context, rs *rayv1.RayService, svc *corev1.Service) error {
+	if !svc.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, svc); client.IgnoreNotFound(err) != nil {
+		r.event(rs, corev1.EventTypeWarning, reasonFailedToDeleteService, actionDelete, "Failed to delete the service %s/%s: %v", svc.Namespace, svc.Name, err)
+		return fmt.Errorf("deleting Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	r.event(rs, corev1.EventTypeNormal, reasonDeletedService, actionDelete, "Deleted the service %s/%s", svc.Namespace, svc.Name)
+	return nil
+}
