@@ -1,0 +1,340 @@
+package rayservice_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(testenv.Main(m))
+}
+
+// waitTimeout bounds every wait; the operator runs with short requeues.
+const waitTimeout = 30 * time.Second
+
+// world is one test's namespace on the shared API server, the fakes the
+// operator talks to (Serve on every cluster, the proxy health of head Pods,
+// the clock, cluster-name suffixes), and the operator itself, which the
+// test can stop and start again.
+type world struct {
+	t     *testing.T
+	env   *testenv.Env
+	c     client.Client
+	ns    string
+	serve *dashboardtest.ServeFleet
+	clock *clocktesting.FakeClock
+	opts  rayservice.Options
+	run   testenv.Runner
+
+	mu        sync.Mutex
+	unhealthy map[string]bool // head Pods whose Serve proxy fails
+	suffixes  []string
+}
+
+// newWorld starts an operator for a fresh namespace; mutate adjusts its
+// options first.
+func newWorld(t *testing.T, mutate ...func(*rayservice.Options)) *world {
+	env := testenv.Shared(t)
+	gate := features.NewGate()
+	w := &world{
+		t: t, env: env, c: env.Client, ns: env.Namespace(t),
+		serve:     dashboardtest.NewServeFleet(),
+		clock:     clocktesting.NewFakeClock(time.Now()),
+		unhealthy: map[string]bool{},
+		opts: rayservice.Options{
+			ZeroDowntime: true, ClusterDomain: "cluster.local", Features: gate,
+			InFlightRequeue: 200 * time.Millisecond, IdleRequeue: 500 * time.Millisecond,
+		},
+	}
+	for _, m := range mutate {
+		m(&w.opts)
+	}
+	w.start()
+	t.Cleanup(w.stop)
+	return w
+}
+
+// start runs a new operator with the operator's cache scoping.
+func (w *world) start() {
+	w.t.Helper()
+	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{
+		Scheme:     w.env.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      operator.CacheOptions(w.ns),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	r := rayservice.NewForManager(mgr, rayservice.Deps{
+		Clock: w.clock, Dashboards: w.serve.Provider(), ProxyHealth: w.proxyHealth, NameSuffix: w.nextSuffix,
+	}, w.opts)
+	if err := r.SetupWithManager(mgr, 1); err != nil {
+		w.t.Fatal(err)
+	}
+	w.run.Start(mgr)
+}
+
+func (w *world) stop() { w.run.Stop() }
+
+// restart stops the operator and starts a new one with empty caches, as a
+// crashed and rescheduled operator Pod would.
+func (w *world) restart() {
+	w.stop()
+	w.start()
+}
+
+// proxyHealth is the Serve proxy of every head Pod: healthy unless the test
+// said otherwise.
+func (w *world) proxyHealth(_ context.Context, pod *corev1.Pod, _ int32) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.unhealthy[pod.Name]
+}
+
+// nextSuffix hands out cluster-name suffixes "aaaaa", "bbbbb", ...
+func (w *world) nextSuffix() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := string(rune('a' + len(w.suffixes)))
+	s = s + s + s + s + s
+	w.suffixes = append(w.suffixes, s)
+	return s
+}
+
+// eventually polls cond until it holds or waitTimeout passes.
+func (w *world) eventually(what string, cond func() (bool, error)) {
+	w.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		lastErr = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.t.Fatalf("timed out waiting for %s (last: %v)", what, lastErr)
+}
+
+// create creates obj in the test namespace.
+func (w *world) create(obj client.Object) {
+	w.t.Helper()
+	obj.SetNamespace(w.ns)
+	if err := w.c.Create(context.Background(), obj); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// update re-reads obj, applies mutate and writes it (its status when status
+// is set), retrying on conflicts.
+func (w *world) update(obj client.Object, status bool, mutate func()) {
+	w.t.Helper()
+	w.eventually("update of "+obj.GetName(), func() (bool, error) {
+		if err := w.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, err
+		}
+		mutate()
+		var err error
+		if status {
+			err = w.c.Status().Update(context.Background(), obj)
+		} else {
+			err = w.c.Update(context.Background(), obj)
+		}
+		return err == nil, err
+	})
+}
+
+// rs reads a RayService; nil once it is gone.
+func (w *world) rs(name string) *rayv1.RayService {
+	w.t.Helper()
+	rs := &rayv1.RayService{}
+	if err := w.c.Get(context.Background(), types.NamespacedName{Namespace: w.ns, Name: name}, rs); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return nil
+		}
+		w.t.Fatal(err)
+	}
+	return rs
+}
+
+// waitStatus waits until the RayService's status satisfies ok.
+func (w *world) waitStatus(name, what string, ok func(*rayv1.RayServiceStatuses) bool) *rayv1.RayService {
+	w.t.Helper()
+	var rs *rayv1.RayService
+	w.eventually(fmt.Sprintf("RayService %s: %s", name, what), func() (bool, error) {
+		rs = w.rs(name)
+		if rs == nil {
+			return false, fmt.Errorf("gone")
+		}
+		return ok(&rs.Status), fmt.Errorf("status %+v", rs.Status)
+	})
+	return rs
+}
+
+// cluster reads a RayCluster; nil when it does not exist.
+func (w *world) cluster(name string) *rayv1.RayCluster {
+	w.t.Helper()
+	c := &rayv1.RayCluster{}
+	if err := w.c.Get(context.Background(), types.NamespacedName{Namespace: w.ns, Name: name}, c); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return nil
+		}
+		w.t.Fatal(err)
+	}
+	return c
+}
+
+// waitCluster waits until a RayCluster exists and returns it.
+func (w *world) waitCluster(name string) *rayv1.RayCluster {
+	w.t.Helper()
+	var c *rayv1.RayCluster
+	w.eventually("RayCluster "+name, func() (bool, error) {
+		c = w.cluster(name)
+		return c != nil, nil
+	})
+	return c
+}
+
+// clusterNames lists the RayClusters of the namespace that are not being
+// deleted.
+func (w *world) clusterNames() []string {
+	w.t.Helper()
+	list := &rayv1.RayClusterList{}
+	if err := w.c.List(context.Background(), list, client.InNamespace(w.ns)); err != nil {
+		w.t.Fatal(err)
+	}
+	var names []string
+	for _, c := range list.Items {
+		if c.DeletionTimestamp.IsZero() {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// service reads a Service; nil when it does not exist.
+func (w *world) service(name string) *corev1.Service {
+	w.t.Helper()
+	svc := &corev1.Service{}
+	if err := w.c.Get(context.Background(), types.NamespacedName{Namespace: w.ns, Name: name}, svc); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return nil
+		}
+		w.t.Fatal(err)
+	}
+	return svc
+}
+
+// bringUp plays the RayCluster controller for a cluster: a running, ready
+// head Pod, and the HeadPodReady condition.
+func (w *world) bringUp(clusterName string) {
+	w.t.Helper()
+	head := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: clusterName + "-head", Labels: map[string]string{
+			rayv1.LabelCluster: clusterName, rayv1.LabelNodeType: string(rayv1.HeadNode), rayv1.LabelServe: "false",
+		}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-head", Image: "rayproject/ray:2.60.0"}}},
+	}
+	w.create(head)
+	if err := testenv.MarkPodsRunningReady(context.Background(), w.c, head); err != nil {
+		w.t.Fatal(err)
+	}
+	cluster := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: w.ns}}
+	w.update(cluster, true, func() {
+		cluster.Status.State = rayv1.Ready
+		meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+			Type: string(rayv1.HeadPodReady), Status: metav1.ConditionTrue, Reason: "HeadPodRunningAndReady",
+		})
+	})
+}
+
+// publishEndpoints plays the EndpointSlice controller for a Service: one
+// slice with n ready endpoints, labelled as the Service is.
+func (w *world) publishEndpoints(svcName string, n int) {
+	w.t.Helper()
+	svc := w.service(svcName)
+	if svc == nil {
+		w.t.Fatalf("Service %s does not exist", svcName)
+	}
+	labels := map[string]string{discoveryv1.LabelServiceName: svcName}
+	for k, v := range svc.Labels {
+		labels[k] = v
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: svcName + "-slice", Labels: labels},
+		AddressType: discoveryv1.AddressTypeIPv4,
+	}
+	for i := range n {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{fmt.Sprintf("10.1.0.%d", i+1)},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", UID: types.UID(fmt.Sprintf("%s-pod-%d", svcName, i))},
+		})
+	}
+	w.create(slice)
+}
+
+// conditionOf returns a RayService condition's status and reason.
+func conditionOf(st *rayv1.RayServiceStatuses, t rayv1.RayServiceConditionType) (metav1.ConditionStatus, string) {
+	c := meta.FindStatusCondition(st.Conditions, string(t))
+	if c == nil {
+		return "", ""
+	}
+	return c.Status, c.Reason
+}
+
+// rayService returns a RayService with a small cluster and one application.
+func rayService(name string, mutate ...func(*rayv1.RayService)) *rayv1.RayService {
+	container := func(n string) []corev1.Container {
+		return []corev1.Container{{Name: n, Image: "rayproject/ray:2.60.0"}}
+	}
+	rs := &rayv1.RayService{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: rayv1.RayServiceSpec{
+			ServeConfigV2: "applications:\n  - name: app\n    import_path: app:app\n    route_prefix: /\n",
+			RayClusterSpec: rayv1.RayClusterSpec{
+				RayVersion: "2.60.0",
+				HeadGroupSpec: rayv1.HeadGroupSpec{
+					RayStartParams: map[string]string{},
+					Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: container("ray-head")}},
+				},
+				WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
+					GroupName: "small", Replicas: ptr.To[int32](1), MinReplicas: ptr.To[int32](0), MaxReplicas: ptr.To[int32](3),
+					RayStartParams: map[string]string{},
+					Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: container("ray-worker")}},
+				}},
+			},
+		},
+	}
+	for _, m := range mutate {
+		m(rs)
+	}
+	return rs
+}

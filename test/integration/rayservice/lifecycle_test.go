@@ -1,0 +1,80 @@
+package rayservice_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+	"github.com/ray-operator/ray-operator/internal/serveapps"
+)
+
+// TestCreationToReady follows a RayService from creation through its first
+// cluster's promotion to Ready with an EndpointSlice.
+func TestCreationToReady(t *testing.T) {
+	w := newWorld(t)
+	w.create(rayService("svc"))
+
+	rs := w.waitStatus("svc", "a pending cluster", func(st *rayv1.RayServiceStatuses) bool {
+		return st.PendingServiceStatus.RayClusterName == "svc-aaaaa"
+	})
+	if s, r := conditionOf(&rs.Status, rayv1.RayServiceReady); s != metav1.ConditionFalse || r != string(rayv1.RayServiceInitializing) {
+		t.Errorf("Ready = %s/%s, want False/Initializing", s, r)
+	}
+	cluster := w.waitCluster("svc-aaaaa")
+	if cluster.Labels[rayv1.LabelOriginatedFromCRName] != "svc" || cluster.Labels[rayv1.LabelOriginatedFromCRD] != "RayService" ||
+		cluster.Annotations[rayv1.LabelHashWithoutReplicas] == "" || cluster.Annotations[rayv1.LabelNumWorkerGroups] != "1" ||
+		cluster.Annotations[rayv1.LabelKubeRayVersion] == "" {
+		t.Errorf("cluster metadata: labels %v annotations %v", cluster.Labels, cluster.Annotations)
+	}
+	if len(cluster.OwnerReferences) != 1 || cluster.OwnerReferences[0].Kind != "RayService" || cluster.OwnerReferences[0].Name != "svc" {
+		t.Errorf("owner references %v", cluster.OwnerReferences)
+	}
+
+	w.bringUp("svc-aaaaa")
+	w.eventually("the serve config applied to svc-aaaaa", func() (bool, error) {
+		return len(w.serve.Configs(dashboardtest.URLFor("svc-aaaaa", w.ns))) == 1, nil
+	})
+	rs = w.waitStatus("svc", "promotion", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.RayClusterName == "svc-aaaaa" && st.PendingServiceStatus.RayClusterName == ""
+	})
+	if got := rs.Status.ActiveServiceStatus.Applications["app"].Status; got != rayv1.ApplicationStatusRunning {
+		t.Errorf("application status %q", got)
+	}
+	if got := w.cluster("svc-aaaaa").Annotations[rayv1.AnnotationAppliedServeConfig]; !serveapps.Recorded(got, rs.Spec.ServeConfigV2) {
+		t.Errorf("applied config recorded on the cluster: %q", got)
+	}
+	head, serve := w.service("svc-head-svc"), w.service("svc-serve-svc")
+	if head == nil || serve == nil {
+		t.Fatalf("Services: head %v serve %v", head != nil, serve != nil)
+	}
+	if diff := cmp.Diff(map[string]string{rayv1.LabelCluster: "svc-aaaaa", rayv1.LabelServe: "true"}, serve.Spec.Selector); diff != "" {
+		t.Errorf("serve selector (-want +got):\n%s", diff)
+	}
+	if head.Spec.Selector[rayv1.LabelCluster] != "svc-aaaaa" {
+		t.Errorf("head selector %v", head.Spec.Selector)
+	}
+	if s, _ := conditionOf(&rs.Status, rayv1.RayServiceReady); s != metav1.ConditionFalse {
+		t.Errorf("Ready before any endpoint = %s", s)
+	}
+
+	w.publishEndpoints("svc-serve-svc", 2)
+	rs = w.waitStatus("svc", "Ready", func(st *rayv1.RayServiceStatuses) bool {
+		s, _ := conditionOf(st, rayv1.RayServiceReady)
+		return s == metav1.ConditionTrue
+	})
+	if rs.Status.NumServeEndpoints != 2 || rs.Status.ServiceStatus != rayv1.Running || rs.Status.ObservedGeneration != rs.Generation {
+		t.Errorf("status: endpoints %d, serviceStatus %q, observedGeneration %d/%d",
+			rs.Status.NumServeEndpoints, rs.Status.ServiceStatus, rs.Status.ObservedGeneration, rs.Generation)
+	}
+	if s, r := conditionOf(&rs.Status, rayv1.UpgradeInProgress); s != metav1.ConditionFalse || r != string(rayv1.NoPendingCluster) {
+		t.Errorf("UpgradeInProgress = %s/%s, want False/NoPendingCluster", s, r)
+	}
+	head = w.service("svc-head-svc")
+	w.eventually("the head Pod labelled for serving", func() (bool, error) {
+		return podLabel(w, "svc-aaaaa-head", rayv1.LabelServe) == "true", nil
+	})
+	_ = head
+}
