@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -57,10 +58,16 @@ func TestCacheOptions(t *testing.T) {
 		t.Errorf("watch namespaces a,b gave %v", got)
 	}
 	byObject := CacheOptions("").ByObject
-	if n := len(byObject); n != 3 {
-		t.Errorf("want Pod, Job and Secret informers scoped by label, got %d entries", n)
+	if n := len(byObject); n != 4 {
+		t.Errorf("want Pod, Job, Secret and EndpointSlice informers scoped by label, got %d entries", n)
 	}
 	for obj, scope := range byObject {
+		if _, ok := obj.(*discoveryv1.EndpointSlice); ok {
+			serveSlice := labels.Set{rayv1.LabelServe: "svc-serve", discoveryv1.LabelServiceName: "svc-serve-svc"}
+			if scope.Label == nil || !scope.Label.Matches(serveSlice) || scope.Label.Matches(labels.Set{discoveryv1.LabelServiceName: "other"}) {
+				t.Errorf("EndpointSlice informer selector %v, want only the slices of serve Services", scope.Label)
+			}
+		}
 		if _, ok := obj.(*corev1.Secret); !ok {
 			continue
 		}
