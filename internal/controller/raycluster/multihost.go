@@ -14,6 +14,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/naming"
+	"github.com/ray-operator/ray-operator/internal/podstatus"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 )
 
@@ -161,7 +162,7 @@ func (r *Reconciler) createReplica(ctx context.Context, s *scope, groupIndex, re
 // then those with the highest index, keeping indices dense.
 func replicaVictims(replicas []replica, n int) []replica {
 	ready := func(rep replica) bool {
-		return !slices.ContainsFunc(rep.pods, func(p corev1.Pod) bool { return !runningAndReady(&p) })
+		return !slices.ContainsFunc(rep.pods, func(p corev1.Pod) bool { return !podstatus.RunningAndReady(&p) })
 	}
 	sorted := slices.Clone(replicas)
 	slices.SortStableFunc(sorted, func(a, b replica) int {

@@ -53,20 +53,6 @@ func rayContainerTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	return nil
 }
 
-// runningAndReady reports whether a Pod is Running with condition Ready.
-func runningAndReady(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodRunning && podReady(pod)
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // allPodsRunning reports whether there are Pods and every one is Running
 // and not reported unready (KubeRay's rule: a Pod without a Ready condition
 // counts as running).

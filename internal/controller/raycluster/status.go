@@ -14,6 +14,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/podstatus"
 )
 
 // finishPass computes the status, writes it if it changed and decides when
@@ -146,7 +147,7 @@ func setReplicaCounts(status *rayv1.RayClusterStatus, cluster *rayv1.RayCluster,
 		if pods[i].Status.Phase == corev1.PodRunning {
 			status.AvailableWorkerReplicas++
 		}
-		if runningAndReady(&pods[i]) {
+		if podstatus.RunningAndReady(&pods[i]) {
 			status.ReadyWorkerReplicas++
 		}
 	}

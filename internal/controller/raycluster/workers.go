@@ -12,6 +12,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/podstatus"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 )
 
@@ -156,7 +157,7 @@ func freeReplicaIndices(pods []corev1.Pod, n int) []int {
 func scaleDownVictims(pods []corev1.Pod, n int) []corev1.Pod {
 	sorted := slices.Clone(pods)
 	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int {
-		if ra, rb := runningAndReady(&a), runningAndReady(&b); ra != rb {
+		if ra, rb := podstatus.RunningAndReady(&a), podstatus.RunningAndReady(&b); ra != rb {
 			if ra {
 				return 1
 			}

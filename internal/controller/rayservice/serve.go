@@ -12,6 +12,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/podstatus"
 	"github.com/ray-operator/ray-operator/internal/serveapps"
 )
 
@@ -149,15 +150,7 @@ func (r *Reconciler) headReady(c *rayv1.RayCluster, head *corev1.Pod) bool {
 	if r.opts.Features.Enabled(features.RayClusterStatusConditions) {
 		return meta.IsStatusConditionTrue(c.Status.Conditions, string(rayv1.HeadPodReady))
 	}
-	if head == nil || head.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, cond := range head.Status.Conditions {
-		if cond.Type == corev1.PodReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return podstatus.RunningAndReady(head)
 }
 
 // applyServeConfig PUTs serveConfigV2 on a cluster and records it there.
