@@ -193,9 +193,9 @@ func TestReconcileRayCluster(t *testing.T) {
 	}
 	runPasses(t, map[string]passCase{
 		"creates the named pending cluster": {
-			objs:       []client.Object{initializing(rayService(), t0).PendingCluster(newCluster).Obj()},
-			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
-			wantStatus: &initializing(rayService(), t0).PendingCluster(newCluster).Obj().Status,
+			objs:           []client.Object{initializing(rayService(), t0).PendingCluster(newCluster).Obj()},
+			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus:     &initializing(rayService(), t0).PendingCluster(newCluster).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantClusters:   []clusterState{{Name: newCluster, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
 			wantEvents:     []string{"Normal CreatedRayCluster Created RayCluster ns/svc-abcde"},

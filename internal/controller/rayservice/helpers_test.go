@@ -63,6 +63,8 @@ type testEnv struct {
 	events *events.FakeRecorder
 	// unhealthy are the head Pods whose Serve proxy fails its check.
 	unhealthy map[string]bool
+	// proxyPorts are the ports the proxy of each Pod was checked on.
+	proxyPorts map[string]int32
 }
 
 // envConfig is what a case may change before the Reconciler is built.
@@ -119,11 +121,12 @@ func newEnv(tb testing.TB, objs []client.Object, opts ...envOption) *testEnv {
 		WithStatusSubresource(&rayv1.RayService{}, &rayv1.RayCluster{}).
 		WithInterceptorFuncs(cfg.interceptors).Build()
 	e := &testEnv{
-		client:    c,
-		clock:     clocktesting.NewFakeClock(t0),
-		serve:     dashboardtest.NewServeFleet(),
-		events:    events.NewFakeRecorder(100),
-		unhealthy: map[string]bool{},
+		client:     c,
+		clock:      clocktesting.NewFakeClock(t0),
+		serve:      dashboardtest.NewServeFleet(),
+		events:     events.NewFakeRecorder(100),
+		unhealthy:  map[string]bool{},
+		proxyPorts: map[string]int32{},
 	}
 	e.r = New(Deps{
 		Client: c, Recorder: e.events, Clock: e.clock, Dashboards: e.serve.Provider(),
@@ -141,7 +144,8 @@ func gatesByName(g map[featuregate.Feature]bool) map[string]bool {
 }
 
 // proxyHealth is the fake Serve proxy check: healthy unless unhealthy.
-func (e *testEnv) proxyHealth(_ context.Context, pod *corev1.Pod, _ int32) bool {
+func (e *testEnv) proxyHealth(_ context.Context, pod *corev1.Pod, port int32) bool {
+	e.proxyPorts[pod.Name] = port
 	return !e.unhealthy[pod.Name]
 }
 
@@ -456,3 +460,6 @@ func (e *testEnv) diffWorld(t *testing.T, tc passCase) {
 		}
 	}
 }
+
+// dashboardtestURL is the dashboard URL of a cluster of the test namespace.
+func dashboardtestURL(cluster string) string { return dashboardtest.URLFor(cluster, testNS) }

@@ -52,9 +52,9 @@ func TestReconcile(t *testing.T) {
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 		},
 		"a new RayService names its first cluster and starts Initializing": {
-			objs:       []client.Object{rayService().Obj()},
-			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
-			wantStatus: &initializing(rayService().PendingCluster(newCluster), t0).LastUpdateTime(t0).Obj().Status,
+			objs:           []client.Object{rayService().Obj()},
+			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus:     &initializing(rayService().PendingCluster(newCluster), t0).LastUpdateTime(t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 		},
 	})

@@ -51,8 +51,8 @@ func TestSuspend(t *testing.T) {
 	gen2 := func() *wrappers.RayServiceWrapper { return rayService().Generation(2) }
 	runPasses(t, map[string]passCase{
 		"spec.suspend on a serving RayService: Suspending is staged, nothing deleted yet": {
-			objs: idleWorld(t, serving(rayService()).Generation(2).Suspend(true).Obj()),
-			setup: func(e *testEnv) { e.serveRunning(active) },
+			objs:       idleWorld(t, serving(rayService()).Generation(2).Suspend(true).Obj()),
+			setup:      func(e *testEnv) { e.serveRunning(active) },
 			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
 			wantStatus: &suspendRequested(serving(gen2().Suspend(true)), t0).
 				// The conditions were set at generation 2, status.observedGeneration too.
@@ -98,9 +98,9 @@ func TestSuspend(t *testing.T) {
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 		},
 		"Suspending persisted and spec.suspend flipped back: the suspension completes, then a pass resumes": {
-			objs:       []client.Object{suspendRequested(gen2(), earlier).ObservedGeneration(1).Obj()},
-			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
-			wantStatus: &suspended(gen2(), earlier, t0).ObservedGeneration(2).LastUpdateTime(t0).Obj().Status,
+			objs:           []client.Object{suspendRequested(gen2(), earlier).ObservedGeneration(1).Obj()},
+			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus:     &suspended(gen2(), earlier, t0).ObservedGeneration(2).LastUpdateTime(t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 		},
 		"Suspended and still asked to be: nothing happens but the generation is observed": {
@@ -123,7 +123,7 @@ func TestSuspend(t *testing.T) {
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 		},
 		"resume re-arms the initializing timeout from now": {
-			objs: []client.Object{suspended(gen2().Annotation(rayv1.AnnotationInitializingTimeout, "10m"), t0.Add(-24*time.Hour), t0.Add(-24*time.Hour)).ObservedGeneration(1).Obj()},
+			objs:       []client.Object{suspended(gen2().Annotation(rayv1.AnnotationInitializingTimeout, "10m"), t0.Add(-24*time.Hour), t0.Add(-24*time.Hour)).ObservedGeneration(1).Obj()},
 			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
 			wantStatus: &suspended(gen2().Annotation(rayv1.AnnotationInitializingTimeout, "10m"), t0.Add(-24*time.Hour), t0.Add(-24*time.Hour)).
 				ObservedGeneration(2).LastUpdateTime(t0).PendingCluster(newCluster).
@@ -142,8 +142,8 @@ func TestSuspend(t *testing.T) {
 					return errors.New("boom")
 				},
 			})},
-			wantErr: "boom",
-			wantStatus: &suspendRequested(rayService().Suspend(true), earlier).ObservedGeneration(1).Obj().Status,
+			wantErr:        "boom",
+			wantStatus:     &suspendRequested(rayService().Suspend(true), earlier).ObservedGeneration(1).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			// The first step gave the no longer named cluster a deadline.
 			wantClusters: []clusterState{{Name: active, Version: DefaultOperatorVersion, Workers: []string{"small"}, DeletionDeadline: deadline(t0.Add(time.Minute))}},
