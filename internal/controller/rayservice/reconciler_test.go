@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -89,8 +88,148 @@ func TestIdlePass(t *testing.T) {
 	}
 }
 
-var (
-	_ = context.Background
-	_ = corev1.PodRunning
-	_ = metav1.ConditionTrue
-)
+// flowStep is one step of a RayService's life: what changes in the world
+// (the test plays the RayCluster and EndpointSlice controllers, Serve and
+// the user), then one pass, and what the RayService must show after it.
+type flowStep struct {
+	name string
+	do   func(t *testing.T, e *testEnv)
+	// wantActive and wantPending are the cluster names in status.
+	wantActive, wantPending string
+	// wantReady and wantUpgrade are the reasons of Ready and
+	// UpgradeInProgress.
+	wantReady, wantUpgrade rayv1.RayServiceConditionReason
+	// wantServing is the cluster the Services select ("" for none).
+	wantServing string
+	// wantClusters are the clusters that exist, by name.
+	wantClusters []string
+	wantRequeue  time.Duration
+}
+
+// TestBlueGreenFlow walks a RayService from creation to Ready, through a
+// blue/green upgrade to the deletion of the old cluster, one pass per step.
+func TestBlueGreenFlow(t *testing.T) {
+	e := newEnv(t, []client.Object{rayService().Obj()})
+	suffixes := []string{"aaaaa", "bbbbb"}
+	e.r.NameSuffix = func() string {
+		s := suffixes[0]
+		suffixes = suffixes[1:]
+		return s
+	}
+	const blue, green = "svc-aaaaa", "svc-bbbbb"
+	steps := []flowStep{
+		{name: "the first cluster is named", wantPending: blue, wantReady: rayv1.RayServiceInitializing,
+			wantUpgrade: rayv1.RayServiceInitializing, wantRequeue: DefaultInFlightRequeue},
+		{name: "and created", wantPending: blue, wantReady: rayv1.RayServiceInitializing, wantUpgrade: rayv1.RayServiceInitializing,
+			wantClusters: []string{blue}, wantRequeue: DefaultInFlightRequeue},
+		{name: "its head comes up: the config is applied", do: bringUp(blue), wantPending: blue,
+			wantReady: rayv1.RayServiceInitializing, wantUpgrade: rayv1.RayServiceInitializing, wantClusters: []string{blue}, wantRequeue: DefaultInFlightRequeue},
+		{name: "its applications run: the Services select it and it becomes active", wantActive: blue,
+			wantReady: rayv1.RayServiceInitializing, wantUpgrade: rayv1.NoPendingCluster, wantServing: blue, wantClusters: []string{blue}, wantRequeue: DefaultInFlightRequeue},
+		{name: "an endpoint serves: Ready, and idle", do: publish("a", "pod-1"), wantActive: blue,
+			wantReady: rayv1.NonZeroServeEndpoints, wantUpgrade: rayv1.NoPendingCluster, wantServing: blue, wantClusters: []string{blue}, wantRequeue: DefaultIdleRequeue},
+		{name: "a new Ray version: a new cluster is named", do: editSpec(newVersion()), wantActive: blue, wantPending: green,
+			wantReady: rayv1.NonZeroServeEndpoints, wantUpgrade: rayv1.BothActivePendingClustersExist, wantServing: blue, wantClusters: []string{blue}, wantRequeue: DefaultInFlightRequeue},
+		{name: "and created", wantActive: blue, wantPending: green, wantReady: rayv1.NonZeroServeEndpoints, wantUpgrade: rayv1.BothActivePendingClustersExist,
+			wantServing: blue, wantClusters: []string{blue, green}, wantRequeue: DefaultInFlightRequeue},
+		{name: "its head comes up: the config is applied to it", do: bringUp(green), wantActive: blue, wantPending: green,
+			wantReady: rayv1.NonZeroServeEndpoints, wantUpgrade: rayv1.BothActivePendingClustersExist, wantServing: blue, wantClusters: []string{blue, green}, wantRequeue: DefaultInFlightRequeue},
+		{name: "its applications run: the Services switch and it is promoted", wantActive: green,
+			wantReady: rayv1.NonZeroServeEndpoints, wantUpgrade: rayv1.NoPendingCluster, wantServing: green, wantClusters: []string{blue, green}, wantRequeue: DefaultIdleRequeue},
+		{name: "the old cluster gets its deadline", wantActive: green, wantReady: rayv1.NonZeroServeEndpoints, wantUpgrade: rayv1.NoPendingCluster,
+			wantServing: green, wantClusters: []string{blue, green}, wantRequeue: DefaultIdleRequeue},
+		{name: "and is deleted once it passed", do: advance(DefaultClusterDeletionDelay), wantActive: green, wantReady: rayv1.NonZeroServeEndpoints,
+			wantUpgrade: rayv1.NoPendingCluster, wantServing: green, wantClusters: []string{green}, wantRequeue: DefaultInFlightRequeue},
+		{name: "then idle", wantActive: green, wantReady: rayv1.NonZeroServeEndpoints, wantUpgrade: rayv1.NoPendingCluster,
+			wantServing: green, wantClusters: []string{green}, wantRequeue: DefaultIdleRequeue},
+	}
+	for i, st := range steps {
+		if st.do != nil {
+			st.do(t, e)
+		}
+		result, err := e.reconcile(t)
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", i, st.name, err)
+		}
+		rs := e.rayService(t)
+		var clusters []string
+		for _, c := range e.clusterStates(t) {
+			clusters = append(clusters, c.Name)
+		}
+		serving := ""
+		for _, svc := range e.serviceStates(t) {
+			if svc.Name == headSvc {
+				serving = svc.Cluster
+			}
+		}
+		got := flowStep{name: st.name, wantActive: rs.Status.ActiveServiceStatus.RayClusterName, wantPending: rs.Status.PendingServiceStatus.RayClusterName,
+			wantReady: reasonOf(rs, rayv1.RayServiceReady), wantUpgrade: reasonOf(rs, rayv1.UpgradeInProgress),
+			wantServing: serving, wantClusters: clusters, wantRequeue: result.RequeueAfter}
+		st.do = nil
+		if diff := cmp.Diff(st, got, cmp.AllowUnexported(flowStep{}), cmpopts.IgnoreFields(flowStep{}, "do"), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("step %d (%s) (-want +got):\n%s", i, st.name, diff)
+		}
+	}
+	// Each cluster got the config once; the old one never got anything
+	// meant for the new one.
+	if diff := cmp.Diff(map[string]int{blue: 1, green: 1}, e.puts(blue, green)); diff != "" {
+		t.Errorf("serve configs PUT (-want +got):\n%s", diff)
+	}
+}
+
+// reasonOf is the reason of a condition of rs ("" when absent).
+func reasonOf(rs *rayv1.RayService, t rayv1.RayServiceConditionType) rayv1.RayServiceConditionReason {
+	if c := condition(rs, t); c != nil {
+		return rayv1.RayServiceConditionReason(c.Reason)
+	}
+	return ""
+}
+
+// bringUp plays the RayCluster controller: the cluster's head Pod runs
+// and HeadPodReady is True.
+func bringUp(cluster string) func(*testing.T, *testEnv) {
+	return func(t *testing.T, e *testEnv) {
+		t.Helper()
+		ctx := context.Background()
+		if err := e.client.Create(ctx, headPod(cluster).Obj()); err != nil {
+			t.Fatal(err)
+		}
+		c := &rayv1.RayCluster{}
+		if err := e.client.Get(ctx, client.ObjectKey{Namespace: testNS, Name: cluster}, c); err != nil {
+			t.Fatal(err)
+		}
+		c.Status = wrappers.MakeRayCluster(cluster, testNS).State(rayv1.Ready).HeadPodReady().Obj().Status
+		if err := e.client.Status().Update(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// publish plays the EndpointSlice controller: a slice of the serve
+// Service with ready Pods.
+func publish(name string, podUIDs ...string) func(*testing.T, *testEnv) {
+	return func(t *testing.T, e *testEnv) {
+		t.Helper()
+		if err := e.client.Create(context.Background(), endpoints(name, podUIDs...).Obj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// editSpec plays the user: a new cluster spec.
+func editSpec(spec *rayv1.RayClusterSpec) func(*testing.T, *testEnv) {
+	return func(t *testing.T, e *testEnv) {
+		t.Helper()
+		rs := e.rayService(t)
+		rs.Spec.RayClusterSpec = *spec
+		rs.Generation++
+		if err := e.client.Update(context.Background(), rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// advance moves the clock.
+func advance(d time.Duration) func(*testing.T, *testEnv) {
+	return func(_ *testing.T, e *testEnv) { e.clock.Step(d) }
+}
