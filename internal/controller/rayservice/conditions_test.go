@@ -85,6 +85,12 @@ func TestCalculateConditions(t *testing.T) {
 			rs:   timedOut(earlier),
 			want: timedOut(earlier),
 		},
+		"UpgradeInProgress with reason InitializingTimeout (as KubeRay may leave it) is kept": {
+			rs: timedOut(earlier).
+				Condition(rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout, "timed out", earlier),
+			want: timedOut(earlier).
+				Condition(rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout, "timed out", earlier),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
