@@ -2,13 +2,16 @@ package rayservice
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -54,6 +57,28 @@ func TestReconcile(t *testing.T) {
 			objs:           []client.Object{rayService().Obj()},
 			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
 			wantStatus:     &initializing(rayService().PendingCluster(newCluster), t0).LastUpdateTime(t0).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+		},
+		"a status write that conflicts is retried soon, without an error": {
+			objs: []client.Object{rayService().Obj()},
+			env: []envOption{withInterceptors(interceptor.Funcs{
+				SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+					return apierrors.NewConflict(rayv1.GroupVersion.WithResource("rayservices").GroupResource(), testName, errors.New("stale"))
+				},
+			})},
+			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus:     &rayv1.RayServiceStatuses{},
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+		},
+		"a status write that fails is an error": {
+			objs: []client.Object{rayService().Obj()},
+			env: []envOption{withInterceptors(interceptor.Funcs{
+				SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+					return errors.New("etcd down")
+				},
+			})},
+			wantErr:        "updating the status: etcd down",
+			wantStatus:     &rayv1.RayServiceStatuses{},
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 		},
 	})

@@ -411,3 +411,33 @@ func TestServeConfigDecision(t *testing.T) {
 		},
 	})
 }
+
+// TestDashboardURL checks where Serve is reached (KubeRay's
+// TestFetchHeadServiceURL): the cluster's head Service in the cluster's
+// DNS domain, on the head's dashboard port.
+func TestDashboardURL(t *testing.T) {
+	cases := map[string]struct {
+		spec   *rayv1.RayClusterSpec
+		domain string
+		want   string
+	}{
+		"defaults": {spec: wrappers.MakeRayClusterSpec().Obj(), want: "svc-active-head-svc.ns.svc.cluster.local:8265"},
+		"a cluster domain": {spec: wrappers.MakeRayClusterSpec().Obj(), domain: "corp.example",
+			want: "svc-active-head-svc.ns.svc.corp.example:8265"},
+		"a dashboard port": {spec: wrappers.MakeRayClusterSpec().HeadPort("dashboard", 9999).Obj(),
+			want: "svc-active-head-svc.ns.svc.cluster.local:9999"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rs := serving(rayService().ClusterSpec(tc.spec)).Obj()
+			cluster := readyCluster(t, rs, active).Obj()
+			e := newEnv(t, []client.Object{rs, cluster}, withOptions(func(o *Options) { o.ClusterDomain = tc.domain }))
+			if _, _, err := e.r.serveCluster(context.Background(), newScope(rs, t0), cluster, true); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(e.serve.Configs(tc.want)); got != 1 {
+				t.Errorf("%d configs PUT at %s, want 1", got, tc.want)
+			}
+		})
+	}
+}

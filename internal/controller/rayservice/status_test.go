@@ -215,6 +215,14 @@ func TestInitializingTimeoutPasses(t *testing.T) {
 			wantClusters: []clusterState{{Name: newCluster, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
 			wantEvents:   []string{"Warning RayServiceInitializingTimeout " + msg},
 		},
+		"before the timeout, with a long in-flight interval: the pass comes back at the deadline": {
+			objs:           []client.Object{initializing(withTimeout(), t0.Add(-2*time.Minute)).PendingCluster(newCluster).Obj(), stuck().Obj()},
+			env:            []envOption{withOptions(func(o *Options) { o.InFlightRequeue = time.Hour })},
+			wantResult:     ctrl.Result{RequeueAfter: 3 * time.Minute},
+			wantStatus:     &initializing(withTimeout(), t0.Add(-2*time.Minute)).PendingCluster(newCluster).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+			wantClusters:   []clusterState{{Name: newCluster, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+		},
 		"timed out: the forgotten cluster gets its deletion deadline, nothing else happens": {
 			objs:           []client.Object{timedOutStatus(withTimeout(), startedAt).Obj(), stuck().Obj()},
 			wantResult:     ctrl.Result{RequeueAfter: DefaultClusterDeletionDelay},
