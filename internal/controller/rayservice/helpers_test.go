@@ -463,3 +463,14 @@ func (e *testEnv) diffWorld(t *testing.T, tc passCase) {
 
 // dashboardtestURL is the dashboard URL of a cluster of the test namespace.
 func dashboardtestURL(cluster string) string { return dashboardtest.URLFor(cluster, testNS) }
+
+// except returns objs without the objects named names.
+func except(objs []client.Object, names ...string) []client.Object {
+	var out []client.Object
+	for _, o := range objs {
+		if !slices.Contains(names, o.GetName()) {
+			out = append(out, o)
+		}
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -58,6 +59,49 @@ func TestReconcile(t *testing.T) {
 			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
 			wantStatus:     &initializing(rayService().PendingCluster(newCluster), t0).LastUpdateTime(t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+		},
+		"the active cluster deleted under a Ready RayService: a new cluster is named": {
+			// The head Pod stays until garbage collection takes it.
+			objs:       except(idleWorld(t, serving(rayService()).Obj()), active),
+			setup:      func(e *testEnv) { e.serveRunning(active) },
+			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus: &noActiveApps(serving(rayService())).PendingCluster(newCluster).LastUpdateTime(t0).
+				Condition(rayv1.UpgradeInProgress, metav1.ConditionTrue, rayv1.BothActivePendingClustersExist, msgBothClusters, t0).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+			wantServices:   idleServices(),
+		},
+		"the pending cluster deleted mid-upgrade: created again under its name": {
+			objs: idleWorld(t, noActiveApps(serving(rayService().ClusterSpec(newVersion()))).PendingCluster(pending).
+				Condition(rayv1.UpgradeInProgress, metav1.ConditionTrue, rayv1.BothActivePendingClustersExist, msgBothClusters, t0).Obj()),
+			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus: &noActiveApps(serving(rayService().ClusterSpec(newVersion()))).PendingCluster(pending).
+				Condition(rayv1.UpgradeInProgress, metav1.ConditionTrue, rayv1.BothActivePendingClustersExist, msgBothClusters, t0).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+			wantClusters: []clusterState{
+				{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}},
+				{Name: pending, Version: DefaultOperatorVersion, Workers: []string{"small"}},
+			},
+			wantServices: idleServices(),
+			wantEvents:   []string{"Normal CreatedRayCluster Created RayCluster ns/svc-pending"},
+		},
+		"the serve endpoints drop to none: Ready False, and the pass comes back soon": {
+			objs:       except(idleWorld(t, serving(rayService()).Obj()), "svc-serve-svc-1"),
+			setup:      func(e *testEnv) { e.serveRunning(active) },
+			wantResult: ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus: &serving(rayService()).NumServeEndpoints(0).ServiceStatus(rayv1.NotRunning).
+				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.ZeroServeEndpoints, msgZeroEndpoints, t0).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantServices:   idleServices(),
+		},
+		"the active head Pod missing: the pass goes on (KubeRay stops with an error), and comes back soon": {
+			objs:           except(idleWorld(t, serving(rayService()).Obj()), "svc-active-head"),
+			setup:          func(e *testEnv) { e.serveRunning(active) },
+			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus:     &serving(rayService()).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantServices:   idleServices(),
 		},
 		"a status write that conflicts is retried soon, without an error": {
 			objs: []client.Object{rayService().Obj()},
