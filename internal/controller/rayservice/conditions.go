@@ -9,16 +9,16 @@ import (
 
 // Condition messages, as KubeRay writes them.
 const (
-	msgInitializing       = "RayService is initializing"
-	msgNonZeroEndpoints   = "Number of serve endpoints is greater than 0"
-	msgZeroEndpoints      = "Number of serve endpoints dropped to 0"
-	msgBothClusters       = "Both active and pending Ray clusters exist"
-	msgNoPendingCluster   = "Active Ray cluster exists and no pending Ray cluster"
-	msgNoActiveCluster    = "No active Ray cluster exists, and the RayService is not initializing. Please open a GitHub issue in the KubeRay repository."
-	msgSuspendRequested   = "RayService suspension requested"
-	msgSuspendInProgress  = "RayService is being suspended"
-	msgSuspendComplete    = "RayService is suspended"
-	msgResumed            = "RayService is resumed"
+	msgInitializing      = "RayService is initializing"
+	msgNonZeroEndpoints  = "Number of serve endpoints is greater than 0"
+	msgZeroEndpoints     = "Number of serve endpoints dropped to 0"
+	msgBothClusters      = "Both active and pending Ray clusters exist"
+	msgNoPendingCluster  = "Active Ray cluster exists and no pending Ray cluster"
+	msgNoActiveCluster   = "No active Ray cluster exists, and the RayService is not initializing. Please open a GitHub issue in the KubeRay repository."
+	msgSuspendRequested  = "RayService suspension requested"
+	msgSuspendInProgress = "RayService is being suspended"
+	msgSuspendComplete   = "RayService is suspended"
+	msgResumed           = "RayService is resumed"
 )
 
 // setCondition sets a condition of rs at time now, stamping the generation.

@@ -296,8 +296,8 @@ func TestServeFailures(t *testing.T) {
 	rs := serving(rayService()).Obj()
 	runPasses(t, map[string]passCase{
 		"Serve unreachable: the pass fails, nothing recorded, the status kept": {
-			objs:  replace(idleWorld(t, rs), readyCluster(t, rs, active).Obj()),
-			setup: func(e *testEnv) { e.serve.SetError(dashboardtest.URLFor(active, testNS), boom) },
+			objs:           replace(idleWorld(t, rs), readyCluster(t, rs, active).Obj()),
+			setup:          func(e *testEnv) { e.serve.SetError(dashboardtest.URLFor(active, testNS), boom) },
 			wantErr:        "connection refused",
 			wantStatus:     &serving(rayService()).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
