@@ -85,6 +85,22 @@ func TestCalculateConditions(t *testing.T) {
 			rs:   timedOut(earlier),
 			want: timedOut(earlier),
 		},
+		"valid again after ValidationFailed, never had a cluster: Initializing from now": {
+			rs: rayService().PendingCluster(newCluster).
+				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, "invalid", earlier),
+			want: initializing(rayService(), t0).ObservedGeneration(0).PendingCluster(newCluster),
+		},
+		"valid again after ValidationFailed, an active cluster without endpoints: ZeroServeEndpoints": {
+			rs: readyAt(earlier).NumServeEndpoints(0).ServiceStatus(rayv1.NotRunning).
+				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, "invalid", earlier),
+			want: readyAt(earlier).NumServeEndpoints(0).ServiceStatus(rayv1.NotRunning).
+				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.ZeroServeEndpoints, msgZeroEndpoints, earlier),
+		},
+		"valid again after ValidationFailed, an active cluster with endpoints: Ready": {
+			rs: readyAt(earlier).ServiceStatus(rayv1.NotRunning).
+				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, "invalid", earlier),
+			want: readyAt(earlier).Condition(rayv1.RayServiceReady, metav1.ConditionTrue, rayv1.NonZeroServeEndpoints, msgNonZeroEndpoints, t0),
+		},
 		"UpgradeInProgress with reason InitializingTimeout (as KubeRay may leave it) is kept": {
 			rs: timedOut(earlier).
 				Condition(rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout, "timed out", earlier),

@@ -133,6 +133,23 @@ func TestValidationFailure(t *testing.T) {
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantEvents:     []string{"Warning InvalidRayServiceMetadata ns/svc: " + timeoutErr},
 		},
+		"fixed before it ever ran: it starts Initializing, with no stale error": {
+			objs: []client.Object{rayService().Generation(3).ObservedGeneration(2).LastUpdateTime(t0.Add(-time.Hour)).
+				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, typeErr, t0.Add(-time.Hour)).Obj()},
+			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus:     &initializing(rayService().Generation(3), t0).PendingCluster(newCluster).LastUpdateTime(t0).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+		},
+		"fixed while it was serving: Ready again from its endpoints": {
+			objs: idleWorld(t, serving(rayService()).Generation(3).ObservedGeneration(2).
+				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, typeErr, t0.Add(-time.Hour)).Obj()),
+			setup:          func(e *testEnv) { e.serveRunning(active) },
+			wantResult:     ctrl.Result{RequeueAfter: DefaultIdleRequeue},
+			wantStatus:     &serving(rayService().Generation(3)).Obj().Status,
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantServices:   idleServices(),
+		},
 		"a serving RayService made invalid keeps its clusters and Services": {
 			objs: idleWorld(t, serving(rayService()).UpgradeType("Bogus").Generation(2).Obj()),
 			wantStatus: &serving(rayService()).UpgradeType("Bogus").Generation(2).ObservedGeneration(2).
