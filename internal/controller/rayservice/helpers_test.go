@@ -30,8 +30,8 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
-// t0 is the fake clock's start, a whole second so that times survive the
-// fake client's JSON round trip unchanged.
+// t0 is the fake clock's start (never assigned), a whole second so that
+// times survive the fake client's JSON round trip unchanged.
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 const (
@@ -170,7 +170,7 @@ func (e *testEnv) rayService(tb testing.TB) *rayv1.RayService {
 
 // serveRunning makes Serve on cluster run the default application.
 func (e *testEnv) serveRunning(cluster string) {
-	e.serve.SetAppStatus(dashboardtest.URLFor(cluster, testNS), "app", rayv1.ApplicationStatusRunning)
+	e.serve.SetAppStatus(dashboardURL(cluster), "app", rayv1.ApplicationStatusRunning)
 }
 
 // recordedEvents drains the events recorded so far.
@@ -461,8 +461,8 @@ func (e *testEnv) diffWorld(t *testing.T, tc passCase) {
 	}
 }
 
-// dashboardtestURL is the dashboard URL of a cluster of the test namespace.
-func dashboardtestURL(cluster string) string { return dashboardtest.URLFor(cluster, testNS) }
+// dashboardURL is the dashboard URL of a cluster of the test namespace.
+func dashboardURL(cluster string) string { return dashboardtest.URLFor(cluster, testNS) }
 
 // except returns objs without the objects named names.
 func except(objs []client.Object, names ...string) []client.Object {

@@ -130,7 +130,10 @@ func TestReconcile(t *testing.T) {
 
 // TestIdlePass checks that the pass of an idle RayService (Ready, every
 // application RUNNING, no pending cluster) writes nothing, calls Serve
-// only to read, and comes back at the idle interval.
+// only to read, and comes back at the idle interval. The Reconciler is new,
+// as after an operator restart: the config applied to the cluster is read
+// from the cluster, so it is not applied again (unlike KubeRay's in-memory
+// cache, KubeRay #4717).
 func TestIdlePass(t *testing.T) {
 	rs := serving(rayService()).Obj()
 	e := newEnv(t, idleWorld(t, rs))

@@ -124,7 +124,7 @@ func TestReconcileServices(t *testing.T) {
 		"the pending cluster still deploying: the Services stay on the active cluster": {
 			objs: upgradeWorld(servingCluster(t, changed().Obj(), pending)),
 			setup: func(e *testEnv) {
-				e.serve.SetAppStatus(dashboardtestURL(pending), "app", rayv1.ApplicationStatusDeploying)
+				e.serve.SetAppStatus(dashboardURL(pending), "app", rayv1.ApplicationStatusDeploying)
 			},
 			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
 			wantStatus:     &upgrading(changed()).PendingApp("app", rayv1.ApplicationStatusDeploying).Obj().Status,
