@@ -9,16 +9,16 @@ import (
 
 // Condition messages, as KubeRay writes them.
 const (
-	msgInitializing       = "RayService is initializing"
-	msgNonZeroEndpoints   = "Number of serve endpoints is greater than 0"
-	msgZeroEndpoints      = "Number of serve endpoints dropped to 0"
-	msgBothClusters       = "Both active and pending Ray clusters exist"
-	msgNoPendingCluster   = "Active Ray cluster exists and no pending Ray cluster"
-	msgNoActiveCluster    = "No active Ray cluster exists, and the RayService is not initializing. Please open a GitHub issue in the KubeRay repository."
-	msgSuspendRequested   = "RayService suspension requested"
-	msgSuspendInProgress  = "RayService is being suspended"
-	msgSuspendComplete    = "RayService is suspended"
-	msgResumed            = "RayService is resumed"
+	msgInitializing      = "RayService is initializing"
+	msgNonZeroEndpoints  = "Number of serve endpoints is greater than 0"
+	msgZeroEndpoints     = "Number of serve endpoints dropped to 0"
+	msgBothClusters      = "Both active and pending Ray clusters exist"
+	msgNoPendingCluster  = "Active Ray cluster exists and no pending Ray cluster"
+	msgNoActiveCluster   = "No active Ray cluster exists, and the RayService is not initializing. Please open a GitHub issue in the KubeRay repository."
+	msgSuspendRequested  = "RayService suspension requested"
+	msgSuspendInProgress = "RayService is being suspended"
+	msgSuspendComplete   = "RayService is suspended"
+	msgResumed           = "RayService is resumed"
 )
 
 // setCondition sets a condition of rs at time now, stamping the generation.
@@ -50,11 +50,33 @@ func hasReason(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status met
 // initConditions sets Ready and UpgradeInProgress to Initializing when a
 // RayService has no conditions yet.
 func initConditions(rs *rayv1.RayService, now metav1.Time) {
+	clearValidationFailure(rs, now)
 	if len(rs.Status.Conditions) > 0 {
 		return
 	}
 	setCondition(rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
 	setCondition(rs, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
+}
+
+// clearValidationFailure replaces Ready False/ValidationFailed, left by an
+// earlier pass, once the spec is valid again: otherwise nothing else moves
+// it until a serve endpoint appears, so it kept the old error, the
+// initializing timeout never started, and UpgradeInProgress went Unknown. A
+// RayService that never had a cluster starts Initializing afresh (the
+// timeout counts from now); one that had keeps Ready False until its
+// endpoints say otherwise.
+func clearValidationFailure(rs *rayv1.RayService, now metav1.Time) {
+	if !hasReason(rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed) {
+		return
+	}
+	if rs.Status.ActiveServiceStatus.RayClusterName != "" {
+		setCondition(rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.ZeroServeEndpoints, msgZeroEndpoints, now)
+		return
+	}
+	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress} {
+		meta.RemoveStatusCondition(&rs.Status.Conditions, string(t))
+		setCondition(rs, t, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
+	}
 }
 
 // setReady follows the serve endpoints: True while there is one, False

@@ -99,6 +99,9 @@ func (r *Reconciler) reconcileServe(ctx context.Context, s *scope) error {
 		s.rs.Status.PendingServiceStatus.Applications, s.pendingReady = apps, ready
 	}
 	if s.active == nil {
+		// The active cluster is gone (deleted under the RayService): its
+		// applications no longer run anywhere, so they are not shown.
+		s.rs.Status.ActiveServiceStatus.Applications = nil
 		return nil
 	}
 	if (s.pending != nil || s.prepareNew) && !incremental {

@@ -84,4 +84,3 @@ func serveServiceName(rs *rayv1.RayService) string {
 	}
 	return naming.ServeServiceName(rs.Name)
 }
-

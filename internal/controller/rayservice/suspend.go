@@ -24,7 +24,9 @@ func (r *Reconciler) reconcileSuspend(ctx context.Context, s *scope) error {
 	switch {
 	case isTrue(persisted, rayv1.RayServiceSuspending):
 		s.stop = true
-		return r.finishSuspending(ctx, s)
+		if err := r.finishSuspending(ctx, s); err != nil {
+			return err
+		}
 	case isTrue(persisted, rayv1.RayServiceSuspended) && !s.rs.Spec.Suspend:
 		resume(s.rs, now)
 	case isTrue(persisted, rayv1.RayServiceSuspended):
@@ -33,6 +35,13 @@ func (r *Reconciler) reconcileSuspend(ctx context.Context, s *scope) error {
 		requestSuspend(s.rs, now)
 		s.requeueAfter(r.opts.InFlightRequeue)
 		s.stop = true
+	}
+	if s.stop {
+		// A pass that ends here never reaches calculateStatus, which records
+		// the generation; without this, setting spec.suspend (a new
+		// generation) would leave observedGeneration behind for as long as
+		// the RayService stays suspended (KubeRay #4891).
+		s.rs.Status.ObservedGeneration = s.rs.Generation
 	}
 	return nil
 }
@@ -78,6 +87,12 @@ func (r *Reconciler) finishSuspending(ctx context.Context, s *scope) error {
 	setCondition(s.rs, rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete, msgSuspendComplete, now)
 	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress, rayv1.RollbackInProgress} {
 		setCondition(s.rs, t, metav1.ConditionFalse, rayv1.SuspendComplete, msgSuspendComplete, now)
+	}
+	if !s.rs.Spec.Suspend {
+		// spec.suspend was turned off while suspending. Nothing else will
+		// bring the pass that resumes: this status write does not pass the
+		// RayService's event filter, and the owned objects are all gone.
+		s.requeueAfter(r.opts.InFlightRequeue)
 	}
 	return nil
 }
