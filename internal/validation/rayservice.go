@@ -77,12 +77,12 @@ func RayServiceSpec(rs *rayv1.RayService, gates FeatureGates) error {
 		switch *s.Type {
 		case rayv1.RayServiceNewCluster, rayv1.RayServiceNewClusterWithIncrementalUpgrade, rayv1.RayServiceUpgradeNone:
 		default:
-			return invalidService(fmt.Errorf("Spec.UpgradeStrategy.Type value %s is invalid, valid options are %s, %s, or %s", //nolint:staticcheck // KubeRay's message
+			return invalidService(fmt.Errorf("Spec.UpgradeStrategy.Type value %s is invalid, valid options are %s, %s, or %s",
 				*s.Type, rayv1.RayServiceNewClusterWithIncrementalUpgrade, rayv1.RayServiceNewCluster, rayv1.RayServiceUpgradeNone))
 		}
 	}
 	if d := spec.RayClusterDeletionDelaySeconds; d != nil && *d < 0 {
-		return invalidService(fmt.Errorf("Spec.RayClusterDeletionDelaySeconds should be a non-negative integer, got %d", *d)) //nolint:staticcheck // KubeRay's message
+		return invalidService(fmt.Errorf("Spec.RayClusterDeletionDelaySeconds should be a non-negative integer, got %d", *d))
 	}
 	return nil
 }

@@ -78,3 +78,41 @@ func TestCreationToReady(t *testing.T) {
 	})
 	_ = head
 }
+
+// TestRestartAfterPromotion restarts the operator with empty caches once a
+// RayService is Ready: the new operator adopts the state it finds (same
+// cluster, same Services, same ClusterIP) and creates nothing new.
+func TestRestartAfterPromotion(t *testing.T) {
+	w := newWorld(t)
+	w.create(rayService("svc"))
+	w.waitCluster("svc-aaaaa")
+	w.bringUp("svc-aaaaa")
+	w.waitStatus("svc", "promotion", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.RayClusterName == "svc-aaaaa"
+	})
+	w.publishEndpoints("svc-serve-svc", 1)
+	before := w.waitStatus("svc", "Ready", func(st *rayv1.RayServiceStatuses) bool {
+		s, _ := conditionOf(st, rayv1.RayServiceReady)
+		return s == metav1.ConditionTrue
+	})
+	ip, gen := w.service("svc-serve-svc").Spec.ClusterIP, before.Generation
+
+	w.restart()
+	// A spec change after the restart proves the new operator is reconciling.
+	w.update(before, false, func() { before.Spec.ServeConfigV2 += "  - name: second\n    import_path: b:b\n    route_prefix: /b\n" })
+	w.eventually("the new config applied in place", func() (bool, error) {
+		return len(w.serve.Configs(dashboardtest.URLFor("svc-aaaaa", w.ns))) == 2, nil
+	})
+	after := w.waitStatus("svc", "the new generation observed", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ObservedGeneration == gen+1
+	})
+	if diff := cmp.Diff([]string{"svc-aaaaa"}, w.clusterNames()); diff != "" {
+		t.Errorf("clusters after restart (-want +got):\n%s", diff)
+	}
+	if got := w.service("svc-serve-svc").Spec.ClusterIP; got != ip {
+		t.Errorf("serve ClusterIP %s, was %s", got, ip)
+	}
+	if after.Status.ActiveServiceStatus.RayClusterName != "svc-aaaaa" || after.Status.PendingServiceStatus.RayClusterName != "" {
+		t.Errorf("clusters in status: active %q pending %q", after.Status.ActiveServiceStatus.RayClusterName, after.Status.PendingServiceStatus.RayClusterName)
+	}
+}
