@@ -12,6 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
 )
 
 // MaxRayServiceNameLength leaves room for the "-<5 random characters>"
@@ -60,8 +62,9 @@ var errHeadServiceName = errors.New("spec.rayClusterConfig.headGroupSpec.headSer
 
 // RayServiceSpec checks a RayService's spec: the embedded cluster spec as a
 // RayCluster's, no named head Service (the RayService names its own), a
-// known upgrade type, a non-negative deletion delay, and no Kubernetes token
-// authentication (RayService cannot pass such tokens to Serve).
+// known upgrade type, a non-negative deletion delay, no Kubernetes token
+// authentication (RayService cannot pass such tokens to Serve) and, for an
+// incremental upgrade with its gate on, complete upgrade options.
 func RayServiceSpec(rs *rayv1.RayService, gates FeatureGates) error {
 	spec := &rs.Spec
 	if auth := spec.RayClusterSpec.AuthOptions; auth != nil && ptr.Deref(auth.EnableK8sTokenAuth, false) {
@@ -83,6 +86,11 @@ func RayServiceSpec(rs *rayv1.RayService, gates FeatureGates) error {
 	}
 	if d := spec.RayClusterDeletionDelaySeconds; d != nil && *d < 0 {
 		return invalidService(fmt.Errorf("Spec.RayClusterDeletionDelaySeconds should be a non-negative integer, got %d", *d))
+	}
+	if gates.Enabled(features.RayServiceIncrementalUpgrade) && incrementalupgrade.Requested(spec) {
+		if err := incrementalupgrade.Validate(spec); err != nil {
+			return invalidService(err)
+		}
 	}
 	return nil
 }

@@ -43,6 +43,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 	if s.servingCluster, err = r.servingCluster(ctx, s.rs); err != nil {
 		return err
 	}
+	r.detectRollback(s)
 	s.prepareNew = r.shouldPrepareNewCluster(s)
 	return nil
 }

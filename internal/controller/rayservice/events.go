@@ -17,6 +17,17 @@ const (
 	reasonDeletedService                  = "DeletedService"
 	reasonFailedToDeleteService           = "FailedToDeleteService"
 	reasonFailedToUpdateRayCluster        = "FailedToUpdateRayCluster"
+	reasonRollbackImpossible              = "RollbackImpossible"
+	reasonUpdatedServeTargetCapacity      = "UpdatedServeTargetCapacity"
+	reasonFailedToUpdateTargetCapacity    = "FailedToUpdateTargetCapacity"
+	reasonCreatedGateway                  = "CreatedGateway"
+	reasonUpdatedGateway                  = "UpdatedGateway"
+	reasonFailedToCreateGateway           = "FailedToCreateGateway"
+	reasonFailedToUpdateGateway           = "FailedToUpdateGateway"
+	reasonCreatedHTTPRoute                = "CreatedHTTPRoute"
+	reasonUpdatedHTTPRoute                = "UpdatedHTTPRoute"
+	reasonFailedToCreateHTTPRoute         = "FailedToCreateHTTPRoute"
+	reasonFailedToUpdateHTTPRoute         = "FailedToUpdateHTTPRoute"
 )
 
 // Event actions.

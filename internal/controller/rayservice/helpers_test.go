@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
@@ -90,11 +91,11 @@ func withInterceptors(funcs interceptor.Funcs) envOption {
 	return func(c *envConfig) { c.interceptors = funcs }
 }
 
-// testScheme knows the core kinds and ray.io/v1.
+// testScheme knows the core kinds, ray.io/v1 and the Gateway API.
 func testScheme(tb testing.TB) *runtime.Scheme {
 	tb.Helper()
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rayv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rayv1.AddToScheme, gwv1.Install} {
 		if err := add(scheme); err != nil {
 			tb.Fatal(err)
 		}

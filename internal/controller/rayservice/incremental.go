@@ -1,25 +1,46 @@
 package rayservice
 
 import (
-	"context"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
 	"github.com/ray-operator/ray-operator/internal/naming"
+)
+
+// Messages of the incremental upgrade's conditions, as KubeRay writes them.
+const (
+	msgRollingBack      = "Goal state reverted to original cluster, rolling back."
+	msgRollingBackThird = "Goal state changed mid-upgrade, rolling back to original cluster."
+	msgRollbackComplete = "Rollback complete, active Ray cluster exists and no pending Ray cluster"
 )
 
 // incrementalEnabled reports whether rs upgrades with
 // NewClusterWithIncrementalUpgrade and the RayServiceIncrementalUpgrade gate
 // is on.
 func (r *Reconciler) incrementalEnabled(rs *rayv1.RayService) bool {
-	s := rs.Spec.UpgradeStrategy
-	return s != nil && s.Type != nil && *s.Type == rayv1.RayServiceNewClusterWithIncrementalUpgrade &&
-		r.opts.Features.Enabled(features.RayServiceIncrementalUpgrade)
+	return incrementalupgrade.Requested(&rs.Spec) && r.opts.Features.Enabled(features.RayServiceIncrementalUpgrade)
 }
 
 // incrementalInProgress reports an incremental upgrade under way.
 func (r *Reconciler) incrementalInProgress(s *scope) bool {
 	return r.incrementalEnabled(s.rs) && isTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress)
+}
+
+// rollingBack reports an incremental upgrade moving traffic back to the
+// active cluster.
+func rollingBack(s *scope) bool { return isTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress) }
+
+// upgradeState is the incremental upgrade as the status describes it.
+func upgradeState(s *scope) incrementalupgrade.Upgrade {
+	return incrementalupgrade.Upgrade{
+		Active: &s.rs.Status.ActiveServiceStatus, Pending: &s.rs.Status.PendingServiceStatus, Rollback: rollingBack(s),
+	}
 }
 
 // mayApplyConfig reports whether serveConfigV2 may be applied to a cluster
@@ -30,15 +51,14 @@ func (r *Reconciler) mayApplyConfig(s *scope, active bool) bool {
 	if !r.incrementalInProgress(s) {
 		return true
 	}
-	rollback := isTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress)
 	if active {
-		return rollback
+		return rollingBack(s)
 	}
-	return !rollback
+	return !rollingBack(s)
 }
 
 // targetCapacity is the target_capacity sent with a cluster's config: the
-// one in its status during incremental upgrades, none otherwise.
+// one in its status (set only by incremental upgrades).
 func targetCapacity(s *scope, active bool) *int32 {
 	if active {
 		return s.rs.Status.ActiveServiceStatus.TargetCapacity
@@ -62,19 +82,95 @@ func (r *Reconciler) serveServiceNames(s *scope) []string {
 	return names
 }
 
-// validateIncremental checks the options of an incremental upgrade.
-func (r *Reconciler) validateIncremental(rs *rayv1.RayService) error {
-	return nil
+// detectRollback follows the spec during an incremental upgrade: back to
+// the active cluster's spec, or on to a third one, rolls traffic back to
+// the active cluster (RollbackInProgress True); back to the pending
+// cluster's spec cancels the rollback. Without an active cluster there is
+// nothing to roll back to, which a Warning event says.
+func (r *Reconciler) detectRollback(s *scope) {
+	if !r.incrementalInProgress(s) {
+		return
+	}
+	if s.active == nil {
+		r.event(s.rs, corev1.EventTypeWarning, reasonRollbackImpossible, actionReconcile,
+			"The active RayCluster %q of the incremental upgrade does not exist, so traffic cannot be rolled back to it", s.activeName())
+		return
+	}
+	if s.pending == nil {
+		return
+	}
+	now := metav1.Time{Time: s.now}
+	switch incrementalupgrade.DirectionOf(specIs(s.active, s.rs), specIs(s.pending, s.rs)) {
+	case incrementalupgrade.RollBack:
+		setCondition(s.rs, rayv1.RollbackInProgress, metav1.ConditionTrue, rayv1.DesiredClusterSpecChanged, msgRollingBack, now)
+	case incrementalupgrade.RollBackThenUpgrade:
+		setCondition(s.rs, rayv1.RollbackInProgress, metav1.ConditionTrue, rayv1.DesiredClusterSpecChanged, msgRollingBackThird, now)
+	default:
+		meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.RollbackInProgress))
+	}
 }
 
-// trafficStatus records the traffic each cluster gets.
-func (r *Reconciler) trafficStatus(context.Context, *scope) error { return nil }
+// specIs reports whether a cluster was made from the RayService's current
+// cluster spec.
+func specIs(c *rayv1.RayCluster, rs *rayv1.RayService) bool {
+	match, err := clusterowner.Compare(c, &rs.Spec.RayClusterSpec)
+	return err == nil && match == clusterowner.SpecSame
+}
 
-// incrementalPromotionDue reports whether an incremental upgrade is done.
-func (r *Reconciler) incrementalPromotionDue(s *scope) bool { return s.activeName() == "" }
+// trafficStatus records in status the weight the HTTPRoute gives each
+// cluster, and when it last changed.
+func (r *Reconciler) trafficStatus(s *scope) {
+	if !r.incrementalEnabled(s.rs) || s.route == nil {
+		return
+	}
+	for _, st := range []*rayv1.RayServiceStatus{&s.rs.Status.ActiveServiceStatus, &s.rs.Status.PendingServiceStatus} {
+		if st.RayClusterName == "" {
+			continue
+		}
+		w := incrementalupgrade.Weight(s.route, naming.ServeServiceName(st.RayClusterName))
+		if w != nil && !ptr.Equal(w, st.TrafficRoutedPercent) {
+			st.TrafficRoutedPercent = w
+			st.LastTrafficMigratedTime = &metav1.Time{Time: s.now}
+		}
+	}
+}
 
-// initPendingTraffic sets the starting capacity of a new pending cluster.
-func (r *Reconciler) initPendingTraffic(*scope, *rayv1.RayServiceStatus) {}
+// incrementalPromotionDue reports whether the pending cluster becomes the
+// active one: at once for a RayService's first cluster, else once the
+// upgrade moved all traffic to it and all capacity away from the active
+// cluster.
+func (r *Reconciler) incrementalPromotionDue(s *scope) bool {
+	if s.activeName() == "" {
+		return true
+	}
+	return isTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress) && s.pending != nil &&
+		incrementalupgrade.PromotionDue(upgradeState(s))
+}
 
-// deleteGatewayObjects deletes the Gateway and HTTPRoute.
-func (r *Reconciler) deleteGatewayObjects(context.Context, *scope) (int, error) { return 0, nil }
+// completeRollback ends a rollback once the active cluster has all traffic
+// and capacity back: the pending cluster is dropped (and deleted after the
+// deletion delay) and the upgrade is over.
+func (r *Reconciler) completeRollback(s *scope) {
+	if !r.incrementalEnabled(s.rs) || !rollingBack(s) {
+		return
+	}
+	headReady := s.pending != nil && meta.IsStatusConditionTrue(s.pending.Status.Conditions, string(rayv1.HeadPodReady))
+	if !incrementalupgrade.RollbackComplete(upgradeState(s), headReady) {
+		return
+	}
+	s.rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
+	s.pending, s.pendingReady = nil, false
+	meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.RollbackInProgress))
+	s.rollbackCompleted = true
+}
+
+// initPendingTraffic sets the starting target_capacity of a new pending
+// cluster: all of it for a RayService's first cluster, none when it will
+// take over from an active cluster step by step.
+func (r *Reconciler) initPendingTraffic(s *scope, pending *rayv1.RayServiceStatus) {
+	if !r.incrementalEnabled(s.rs) {
+		return
+	}
+	hasActive := s.activeName() != "" || s.rs.Status.ActiveServiceStatus.TargetCapacity != nil
+	pending.TargetCapacity = ptr.To(incrementalupgrade.InitialPendingCapacity(hasActive))
+}

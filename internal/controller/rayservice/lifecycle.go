@@ -75,9 +75,6 @@ func (r *Reconciler) validate(rs *rayv1.RayService) error {
 	if err := serveapps.Validate(rs.Spec.ServeConfigV2); err != nil {
 		return &invalidError{reason: reasonInvalidSpec, err: fmt.Errorf("The RayService spec is invalid: %w", err)} //nolint:staticcheck // KubeRay's prefix
 	}
-	if err := r.validateIncremental(rs); err != nil {
-		return &invalidError{reason: reasonInvalidSpec, err: err}
-	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
@@ -31,6 +32,14 @@ type scope struct {
 	// servingCluster is the cluster the RayService's Services select after
 	// this pass ("" when there are none yet).
 	servingCluster string
+	// gateway and route are the RayService's Gateway and HTTPRoute of an
+	// incremental upgrade (nil: none), read once per pass when
+	// trafficLoaded.
+	gateway       *gwv1.Gateway
+	route         *gwv1.HTTPRoute
+	trafficLoaded bool
+	// rollbackCompleted says this pass ended an incremental rollback.
+	rollbackCompleted bool
 	// requeue is the soonest the pass asked to be run again (0: none).
 	requeue time.Duration
 	// stop ends the pass after the current step (suspended, timed out).

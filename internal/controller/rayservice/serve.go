@@ -139,6 +139,9 @@ func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayClu
 			return nil, false, err
 		}
 	}
+	if err := r.stepTargetCapacity(ctx, s, c, dash, active); err != nil {
+		return nil, false, err
+	}
 	ready := serveapps.AllRunning(apps)
 	if !ready {
 		s.requeueAfter(r.opts.InFlightRequeue)

@@ -25,9 +25,8 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope) error {
 	initConditions(s.rs, now)
 	copyClusterStatus(&st.ActiveServiceStatus, s.active)
 	copyClusterStatus(&st.PendingServiceStatus, s.pending)
-	if err := r.trafficStatus(ctx, s); err != nil {
-		return err
-	}
+	r.trafficStatus(s)
+	r.completeRollback(s)
 	r.promote(s)
 	if r.shouldPrepareNewCluster(s) {
 		r.preparePendingCluster(s)
@@ -40,6 +39,9 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope) error {
 	setReady(s.rs, now)
 	r.timeOutIfInitializingTooLong(s)
 	setUpgradeInProgress(s.rs, now)
+	if s.rollbackCompleted {
+		setCondition(s.rs, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.NoPendingCluster, msgRollbackComplete, now)
+	}
 	st.ServiceStatus = serviceStatus(s.rs)
 	r.requeueForStatus(s)
 	return nil

@@ -27,6 +27,7 @@ func (r *Reconciler) orderedSteps() []step {
 		{"Clusters", r.reconcileClusters},
 		{"ServeLabels", r.reconcileServeLabels},
 		{"Serve", r.reconcileServe},
+		{"TrafficObjects", r.reconcileTrafficObjects},
 		{"Services", r.reconcileServices},
 		{"Status", r.calculateStatus},
 	}

@@ -1,0 +1,250 @@
+package rayservice
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
+	"github.com/ray-operator/ray-operator/internal/naming"
+	"github.com/ray-operator/ray-operator/internal/rayservices"
+)
+
+// reconcileTrafficObjects keeps, for an incremental upgrade, what splits
+// traffic between the clusters: a serve Service per cluster (owned by the
+// cluster, created once), the RayService's Gateway and, once there is an
+// active cluster, the HTTPRoute whose weights move step by step towards
+// the cluster gaining traffic.
+func (r *Reconciler) reconcileTrafficObjects(ctx context.Context, s *scope) error {
+	if !r.incrementalEnabled(s.rs) {
+		return nil
+	}
+	opts, err := incrementalupgrade.OptionsOf(&s.rs.Spec)
+	if err != nil {
+		return err
+	}
+	for _, c := range []*rayv1.RayCluster{s.active, s.pending} {
+		if c != nil {
+			if err := r.ensurePerClusterServeService(ctx, s.rs, c); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.loadTrafficObjects(ctx, s); err != nil {
+		return err
+	}
+	if err := r.applyGateway(ctx, s, incrementalupgrade.Gateway(s.rs, opts)); err != nil {
+		return err
+	}
+	if s.active == nil {
+		return nil
+	}
+	return r.applyRoute(ctx, s, r.desiredRoute(s, opts))
+}
+
+// ensurePerClusterServeService creates a cluster's own serve Service, the
+// HTTPRoute's backend for that cluster. It is never updated.
+func (r *Reconciler) ensurePerClusterServeService(ctx context.Context, rs *rayv1.RayService, c *rayv1.RayCluster) error {
+	svc, err := rayservices.BuildPerClusterServeService(rs, c)
+	if err != nil {
+		return fmt.Errorf("building the serve Service of RayCluster %s: %w", c.Name, err)
+	}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{}); !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := r.Client.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
+		r.event(rs, corev1.EventTypeWarning, clusterowner.ReasonFailedToCreateService, clusterowner.ActionCreate,
+			"Failed to create the service %s/%s: %v", svc.Namespace, svc.Name, err)
+		return fmt.Errorf("creating Service %s: %w", svc.Name, err)
+	}
+	r.event(rs, corev1.EventTypeNormal, clusterowner.ReasonCreatedService, clusterowner.ActionCreate,
+		"Created the service %s/%s", svc.Namespace, svc.Name)
+	return nil
+}
+
+// loadTrafficObjects reads the RayService's Gateway and HTTPRoute once per
+// pass, from the API server: they are neither watched nor cached, so that
+// the operator holds no informer on every Gateway of the cluster.
+func (r *Reconciler) loadTrafficObjects(ctx context.Context, s *scope) error {
+	if s.trafficLoaded {
+		return nil
+	}
+	gw, route := &gwv1.Gateway{}, &gwv1.HTTPRoute{}
+	if err := r.getTrafficObject(ctx, s.rs, incrementalupgrade.GatewayName(s.rs.Name), gw); err != nil {
+		return err
+	}
+	if err := r.getTrafficObject(ctx, s.rs, incrementalupgrade.HTTPRouteName(s.rs.Name), route); err != nil {
+		return err
+	}
+	s.gateway, s.route = nilIfUnnamed(gw), nilIfUnnamed(route)
+	s.trafficLoaded = true
+	return nil
+}
+
+// getTrafficObject reads a Gateway API object; a missing object leaves obj
+// empty. Missing Gateway API CRDs are reported as such.
+func (r *Reconciler) getTrafficObject(ctx context.Context, rs *rayv1.RayService, name string, obj client.Object) error {
+	err := r.LiveReader.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: name}, obj)
+	switch {
+	case err == nil || apierrors.IsNotFound(err):
+		return nil
+	case meta.IsNoMatchError(err) || runtime.IsNotRegisteredError(err):
+		return fmt.Errorf("incremental upgrades need the Gateway API (gateway.networking.k8s.io/v1) installed in the cluster: %w", err)
+	}
+	return fmt.Errorf("reading %s: %w", name, err)
+}
+
+func nilIfUnnamed[T client.Object](obj T) T {
+	var zero T
+	if obj.GetName() == "" {
+		return zero
+	}
+	return obj
+}
+
+// applyGateway creates the Gateway, or updates its class and listeners when
+// they differ.
+func (r *Reconciler) applyGateway(ctx context.Context, s *scope, desired *gwv1.Gateway) error {
+	current := s.gateway
+	if current == nil {
+		desired.OwnerReferences = []metav1.OwnerReference{clusterowner.ControllerRef(s.rs, rayv1.KindRayService)}
+		if err := r.Client.Create(ctx, desired); err != nil {
+			r.event(s.rs, corev1.EventTypeWarning, reasonFailedToCreateGateway, clusterowner.ActionCreate,
+				"Failed to create Gateway for RayService %s/%s: %v", desired.Namespace, desired.Name, err)
+			return fmt.Errorf("creating Gateway %s: %w", desired.Name, err)
+		}
+		r.event(s.rs, corev1.EventTypeNormal, reasonCreatedGateway, clusterowner.ActionCreate,
+			"Created Gateway for RayService %s/%s", desired.Namespace, desired.Name)
+		s.gateway = desired
+		return nil
+	}
+	if !incrementalupgrade.GatewayDiffers(current, desired) {
+		return nil
+	}
+	current.Spec.GatewayClassName, current.Spec.Listeners = desired.Spec.GatewayClassName, desired.Spec.Listeners
+	if err := r.Client.Update(ctx, current); err != nil {
+		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateGateway, clusterowner.ActionUpdate,
+			"Failed to update the Gateway %s/%s: %v", current.Namespace, current.Name, err)
+		return fmt.Errorf("updating Gateway %s: %w", current.Name, err)
+	}
+	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedGateway, clusterowner.ActionUpdate,
+		"Updated the Gateway %s/%s", current.Namespace, current.Name)
+	return nil
+}
+
+// desiredRoute is the HTTPRoute for this pass: the active cluster's serve
+// Service and, while there is one, the pending cluster's, with the weights
+// of the next traffic step.
+func (r *Reconciler) desiredRoute(s *scope, opts incrementalupgrade.Options) *gwv1.HTTPRoute {
+	u := upgradeState(s)
+	w := incrementalupgrade.Weights{Active: ptrOr(u.Active.TrafficRoutedPercent, 100)}
+	if s.pending != nil {
+		var wait time.Duration
+		w, wait = incrementalupgrade.NextWeights(u, opts, s.pendingReady, s.now)
+		s.requeueAfter(wait)
+	}
+	backends := []incrementalupgrade.Backend{backendOf(s.active, w.Active)}
+	if s.pending != nil {
+		backends = append(backends, backendOf(s.pending, w.Pending))
+	}
+	return incrementalupgrade.HTTPRoute(s.rs, backends)
+}
+
+func backendOf(c *rayv1.RayCluster, weight int32) incrementalupgrade.Backend {
+	return incrementalupgrade.Backend{Service: naming.ServeServiceName(c.Name), Port: rayv1.ServePort(&c.Spec), Weight: weight}
+}
+
+func ptrOr(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// applyRoute creates the HTTPRoute or updates its parents, match and
+// weighted backends when they differ.
+func (r *Reconciler) applyRoute(ctx context.Context, s *scope, desired *gwv1.HTTPRoute) error {
+	current := s.route
+	if current == nil {
+		desired.OwnerReferences = []metav1.OwnerReference{clusterowner.ControllerRef(s.rs, rayv1.KindRayService)}
+		if err := r.Client.Create(ctx, desired); err != nil {
+			r.event(s.rs, corev1.EventTypeWarning, reasonFailedToCreateHTTPRoute, clusterowner.ActionCreate,
+				"Failed to create the HTTPRoute for RayService %s/%s: %v", desired.Namespace, desired.Name, err)
+			return fmt.Errorf("creating HTTPRoute %s: %w", desired.Name, err)
+		}
+		r.event(s.rs, corev1.EventTypeNormal, reasonCreatedHTTPRoute, clusterowner.ActionCreate,
+			"Created HTTPRoute for RayService %s/%s", desired.Namespace, desired.Name)
+		s.route = desired
+		return nil
+	}
+	if !incrementalupgrade.RouteDiffers(current, desired) {
+		return nil
+	}
+	current.Spec.ParentRefs, current.Spec.Rules = desired.Spec.ParentRefs, desired.Spec.Rules
+	if err := r.Client.Update(ctx, current); err != nil {
+		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateHTTPRoute, clusterowner.ActionUpdate,
+			"Failed to update the HTTPRoute %s/%s: %v", current.Namespace, current.Name, err)
+		return fmt.Errorf("updating HTTPRoute %s: %w", current.Name, err)
+	}
+	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedHTTPRoute, clusterowner.ActionUpdate,
+		"Updated the HTTPRoute %s/%s", current.Namespace, current.Name)
+	return nil
+}
+
+// deleteGatewayObjects deletes the HTTPRoute and the Gateway of a
+// suspending RayService and counts those that still exist.
+func (r *Reconciler) deleteGatewayObjects(ctx context.Context, s *scope) (int, error) {
+	if !r.incrementalEnabled(s.rs) {
+		return 0, nil
+	}
+	remaining := 0
+	for _, obj := range []client.Object{
+		&gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: s.rs.Namespace, Name: incrementalupgrade.HTTPRouteName(s.rs.Name)}},
+		&gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: s.rs.Namespace, Name: incrementalupgrade.GatewayName(s.rs.Name)}},
+	} {
+		exists, err := r.deleteTrafficObject(ctx, s.rs, obj)
+		if err != nil {
+			return 0, err
+		}
+		if exists {
+			remaining++
+		}
+	}
+	return remaining, nil
+}
+
+// deleteTrafficObject deletes a Gateway or HTTPRoute unless it is gone or
+// going, and reports whether it still existed. Without the Gateway API in
+// the cluster there is nothing to delete.
+func (r *Reconciler) deleteTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object) (bool, error) {
+	kind := "Gateway"
+	if _, ok := obj.(*gwv1.HTTPRoute); ok {
+		kind = "HTTPRoute"
+	}
+	err := r.LiveReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || runtime.IsNotRegisteredError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading %s %s: %w", kind, obj.GetName(), err)
+	case !obj.GetDeletionTimestamp().IsZero():
+		return true, nil
+	}
+	if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		r.event(rs, corev1.EventTypeWarning, "FailedToDelete"+kind, actionDelete,
+			"Failed to delete the %s %s/%s: %v", kind, obj.GetNamespace(), obj.GetName(), err)
+		return false, fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
+	}
+	r.event(rs, corev1.EventTypeNormal, "Deleted"+kind, actionDelete, "Deleted the %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
+	return true, nil
+}
