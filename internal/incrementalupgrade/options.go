@@ -25,7 +25,7 @@ type Options struct {
 
 // ErrNoOptions is returned for a RayService that upgrades incrementally
 // without clusterUpgradeOptions.
-var ErrNoOptions = errors.New("ClusterUpgradeOptions are required for NewClusterWithIncrementalUpgrade") //nolint:staticcheck // KubeRay's message
+var ErrNoOptions = errors.New("ClusterUpgradeOptions are required for NewClusterWithIncrementalUpgrade")
 
 // Requested reports whether a spec asks for NewClusterWithIncrementalUpgrade
 // (whether the feature gate allows it is the caller's business).

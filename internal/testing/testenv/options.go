@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // settings collects what the Options ask for.
@@ -11,6 +12,7 @@ type settings struct {
 	schemeAdders []func(*runtime.Scheme) error
 	crdDirs      []string
 	crdDirsSet   bool
+	gatewayAPI   bool
 	full         bool
 	nodes        int
 	log          io.Writer
@@ -31,6 +33,18 @@ func WithCRDDirs(dirs ...string) Option {
 	return func(s *settings) {
 		s.crdDirs = dirs
 		s.crdDirsSet = true
+	}
+}
+
+// WithGatewayAPI also installs the standard Gateway API CRDs
+// (gateway.networking.k8s.io, from the gateway-api module the operator is
+// built with) and adds their types to the scheme, for tests of RayService
+// incremental upgrades. No gateway controller runs: tests set the objects'
+// statuses as one would.
+func WithGatewayAPI() Option {
+	return func(s *settings) {
+		s.gatewayAPI = true
+		s.schemeAdders = append(s.schemeAdders, gwv1.Install)
 	}
 }
 

@@ -23,7 +23,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,18 +106,36 @@ func New(opts ...Option) (*Env, error) {
 // crdDirectories returns the CRD directories to install: those of
 // WithCRDDirs, else <module root>/config/crd/bases.
 func (s *settings) crdDirectories() ([]string, error) {
-	if s.crdDirsSet {
-		return s.crdDirs, nil
+	dirs := s.crdDirs
+	if !s.crdDirsSet {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("getting the working directory: %w", err)
+		}
+		root, err := controlplane.ModuleRoot(wd)
+		if err != nil {
+			return nil, err
+		}
+		dirs = []string{filepath.Join(root, "config", "crd", "bases")}
 	}
-	wd, err := os.Getwd()
+	if s.gatewayAPI {
+		dir, err := gatewayAPICRDs()
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+}
+
+// gatewayAPICRDs is the directory of the standard-channel CRDs in the
+// gateway-api module of the build.
+func gatewayAPICRDs() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
 	if err != nil {
-		return nil, fmt.Errorf("getting the working directory: %w", err)
+		return "", fmt.Errorf("locating the gateway-api module: %w", err)
 	}
-	root, err := controlplane.ModuleRoot(wd)
-	if err != nil {
-		return nil, err
-	}
-	return []string{filepath.Join(root, "config", "crd", "bases")}, nil
+	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard"), nil
 }
 
 // crdInstallTimeout bounds the wait for the installed CRDs to be served.

@@ -31,7 +31,7 @@ import (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	os.Exit(testenv.Main(m))
+	os.Exit(testenv.Main(m, testenv.WithGatewayAPI()))
 }
 
 // waitTimeout bounds every wait; the operator runs with short requeues.
