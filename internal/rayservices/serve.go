@@ -2,6 +2,8 @@ package rayservices
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,11 +48,11 @@ func BuildServeService(cluster *rayv1.RayCluster) (*corev1.Service, error) {
 // BuildRayServiceServeService builds the serve Service a RayService points at
 // its ready cluster: "<rayservice>-serve-svc" (or spec.serveService), labelled
 // as originating from the RayService and selecting only the cluster's Pods
-// that are ready to serve (ray.io/serve=true). A user serveService keeps its
-// metadata and type; its selector is replaced, and its ports become one
-// "serve" port: the head container's when it declares one, else the user's,
-// else the default 8000. The owner reference is left to the caller (the
-// RayService).
+// that are ready to serve (ray.io/serve=true). Its ports are the head's Serve
+// ports ("serve" and "serve-*"). A user serveService keeps its metadata and
+// type; its selector is replaced, and its Serve ports are merged with the
+// head's, the user's winning by name. The owner reference is left to the
+// caller (the RayService).
 func BuildRayServiceServeService(rayService *rayv1.RayService, cluster *rayv1.RayCluster) (*corev1.Service, error) {
 	return buildRayServiceServe(rayService, cluster, rayService.Name, rayService.Spec.ServeService)
 }
@@ -69,16 +71,16 @@ func BuildPerClusterServeService(rayService *rayv1.RayService, cluster *rayv1.Ra
 }
 
 func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluster, name string, custom *corev1.Service) (*corev1.Service, error) {
-	port, hasPort := servePort(cluster)
 	selector := map[string]string{rayv1.LabelCluster: cluster.Name, rayv1.LabelServe: "true"}
 	serviceType := rayService.Spec.RayClusterSpec.HeadGroupSpec.ServiceType
 	if custom == nil {
-		if !hasPort {
+		ports := servePorts(cluster)
+		if len(ports) == 0 {
 			return nil, ErrNoServePort
 		}
 		svc := newServeService(name, rayService.Namespace, rayv1.KindRayService, serviceType)
 		svc.Spec.Selector = selector
-		svc.Spec.Ports = []corev1.ServicePort{port}
+		svc.Spec.Ports = ports
 		return svc, nil
 	}
 	svc := custom.DeepCopy()
@@ -86,9 +88,9 @@ func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluste
 	if svc.Annotations == nil {
 		svc.Annotations = map[string]string{}
 	}
-	ports, err := customServePorts(cluster, svc.Spec.Ports)
-	if err != nil {
-		return nil, err
+	ports := customServePorts(cluster, svc.Spec.Ports)
+	if len(ports) == 0 {
+		return nil, ErrNoServePortAnywhere
 	}
 	svc.Spec.Ports = ports
 	svc.Labels = mergeOver(svc.Labels, serveLabels(name, rayv1.KindRayService))
@@ -102,23 +104,45 @@ func buildRayServiceServe(rayService *rayv1.RayService, cluster *rayv1.RayCluste
 	return svc, nil
 }
 
-// customServePorts picks the single port of a user serveService: the head
-// container's "serve" port when it declares one, else the user's "serve"
-// port, else the default serve port.
-func customServePorts(cluster *rayv1.RayCluster, userPorts []corev1.ServicePort) ([]corev1.ServicePort, error) {
-	port, hasPort := servePort(cluster)
-	if _, inHead := containerPorts(cluster)[rayv1.ServingPortName]; inHead && hasPort {
-		return []corev1.ServicePort{port}, nil
-	}
-	for _, p := range userPorts {
-		if p.Name == rayv1.ServingPortName {
-			return []corev1.ServicePort{{Name: p.Name, Port: p.Port}}, nil
+// isServePort reports whether a port name is Serve's: "serve" (HTTP) or
+// "serve-*" (for example gRPC).
+func isServePort(name string) bool {
+	return name == rayv1.ServingPortName || strings.HasPrefix(name, rayv1.ServingPortName+"-")
+}
+
+// servePorts are the cluster's Serve ports ("serve" and "serve-*"), sorted
+// by name.
+func servePorts(cluster *rayv1.RayCluster) []corev1.ServicePort {
+	ports := PortsOf(cluster)
+	var out []corev1.ServicePort
+	for _, name := range slices.Sorted(maps.Keys(ports)) {
+		if isServePort(name) {
+			out = append(out, corev1.ServicePort{Name: name, Port: ports[name]})
 		}
 	}
-	if hasPort {
-		return []corev1.ServicePort{port}, nil
+	return out
+}
+
+// customServePorts merges the cluster's Serve ports with the Serve ports of
+// a user serveService: a user port of the same name wins whole (its
+// appProtocol, nodePort and targetPort kept), and a user Serve port the
+// head lacks is kept too. Other user ports are dropped: the Service carries
+// Serve traffic only.
+func customServePorts(cluster *rayv1.RayCluster, userPorts []corev1.ServicePort) []corev1.ServicePort {
+	byName := map[string]corev1.ServicePort{}
+	for _, p := range servePorts(cluster) {
+		byName[p.Name] = p
 	}
-	return nil, ErrNoServePortAnywhere
+	for _, p := range userPorts {
+		if isServePort(p.Name) {
+			byName[p.Name] = p
+		}
+	}
+	out := make([]corev1.ServicePort, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[name])
+	}
+	return out
 }
 
 func newServeService(name, namespace, kind string, serviceType corev1.ServiceType) *corev1.Service {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
@@ -116,12 +117,33 @@ func TestBuildRayServiceServeService(t *testing.T) {
 			mutate:  serveTaken,
 			wantErr: ErrNoServePortAnywhere,
 		},
-		"custom service serve port wins over the default one": {
+		"custom service serve port wins over the default one, whole": {
 			custom: &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1}, {Name: "serve", Port: 7000, NodePort: 30000}}}},
 			mutate: noServe,
 			want: &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "mysvc-serve-svc", Namespace: "ns", Annotations: map[string]string{}, Labels: labels},
-				Spec:       corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 7000}}},
+				Spec:       corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 7000, NodePort: 30000}}},
+			},
+		},
+		"gRPC serve port of the head": {
+			mutate: func(c *rayv1.RayCluster) {
+				c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "serve", ContainerPort: 8000}, {Name: "serve-grpc", ContainerPort: 9000}}
+			},
+			want: &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "mysvc-serve-svc", Namespace: "ns", Labels: labels},
+				Spec:       corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 8000}, {Name: "serve-grpc", Port: 9000}}},
+			},
+		},
+		"custom service: the user's gRPC port keeps its appProtocol": {
+			custom: &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "serve-grpc", Port: 9000, AppProtocol: ptr.To("grpc")}}}},
+			mutate: func(c *rayv1.RayCluster) {
+				c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "serve", ContainerPort: 8000}, {Name: "serve-grpc", ContainerPort: 9000}}
+			},
+			want: &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "mysvc-serve-svc", Namespace: "ns", Annotations: map[string]string{}, Labels: labels},
+				Spec: corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{
+					{Name: "serve", Port: 8000}, {Name: "serve-grpc", Port: 9000, AppProtocol: ptr.To("grpc")},
+				}},
 			},
 		},
 		"custom service supplies the serve port when 8000 is taken": {
