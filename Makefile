@@ -109,8 +109,9 @@ test-integration: k8s-binaries $(KWOK) ## envtest suites against a real kube-api
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: ## Suites against a real Ray head from PyPI (installed into a cached virtualenv) and a real redis-server (installed with apt-get when missing).
-	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+test-e2e: k8s-binaries ## Suites against a real Ray head from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing) and, for the RayService suite, envtest.
+	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" \
+		go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
 
 .PHONY: bench
 bench: ## Benchmarks (speed and memory targets are measured here, never in tests).
