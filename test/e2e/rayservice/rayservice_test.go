@@ -60,6 +60,7 @@ type world struct {
 	c         client.Client
 	ns        string
 	proxyPort int
+	dashboard dashboard.Client
 }
 
 func start(t *testing.T) *world {
@@ -80,6 +81,9 @@ func start(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	provider := dashboard.NewHTTPProvider(dashboard.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+	if w.dashboard, err = provider(head.DashboardURL, ""); err != nil {
+		t.Fatal(err)
+	}
 	r := rayservice.NewForManager(mgr, rayservice.Deps{
 		// Every cluster's dashboard is the local head's.
 		Dashboards:  func(_, token string) (dashboard.Client, error) { return provider(head.DashboardURL, token) },
@@ -240,6 +244,23 @@ func TestRayServiceWithRealServe(t *testing.T) {
 	if len(list.Items) != 1 {
 		t.Errorf("%d clusters after an in-place config change, want 1", len(list.Items))
 	}
+
+	// The body an incremental upgrade PUTs to move capacity is one real
+	// Serve takes: target_capacity as a top-level field of the config.
+	body, err := serveapps.ConfigJSON(w.serveConfig("e2e_rs_v2"), ptr.To[int32](50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.dashboard.UpdateDeployments(t.Context(), body); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually("Serve reporting target_capacity 50", func() (bool, string) {
+		details, err := w.dashboard.GetServeDetails(t.Context())
+		if err != nil {
+			return false, err.Error()
+		}
+		return details.TargetCapacity != nil && *details.TargetCapacity == 50, fmt.Sprint(details.TargetCapacity)
+	})
 }
 
 // freePort returns a port that was free a moment ago, for Serve's proxy.
