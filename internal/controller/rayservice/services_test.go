@@ -3,6 +3,8 @@ package rayservice
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -136,4 +138,25 @@ func TestReconcileServices(t *testing.T) {
 			wantServices: idleServices(),
 		},
 	})
+}
+
+// TestServicesOnUnknownClusterAreRepaired: Services hand-edited to select
+// clusters the RayService does not know (KubeRay panics on this) are moved
+// back to the serving cluster, keeping their ClusterIPs, with events.
+func TestServicesOnUnknownClusterAreRepaired(t *testing.T) {
+	rs := serving(rayService()).Obj()
+	objs := replace(idleWorld(t, rs), service(headSvc, "svc-gone", "10.96.0.1").Obj(), service(serveSvc, "svc-unknown", "10.96.0.2").Obj())
+	e := newEnv(t, objs)
+	e.serveRunning(active)
+	if _, err := e.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	want := []serviceState{{Name: headSvc, Cluster: active, ClusterIP: "10.96.0.1"}, {Name: serveSvc, Cluster: active, ClusterIP: "10.96.0.2"}}
+	if diff := cmp.Diff(want, e.serviceStates(t)); diff != "" {
+		t.Errorf("Services (-want +got):\n%s", diff)
+	}
+	wantEvents := []string{"Normal UpdatedService Updated the service ns/svc-head-svc", "Normal UpdatedService Updated the service ns/svc-serve-svc"}
+	if diff := cmp.Diff(wantEvents, e.recordedEvents()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
 }
