@@ -23,6 +23,8 @@ func TestSetDefaults(t *testing.T) {
 		QPS:                  new(float64(100)),
 		Burst:                new(200),
 		CollectorImage:       DefaultCollectorImage,
+
+		RayServiceStatusPollInterval: &metav1.Duration{Duration: DefaultRayServiceStatusPollInterval},
 	}
 	if !reflect.DeepEqual(want, got) {
 		t.Errorf("SetDefaults() mismatch (-want +got):\n%s", diff.Diff(want, got))
