@@ -13,6 +13,7 @@ type settings struct {
 	crdDirs      []string
 	crdDirsSet   bool
 	gatewayAPI   bool
+	auditLog     string
 	full         bool
 	nodes        int
 	log          io.Writer
@@ -46,6 +47,13 @@ func WithGatewayAPI() Option {
 		s.gatewayAPI = true
 		s.schemeAdders = append(s.schemeAdders, gwv1.Install)
 	}
+}
+
+// WithAuditLog makes the API server write an audit log (JSON lines, one
+// per request at the Metadata level: user, verb, resource, object, time) to
+// path, so that tests can tell who wrote what. Bare API server only.
+func WithAuditLog(path string) Option {
+	return func(s *settings) { s.auditLog = path }
 }
 
 // WithFullControlPlane starts kube-scheduler, kube-controller-manager and

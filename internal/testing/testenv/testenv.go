@@ -55,6 +55,22 @@ type Env struct {
 	ControlPlane *controlplane.ControlPlane
 
 	stop func() error
+	// envtest is the bare environment (nil for a full control plane).
+	envtest *envtest.Environment
+}
+
+// AddUser adds a user in groups to the bare API server's authentication and
+// returns a kubeconfig for it, so that processes under test can be told
+// apart in the audit log.
+func (e *Env) AddUser(name string, groups ...string) ([]byte, error) {
+	if e.envtest == nil {
+		return nil, errors.New("AddUser needs the bare API server, not a full control plane")
+	}
+	user, err := e.envtest.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", name, err)
+	}
+	return user.KubeConfig()
 }
 
 // Start starts an environment for one test (or benchmark) and stops it when
@@ -160,6 +176,11 @@ func (e *Env) startEnvtest(s *settings, crdDirs []string) error {
 		Scheme:                e.Scheme,
 		UseExistingCluster:    &useExisting,
 	}
+	if s.auditLog != "" {
+		if err := configureAudit(te.ControlPlane.GetAPIServer(), s.auditLog); err != nil {
+			return err
+		}
+	}
 	if s.log != nil {
 		te.ControlPlane.Etcd = &envtest.Etcd{Out: s.log, Err: s.log}
 		api := te.ControlPlane.GetAPIServer()
@@ -169,7 +190,7 @@ func (e *Env) startEnvtest(s *settings, crdDirs []string) error {
 		// Start can fail after the processes are up (e.g. a bad CRD).
 		return errors.Join(fmt.Errorf("starting envtest: %w", err), te.Stop())
 	}
-	e.Kubeconfig = te.KubeConfig
+	e.Kubeconfig, e.envtest = te.KubeConfig, te
 	release, err := guardChildren(binDir)
 	if err != nil {
 		return errors.Join(err, te.Stop())
@@ -237,4 +258,26 @@ func (e *Env) Namespace(t testing.TB) string {
 		}
 	})
 	return ns.Name
+}
+
+// auditPolicy logs every request at the Metadata level.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: Metadata
+`
+
+// configureAudit makes api write its audit log to path as JSON lines, with
+// the policy written beside it.
+func configureAudit(api *envtest.APIServer, path string) error {
+	policy := path + ".policy.yaml"
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return fmt.Errorf("writing the audit policy: %w", err)
+	}
+	args := api.Configure()
+	args.Set("audit-policy-file", policy)
+	args.Set("audit-log-path", path)
+	args.Set("audit-log-format", "json")
+	args.Set("audit-log-mode", "blocking")
+	return nil
 }

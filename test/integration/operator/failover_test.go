@@ -1,0 +1,252 @@
+package operator_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+)
+
+// failoverDeadline bounds the takeover: the Lease (15 s) expiring plus a
+// retry period (2 s), with room for a loaded machine.
+const failoverDeadline = 40 * time.Second
+
+// TestLeaderFailover runs two operator binaries with leader election against
+// one API server, each as its own user so that the API server's audit log
+// tells their requests apart. Only the leader writes; when the leader is
+// killed (SIGKILL, no Lease release) in the middle of creating a cluster's
+// Pods, the other takes over once the Lease expires and finishes the work
+// with no duplicate Pod.
+func TestLeaderFailover(t *testing.T) {
+	binary := buildOperator(t)
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	env := testenv.Start(t, testenv.WithAuditLog(auditLog))
+	a := startOperator(t, binary, userKubeconfig(t, env, "operator-a"))
+	waitReady(t, a)
+	leaderA := waitLeaseHolder(t, env.Client, "")
+	kb := userKubeconfig(t, env, "operator-b")
+	injected := filepath.Join(filepath.Dir(kb), "INJECT")
+	_ = os.Rename(kb, injected)
+	b := startOperator(t, binary, injected)
+	waitReady(t, b)
+
+	ns := env.Namespace(t)
+	createCluster(t, env.Client, ns, "before", 1)
+	waitPods(t, env.Client, ns, "before", 2)
+
+	createCluster(t, env.Client, ns, "during", 30)
+	waitPodsAtLeast(t, env.Client, ns, "during", 1)
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	_ = a.cmd.Wait()
+	waitLeaseHolder(t, env.Client, leaderA)
+	failover := time.Since(killed)
+	t.Logf("leader killed; the other operator holds the Lease %v later", failover)
+
+	waitPods(t, env.Client, ns, "during", 31)
+	// A cluster created after the takeover gets its Pods: the new leader
+	// reconciles, and has had its passes over "during" too.
+	createCluster(t, env.Client, ns, "after", 1)
+	waitPods(t, env.Client, ns, "after", 2)
+	if n := countPods(t, env.Client, ns, "during"); n != 31 {
+		t.Errorf("cluster during has %d Pods after the failover, want 31", n)
+	}
+
+	checkAudit(t, auditLog, ns)
+}
+
+// userKubeconfig writes a kubeconfig of a new cluster-admin user.
+func userKubeconfig(t *testing.T, env *testenv.Env, user string) string {
+	t.Helper()
+	data, err := env.AddUser(user, "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeKubeconfig(t, data)
+}
+
+// waitLeaseHolder waits until the leader Lease has a holder other than
+// notHolder and returns it.
+func waitLeaseHolder(t *testing.T, c client.Client, notHolder string) string {
+	t.Helper()
+	last := ""
+	for deadline := time.Now().Add(failoverDeadline); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var lease coordinationv1.Lease
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, &lease); err == nil {
+			last = ptr.Deref(lease.Spec.HolderIdentity, "")
+			if last != "" && last != notHolder {
+				return last
+			}
+		}
+	}
+	t.Fatalf("lease holder still %q after %v", last, failoverDeadline)
+	return ""
+}
+
+// createCluster creates a RayCluster with one worker group of n workers.
+func createCluster(t *testing.T, c client.Client, ns, name string, workers int32) {
+	t.Helper()
+	container := func(n string) []corev1.Container {
+		return []corev1.Container{{Name: n, Image: "rayproject/ray:2.60.0"}}
+	}
+	rc := &rayv1.RayCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: rayv1.RayClusterSpec{
+			HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: container("ray-head")}}},
+			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
+				GroupName: "w", Replicas: ptr.To(workers), MinReplicas: ptr.To[int32](0), MaxReplicas: ptr.To(workers),
+				RayStartParams: map[string]string{},
+				Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: container("ray-worker")}},
+			}},
+		},
+	}
+	if err := c.Create(t.Context(), rc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countPods(t *testing.T, c client.Client, ns, cluster string) int {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := c.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: cluster}); err != nil {
+		t.Fatal(err)
+	}
+	return len(pods.Items)
+}
+
+// waitPods waits until a cluster has exactly n Pods.
+func waitPods(t *testing.T, c client.Client, ns, cluster string, n int) {
+	t.Helper()
+	waitPodCount(t, c, ns, cluster, func(got int) bool { return got == n }, fmt.Sprintf("exactly %d", n))
+}
+
+// waitPodsAtLeast waits until a cluster has n Pods or more.
+func waitPodsAtLeast(t *testing.T, c client.Client, ns, cluster string, n int) {
+	t.Helper()
+	waitPodCount(t, c, ns, cluster, func(got int) bool { return got >= n }, fmt.Sprintf("at least %d", n))
+}
+
+func waitPodCount(t *testing.T, c client.Client, ns, cluster string, ok func(int) bool, want string) {
+	t.Helper()
+	got := 0
+	for deadline := time.Now().Add(failoverDeadline + readyDeadline); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got = countPods(t, c, ns, cluster); ok(got) {
+			return
+		}
+	}
+	t.Fatalf("cluster %s has %d Pods, want %s", cluster, got, want)
+}
+
+// auditEvent is the part of an audit log line the test reads.
+type auditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	StageTimestamp metav1.MicroTime `json:"stageTimestamp"`
+}
+
+func (e auditEvent) write() bool {
+	switch e.Verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return e.Stage == "ResponseComplete"
+	}
+	return false
+}
+
+func (e auditEvent) succeeded() bool { return e.ResponseStatus != nil && e.ResponseStatus.Code < 300 }
+
+func (e auditEvent) resource() string {
+	if e.ObjectRef == nil {
+		return ""
+	}
+	return e.ObjectRef.Resource
+}
+
+// checkAudit reads the API server's audit log: operator-b wrote nothing
+// but Lease updates until it held the Lease; every successful Pod creation
+// in ns left a Pod (none was a duplicate that had to be removed); and both
+// operators created Pods (the log does tell them apart).
+func checkAudit(t *testing.T, path, ns string) {
+	t.Helper()
+	events := readAudit(t, path)
+	var bLeader time.Time
+	for _, e := range events {
+		if e.User.Username == "operator-b" && e.write() && e.succeeded() && e.resource() == "leases" {
+			bLeader = e.StageTimestamp.Time
+			break
+		}
+	}
+	if bLeader.IsZero() {
+		t.Fatal("the audit log shows no Lease write by operator-b")
+	}
+	podCreates := map[string]int{}
+	for _, e := range events {
+		if !e.write() || !strings.HasPrefix(e.User.Username, "operator-") {
+			continue
+		}
+		if e.User.Username == "operator-b" && e.StageTimestamp.Time.Before(bLeader) && e.resource() != "leases" {
+			t.Errorf("operator-b wrote %s %s before it led", e.Verb, e.resource())
+		}
+		if e.Verb == "create" && e.resource() == "pods" && e.succeeded() && e.ObjectRef.Namespace == ns {
+			podCreates[e.User.Username]++
+		}
+	}
+	total := podCreates["operator-a"] + podCreates["operator-b"]
+	pods := 2 + 31 + 2
+	if total != pods {
+		t.Errorf("%d successful Pod creations for %d Pods: %v", total, pods, podCreates)
+	}
+	if podCreates["operator-a"] == 0 || podCreates["operator-b"] == 0 {
+		t.Errorf("Pod creations by user: %v, want both operators", podCreates)
+	}
+	t.Logf("Pod creations by user: %v", podCreates)
+}
+
+func readAudit(t *testing.T, path string) []auditEvent {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	var out []auditEvent
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 16<<20)
+	for scanner.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+			t.Fatalf("audit line: %v", err)
+		}
+		out = append(out, e)
+	}
+	if err := scanner.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
