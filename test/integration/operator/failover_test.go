@@ -249,4 +249,3 @@ func readAudit(t *testing.T, path string) []auditEvent {
 	}
 	return out
 }
-
