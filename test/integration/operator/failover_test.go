@@ -1,7 +1,7 @@
 package operator_test
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,6 +23,9 @@ import (
 // failoverDeadline bounds the takeover: the Lease (15 s) expiring plus a
 // retry period (2 s), with room for a loaded machine.
 const failoverDeadline = 40 * time.Second
+
+// auditDeadline bounds the wait for the audit log to catch up.
+const auditDeadline = 10 * time.Second
 
 // TestLeaderFailover runs two operator binaries with leader election against
 // one API server, each as its own user so that the API server's audit log
@@ -193,7 +196,7 @@ func (e auditEvent) resource() string {
 // operators created Pods (the log does tell them apart).
 func checkAudit(t *testing.T, path, ns string) {
 	t.Helper()
-	events := readAudit(t, path)
+	events := readAuditUntil(t, path, ns, 2+31+2)
 	var bLeader time.Time
 	for _, e := range events {
 		if e.User.Username == "operator-b" && e.write() && e.succeeded() && e.resource() == "leases" {
@@ -227,25 +230,47 @@ func checkAudit(t *testing.T, path, ns string) {
 	t.Logf("Pod creations by user: %v", podCreates)
 }
 
+// readAuditUntil reads the audit log until it records want successful Pod
+// creations in ns, or a deadline passes. The API server writes an event's
+// ResponseComplete stage after the client has its answer, so the last
+// creations can reach the log a moment after their Pods are visible.
+func readAuditUntil(t *testing.T, path, ns string, want int) []auditEvent {
+	t.Helper()
+	var events []auditEvent
+	for deadline := time.Now().Add(auditDeadline); ; time.Sleep(50 * time.Millisecond) {
+		events = readAudit(t, path)
+		if podCreations(events, ns) >= want || time.Now().After(deadline) {
+			return events
+		}
+	}
+}
+
+func podCreations(events []auditEvent, ns string) int {
+	n := 0
+	for _, e := range events {
+		if e.write() && e.Verb == "create" && e.resource() == "pods" && e.succeeded() && e.ObjectRef.Namespace == ns {
+			n++
+		}
+	}
+	return n
+}
+
+// readAudit parses the complete lines of the audit log; a last line the
+// API server is still writing is left for the next read.
 func readAudit(t *testing.T, path string) []auditEvent {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = f.Close() }()
+	lines := bytes.Split(data, []byte("\n"))
 	var out []auditEvent
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 1<<20), 16<<20)
-	for scanner.Scan() {
+	for _, line := range lines[:len(lines)-1] {
 		var e auditEvent
-		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+		if err := json.Unmarshal(line, &e); err != nil {
 			t.Fatalf("audit line: %v", err)
 		}
 		out = append(out, e)
-	}
-	if err := scanner.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
