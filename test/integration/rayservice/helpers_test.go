@@ -177,12 +177,17 @@ func (w *world) setProxyHealthy(pod string, healthy bool) {
 
 // syncEndpoints plays the EndpointSlice controller for a Service: its slice
 // lists the running, ready Pods its selector selects (none when it selects
-// nothing), and is created or replaced.
+// nothing), and is created or replaced; the slice of a Service that no
+// longer exists is deleted (by garbage collection in a real cluster).
 func (w *world) syncEndpoints(svcName string) []discoveryv1.Endpoint {
 	w.t.Helper()
 	svc := w.service(svcName)
 	if svc == nil {
-		w.t.Fatalf("Service %s does not exist", svcName)
+		slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: svcName + "-slice", Namespace: w.ns}}
+		if err := w.c.Delete(context.Background(), slice); client.IgnoreNotFound(err) != nil {
+			w.t.Fatal(err)
+		}
+		return nil
 	}
 	pods := &corev1.PodList{}
 	if err := w.c.List(context.Background(), pods, client.InNamespace(w.ns),
