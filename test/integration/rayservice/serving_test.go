@@ -219,3 +219,63 @@ func TestFailedFirstDeploy(t *testing.T) {
 		t.Error("no serve Service after the application runs")
 	}
 }
+
+// TestOldHeadFailsDuringUpgrade makes the serving head's proxy fail while
+// the pending cluster's applications still deploy (KubeRay's
+// TestOldHeadPodFailDuringUpgrade): Ready goes False (ZeroServeEndpoints)
+// with UpgradeInProgress True; once the new applications run, the Services
+// move and Ready comes back.
+func TestOldHeadFailsDuringUpgrade(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc"))
+	w.serve.SetInitialStatus(rayv1.ApplicationStatusDeploying)
+	w.editSpec("svc", withImage("rayproject/ray:2.61.0"))
+	w.waitCluster("svc-bbbbb")
+	w.bringUp("svc-bbbbb")
+	w.waitConfigs("svc-bbbbb", 1)
+
+	w.setProxyHealthy("svc-aaaaa-head", false)
+	w.eventually("the old head out of serving", func() (bool, error) {
+		return podLabel(w, "svc-aaaaa-head", rayv1.LabelServe) == "false", nil
+	})
+	w.syncEndpoints("svc-serve-svc")
+	rs := w.waitCondition("svc", rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.ZeroServeEndpoints)
+	if !hasCondition(&rs.Status, rayv1.UpgradeInProgress, metav1.ConditionTrue, rayv1.BothActivePendingClustersExist) {
+		t.Errorf("UpgradeInProgress: %v", rs.Status.Conditions)
+	}
+
+	w.setAppStatus("svc-bbbbb", "app", rayv1.ApplicationStatusRunning)
+	w.waitStatus("svc", "promotion of svc-bbbbb", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.RayClusterName == "svc-bbbbb"
+	})
+	w.eventually("the new head serving", func() (bool, error) {
+		return podLabel(w, "svc-bbbbb-head", rayv1.LabelServe) == "true", nil
+	})
+	if eps := w.syncEndpoints("svc-serve-svc"); len(eps) != 1 || eps[0].TargetRef.Name != "svc-bbbbb-head" {
+		t.Fatalf("endpoints %v, want the new head", eps)
+	}
+	w.waitCondition("svc", rayv1.RayServiceReady, metav1.ConditionTrue, rayv1.NonZeroServeEndpoints)
+}
+
+// TestCustomServeService names the serve Service (spec.serveService): the
+// RayService's endpoints are counted from that Service, and suspending
+// deletes it with the rest.
+func TestCustomServeService(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc", func(rs *rayv1.RayService) {
+		rs.Spec.ServeService = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "my-serve"}}
+	}))
+	svc := w.service("my-serve")
+	if svc.Spec.Selector[rayv1.LabelCluster] != "svc-aaaaa" || metav1.GetControllerOf(svc) == nil {
+		t.Errorf("my-serve: selector %v, owners %v", svc.Spec.Selector, svc.OwnerReferences)
+	}
+	if w.service("svc-serve-svc") != nil {
+		t.Error("the default serve Service was created too")
+	}
+
+	w.editSpec("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = true })
+	w.waitCondition("svc", rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete)
+	if w.service("my-serve") != nil {
+		t.Error("my-serve left after suspending")
+	}
+}

@@ -161,3 +161,48 @@ func TestCreatedSuspended(t *testing.T) {
 		t.Error("a CreatedRayCluster event was recorded")
 	}
 }
+
+// TestSuspendDuringUpgrade suspends a RayService while a pending cluster is
+// up: both clusters and the Services go, and resuming starts from one
+// fresh cluster of the current spec.
+func TestSuspendDuringUpgrade(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc"))
+	w.serve.SetInitialStatus(rayv1.ApplicationStatusDeploying)
+	w.editSpec("svc", withImage("rayproject/ray:2.61.0"))
+	w.waitCluster("svc-bbbbb")
+	w.bringUp("svc-bbbbb")
+	w.waitConfigs("svc-bbbbb", 1)
+
+	w.editSpec("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = true })
+	rs := w.waitCondition("svc", rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete)
+	if rs.Status.ActiveServiceStatus.RayClusterName != "" || rs.Status.PendingServiceStatus.RayClusterName != "" {
+		t.Errorf("clusters in status: %s", clusterNamesOf(&rs.Status))
+	}
+	if !hasCondition(&rs.Status, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.SuspendComplete) {
+		t.Errorf("UpgradeInProgress: %v", rs.Status.Conditions)
+	}
+	if got := w.allClusters(); len(got) != 0 {
+		t.Errorf("clusters left: %v", got)
+	}
+	if w.service("svc-head-svc") != nil || w.service("svc-serve-svc") != nil {
+		t.Error("a Service was left")
+	}
+
+	w.syncEndpoints("svc-serve-svc")
+	w.serve.SetInitialStatus(rayv1.ApplicationStatusRunning)
+	w.editSpec("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = false })
+	if got := headImage(w.waitCluster("svc-ccccc")); got != "rayproject/ray:2.61.0" {
+		t.Errorf("image after resuming %q", got)
+	}
+	w.bringUp("svc-ccccc")
+	rs = w.waitStatus("svc", "svc-ccccc active", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.RayClusterName == "svc-ccccc" && st.PendingServiceStatus.RayClusterName == ""
+	})
+	if !hasCondition(&rs.Status, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.NoPendingCluster) {
+		t.Errorf("UpgradeInProgress: %v", rs.Status.Conditions)
+	}
+	if diff := cmp.Diff([]string{"svc-ccccc"}, w.allClusters()); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+}

@@ -343,3 +343,75 @@ func TestHandoverFromAnotherOperatorVersion(t *testing.T) {
 	}
 	w.waitEvent("svc", "UpdatedRayCluster")
 }
+
+// TestSpecChangeDuringUpgradeReplacesPendingCluster changes the cluster
+// spec again while a pending cluster comes up, back to the active
+// cluster's spec: blue/green has no rollback, so (as in KubeRay) yet
+// another pending cluster is prepared with that spec, the abandoned one is
+// deleted after the deletion delay, and the new one is promoted.
+func TestSpecChangeDuringUpgradeReplacesPendingCluster(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc"))
+	w.editSpec("svc", withImage("rayproject/ray:2.61.0"))
+	w.waitCluster("svc-bbbbb")
+
+	w.editSpec("svc", withImage("rayproject/ray:2.60.0"))
+	rs := w.waitStatus("svc", "svc-ccccc pending", func(st *rayv1.RayServiceStatuses) bool {
+		return st.PendingServiceStatus.RayClusterName == "svc-ccccc"
+	})
+	if rs.Status.ActiveServiceStatus.RayClusterName != "svc-aaaaa" {
+		t.Errorf("clusters in status: %s", clusterNamesOf(&rs.Status))
+	}
+	if got := headImage(w.waitCluster("svc-ccccc")); got != "rayproject/ray:2.60.0" {
+		t.Errorf("image of svc-ccccc %q", got)
+	}
+	abandoned := w.deadlineOf("svc-bbbbb")
+	if c := w.cluster("svc-aaaaa"); c.Annotations[rayv1.AnnotationDeletionDeadline] != "" {
+		t.Errorf("the active cluster got a deletion deadline %s", c.Annotations[rayv1.AnnotationDeletionDeadline])
+	}
+
+	w.bringUp("svc-ccccc")
+	w.waitStatus("svc", "promotion of svc-ccccc", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.RayClusterName == "svc-ccccc" && st.PendingServiceStatus.RayClusterName == ""
+	})
+	if n := len(w.configsOn("svc-bbbbb")); n != 0 {
+		t.Errorf("%d serve configs on the abandoned cluster", n)
+	}
+	// The clock has not moved: both old clusters have the same deadline.
+	if old := w.deadlineOf("svc-aaaaa"); !old.Equal(abandoned) {
+		t.Errorf("deadlines: svc-aaaaa %v, svc-bbbbb %v", old, abandoned)
+	}
+	w.clock.SetTime(abandoned.Add(time.Second))
+	w.waitClusterGone("svc-bbbbb")
+	w.waitClusterGone("svc-aaaaa")
+	if diff := cmp.Diff([]string{"svc-ccccc"}, w.allClusters()); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+}
+
+// TestActiveClusterDeleted deletes the serving cluster under a Ready
+// RayService: a new cluster is prepared, and once its applications run
+// the Services move to it.
+func TestActiveClusterDeleted(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc"))
+	if err := w.c.Delete(t.Context(), w.cluster("svc-aaaaa")); err != nil {
+		t.Fatal(err)
+	}
+	w.waitCluster("svc-bbbbb")
+	w.bringUp("svc-bbbbb")
+	rs := w.waitStatus("svc", "promotion of svc-bbbbb", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.RayClusterName == "svc-bbbbb" && st.PendingServiceStatus.RayClusterName == ""
+	})
+	if got := rs.Status.ActiveServiceStatus.Applications["app"].Status; got != rayv1.ApplicationStatusRunning {
+		t.Errorf("application %q", got)
+	}
+	for _, svc := range []string{"svc-head-svc", "svc-serve-svc"} {
+		if got := w.service(svc).Spec.Selector[rayv1.LabelCluster]; got != "svc-bbbbb" {
+			t.Errorf("%s selects %q", svc, got)
+		}
+	}
+	if diff := cmp.Diff([]string{"svc-bbbbb"}, w.allClusters()); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+}
