@@ -21,6 +21,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+	"github.com/ray-operator/ray-operator/internal/naming"
 )
 
 // podLabel reads one label of a Pod ("" when the Pod is missing).
@@ -62,7 +63,7 @@ func serveServiceOf(rs *rayv1.RayService) string {
 	if rs.Spec.ServeService != nil && rs.Spec.ServeService.Name != "" {
 		return rs.Spec.ServeService.Name
 	}
-	return rs.Name + "-serve-svc"
+	return naming.ServeServiceName(rs.Name)
 }
 
 // waitCondition waits until a condition of the RayService has status and
@@ -370,3 +371,20 @@ func headImage(c *rayv1.RayCluster) string {
 
 // secondApp is serveConfigV2 with a second application.
 const secondApp = "  - name: second\n    import_path: b:b\n    route_prefix: /b\n"
+
+// warnings lists the Warning events recorded about a RayService, as
+// "reason: note".
+func (w *world) warnings(rsName string) []string {
+	w.t.Helper()
+	list := &eventsv1.EventList{}
+	if err := w.c.List(context.Background(), list, client.InNamespace(w.ns)); err != nil {
+		w.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == rsName && e.Type == corev1.EventTypeWarning {
+			out = append(out, e.Reason+": "+e.Note)
+		}
+	}
+	return out
+}

@@ -2,10 +2,12 @@ package rayservice_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -160,6 +162,9 @@ func TestBlueGreenUpgrade(t *testing.T) {
 	w.waitEvent("svc", "DeletedRayCluster")
 	if diff := cmp.Diff([]string{"svc-bbbbb"}, w.allClusters()); diff != "" {
 		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+	if got := w.warnings("svc"); len(got) != 0 {
+		t.Errorf("Warning events in a smooth upgrade: %q", got)
 	}
 }
 
@@ -412,6 +417,59 @@ func TestActiveClusterDeleted(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff([]string{"svc-bbbbb"}, w.allClusters()); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+}
+
+// TestSchedulerFieldsKeepTheCluster changes what schedulers and Kueue own
+// in the cluster spec (rayClusterConfig.suspend, tolerations, scheduling
+// gates): no new cluster and no update; the cluster keeps the suspend it
+// was created with, which Kueue has changed meanwhile.
+func TestSchedulerFieldsKeepTheCluster(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc", func(rs *rayv1.RayService) { rs.Spec.RayClusterSpec.Suspend = ptr.To(false) }))
+	// Kueue suspends the cluster, as it may.
+	w.editCluster("svc-aaaaa", func(c *rayv1.RayCluster) { c.Spec.Suspend = ptr.To(true) })
+	before := w.cluster("svc-aaaaa")
+
+	gen := w.editSpec("svc", func(rs *rayv1.RayService) {
+		spec := &rs.Spec.RayClusterSpec
+		spec.Suspend = nil
+		toleration := corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+		spec.HeadGroupSpec.Template.Spec.Tolerations = []corev1.Toleration{toleration}
+		spec.WorkerGroupSpecs[0].Template.Spec.Tolerations = []corev1.Toleration{toleration}
+		spec.WorkerGroupSpecs[0].Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/gate"}}
+	})
+	rs := w.waitObserved("svc")
+	if rs.Status.ObservedGeneration != gen || rs.Status.PendingServiceStatus.RayClusterName != "" {
+		t.Errorf("status: generation %d/%d, pending %q", rs.Status.ObservedGeneration, gen, rs.Status.PendingServiceStatus.RayClusterName)
+	}
+	if diff := cmp.Diff([]string{"svc-aaaaa"}, w.allClusters()); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+	after := w.cluster("svc-aaaaa")
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("svc-aaaaa was written:\n%s", cmp.Diff(before.Spec, after.Spec))
+	}
+	if !ptr.Deref(after.Spec.Suspend, false) {
+		t.Error("the cluster's suspend, Kueue's, was overwritten")
+	}
+}
+
+// TestMaximumLengthName runs a RayService with the longest name allowed
+// (47 characters): its cluster is "<name>-aaaaa", its Services get
+// KubeRay's names clipped to their last 50 characters, and it serves.
+func TestMaximumLengthName(t *testing.T) {
+	w := newWorld(t)
+	name := strings.Repeat("a", 46) + "z"
+	w.serving(rayService(name))
+	head, serve := strings.Repeat("a", 40)+"z-head-svc", strings.Repeat("a", 39)+"z-serve-svc"
+	for _, svc := range []string{head, serve} {
+		if got := w.service(svc); got == nil || got.Spec.Selector[rayv1.LabelCluster] != name+"-aaaaa" {
+			t.Errorf("Service %s: %v", svc, got)
+		}
+	}
+	if diff := cmp.Diff([]string{name + "-aaaaa"}, w.allClusters()); diff != "" {
 		t.Errorf("clusters (-want +got):\n%s", diff)
 	}
 }
