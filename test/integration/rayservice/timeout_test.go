@@ -138,7 +138,7 @@ func TestInitializingTimeoutLeftBySuspendAndResume(t *testing.T) {
 	w.waitClusterGone("svc-aaaaa")
 	w.editSpec("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = false })
 	rs := w.waitCondition("svc", rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializing)
-	if ready := conditionFor(&rs.Status, rayv1.RayServiceReady); !ready.LastTransitionTime.Time.After(w.clock.Now().Add(-2 * time.Second)) {
+	if ready := conditionFor(&rs.Status, rayv1.RayServiceReady); !ready.LastTransitionTime.After(w.clock.Now().Add(-2 * time.Second)) {
 		t.Errorf("Ready transition time %v not fresh (now %v): the timeout would fire at once", ready.LastTransitionTime, w.clock.Now())
 	}
 	w.waitCluster("svc-bbbbb")
