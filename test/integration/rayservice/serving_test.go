@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 )
 
 // TestUnhealthyServeProxy makes the Serve proxy of the serving head fail:
@@ -277,5 +278,25 @@ func TestCustomServeService(t *testing.T) {
 	w.waitCondition("svc", rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete)
 	if w.service("my-serve") != nil {
 		t.Error("my-serve left after suspending")
+	}
+}
+
+// TestServeLostItsApplications drops every application of the serving
+// cluster, as a head restarted without GCS fault tolerance does: the same
+// config is PUT again and the applications run again (KubeRay #1420).
+func TestServeLostItsApplications(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc"))
+	w.serve.ForgetApps(dashboardtest.URLFor("svc-aaaaa", w.ns))
+
+	configs := w.waitConfigs("svc-aaaaa", 2)
+	if string(configs[1]) != string(configs[0]) {
+		t.Errorf("a different config was PUT again:\n%s\nwas\n%s", configs[1], configs[0])
+	}
+	rs := w.waitStatus("svc", "the application back", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.Applications["app"].Status == rayv1.ApplicationStatusRunning
+	})
+	if rs.Status.PendingServiceStatus.RayClusterName != "" {
+		t.Errorf("a cluster was named: %s", clusterNamesOf(&rs.Status))
 	}
 }

@@ -102,6 +102,9 @@ func TestBlueGreenUpgrade(t *testing.T) {
 	if s, _ := conditionOf(&rs.Status, rayv1.RayServiceReady); s != metav1.ConditionTrue {
 		t.Errorf("Ready during the upgrade = %s, want True (the old cluster still serves)", s)
 	}
+	if apps := rs.Status.ActiveServiceStatus.Applications; len(apps) != 0 {
+		t.Errorf("the active cluster's applications shown during the upgrade: %v", apps)
+	}
 	pending := w.waitCluster("svc-bbbbb")
 	if got := headImage(pending); got != "rayproject/ray:2.61.0" {
 		t.Errorf("pending cluster image %q", got)
