@@ -300,3 +300,33 @@ func TestServeLostItsApplications(t *testing.T) {
 		t.Errorf("a cluster was named: %s", clusterNamesOf(&rs.Status))
 	}
 }
+
+// TestServicesRepaired points the head and serve Services at a cluster
+// that is not the RayService's (as an interrupted switch or a stray edit
+// may leave them): KubeRay panics on such Services; here the next pass
+// points them back at the active cluster, keeping their ClusterIPs.
+func TestServicesRepaired(t *testing.T) {
+	w := newWorld(t)
+	w.serving(rayService("svc"))
+	serveIP := w.service("svc-serve-svc").Spec.ClusterIP
+
+	for _, name := range []string{"svc-head-svc", "svc-serve-svc"} {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns}}
+		w.update(svc, false, func() { svc.Spec.Selector[rayv1.LabelCluster] = "svc-zzzzz" })
+	}
+	for _, name := range []string{"svc-head-svc", "svc-serve-svc"} {
+		w.eventually(name+" back on svc-aaaaa", func() (bool, error) {
+			return w.service(name).Spec.Selector[rayv1.LabelCluster] == "svc-aaaaa", nil
+		})
+	}
+	if got := w.service("svc-serve-svc").Spec.ClusterIP; got != serveIP {
+		t.Errorf("serve ClusterIP %s, was %s", got, serveIP)
+	}
+	rs := w.rs("svc")
+	if rs.Status.ActiveServiceStatus.RayClusterName != "svc-aaaaa" || rs.Status.PendingServiceStatus.RayClusterName != "" {
+		t.Errorf("clusters in status: %s", clusterNamesOf(&rs.Status))
+	}
+	if diff := cmp.Diff([]string{"svc-aaaaa"}, w.allClusters()); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+}
