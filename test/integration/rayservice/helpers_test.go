@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -147,6 +148,22 @@ func (w *world) releaseDeletion(cluster string) {
 }
 
 const testFinalizer = "test.ray.io/block-deletion"
+
+// deadlineOf waits for a cluster's deletion deadline and returns it.
+func (w *world) deadlineOf(cluster string) time.Time {
+	w.t.Helper()
+	var deadline time.Time
+	w.eventually("the deletion deadline of "+cluster, func() (bool, error) {
+		c := w.cluster(cluster)
+		if c == nil {
+			return false, nil
+		}
+		var err error
+		deadline, err = time.Parse(time.RFC3339, c.Annotations[rayv1.AnnotationDeletionDeadline])
+		return err == nil, err
+	})
+	return deadline
+}
 
 // configsOn returns every serve config PUT on a cluster's dashboard.
 func (w *world) configsOn(cluster string) [][]byte {

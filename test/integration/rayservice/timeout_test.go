@@ -14,22 +14,6 @@ import (
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
-// deadlineOf waits for a cluster's deletion deadline and returns it.
-func (w *world) deadlineOf(cluster string) time.Time {
-	w.t.Helper()
-	var deadline time.Time
-	w.eventually("the deletion deadline of "+cluster, func() (bool, error) {
-		c := w.cluster(cluster)
-		if c == nil {
-			return false, nil
-		}
-		var err error
-		deadline, err = time.Parse(time.RFC3339, c.Annotations[rayv1.AnnotationDeletionDeadline])
-		return err == nil, err
-	})
-	return deadline
-}
-
 // TestInitializingTimeout lets a RayService whose cluster never comes up
 // pass its ray.io/initializing-timeout on the operator's clock: Ready goes
 // False with reason InitializingTimeout, a Warning event says so, the

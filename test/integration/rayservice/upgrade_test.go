@@ -137,16 +137,7 @@ func TestBlueGreenUpgrade(t *testing.T) {
 	}
 
 	// The old cluster gets its deadline, on the operator's clock.
-	var deadline time.Time
-	w.eventually("the deletion deadline of svc-aaaaa", func() (bool, error) {
-		c := w.cluster("svc-aaaaa")
-		if c == nil {
-			return false, nil
-		}
-		var err error
-		deadline, err = time.Parse(time.RFC3339, c.Annotations[rayv1.AnnotationDeletionDeadline])
-		return err == nil, err
-	})
+	deadline := w.deadlineOf("svc-aaaaa")
 	if want := switchedAt.Add(60 * time.Second); deadline.Before(want.Add(-time.Second)) || deadline.After(want) {
 		t.Errorf("deletion deadline %v, want %v (60 s after the switch)", deadline, want)
 	}
