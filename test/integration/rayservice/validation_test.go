@@ -81,8 +81,8 @@ func TestInvalidRayServices(t *testing.T) {
 			}
 			ev := w.waitEvent(tc.rs.Name, tc.wantReason)
 			if ev.Type != corev1.EventTypeWarning || ev.Action != "Validate" || !strings.HasPrefix(ev.Note, w.ns+"/"+tc.rs.Name+": ") ||
-				!strings.Contains(ev.Note, tc.wantMessage) {
-				t.Errorf("event: type %s, action %s, note %q", ev.Type, ev.Action, ev.Note)
+				!strings.Contains(ev.Note, tc.wantMessage) || ev.ReportingController != "rayservice-controller" {
+				t.Errorf("event: type %s, action %s, note %q, reporting controller %q", ev.Type, ev.Action, ev.Note, ev.ReportingController)
 			}
 			if rs.Status.PendingServiceStatus.RayClusterName != "" || rs.Status.ActiveServiceStatus.RayClusterName != "" {
 				t.Errorf("a cluster was named: %s", clusterNamesOf(&rs.Status))
