@@ -82,7 +82,9 @@ type Deps struct {
 	Clock clock.PassiveClock
 	// Dashboards makes dashboard clients.
 	Dashboards dashboard.ClientProvider
-	// LiveReader reads auth Secrets from the API server; nil means Client.
+	// LiveReader reads from the API server what the cache may not have yet
+	// (auth Secrets, the serve config just recorded on a cluster); nil
+	// means Client.
 	LiveReader client.Reader
 	// ProxyHealth checks the Serve proxy of a head Pod; nil means a direct
 	// HTTP check with KubeRay's 2 s timeout.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -133,10 +134,15 @@ func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayClu
 		return nil, false, fmt.Errorf("getting the Serve applications of RayCluster %s: %w", c.Name, err)
 	}
 	apps := serveapps.Statuses(details)
-	recorded := c.Annotations[rayv1.AnnotationAppliedServeConfig]
-	if r.mayApplyConfig(s, active) && serveapps.NeedsApply(recorded, s.rs.Spec.ServeConfigV2, len(apps)) {
-		if err := r.applyServeConfig(ctx, s, c, dash, targetCapacity(s, active)); err != nil {
+	if r.mayApplyConfig(s, active) {
+		apply, err := r.needsApply(ctx, s, c, len(apps))
+		if err != nil {
 			return nil, false, err
+		}
+		if apply {
+			if err := r.applyServeConfig(ctx, s, c, dash, targetCapacity(s, active)); err != nil {
+				return nil, false, err
+			}
 		}
 	}
 	if err := r.stepTargetCapacity(ctx, s, c, dash, active); err != nil {
@@ -147,6 +153,26 @@ func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayClu
 		s.requeueAfter(r.opts.InFlightRequeue)
 	}
 	return apps, ready, nil
+}
+
+// needsApply reports whether serveConfigV2 must be PUT on c, given the
+// number of applications Serve runs. When the config recorded on c says
+// so, the record is read again from the API server: c comes from the
+// cache, which can still lack the record a pass wrote a moment ago, and
+// would make the next pass PUT the same config again.
+func (r *Reconciler) needsApply(ctx context.Context, s *scope, c *rayv1.RayCluster, apps int) (bool, error) {
+	want := s.rs.Spec.ServeConfigV2
+	if !serveapps.NeedsApply(c.Annotations[rayv1.AnnotationAppliedServeConfig], want, apps) {
+		return false, nil
+	}
+	live := &rayv1.RayCluster{}
+	if err := r.LiveReader.Get(ctx, client.ObjectKeyFromObject(c), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading RayCluster %s: %w", c.Name, err)
+	}
+	return serveapps.NeedsApply(live.Annotations[rayv1.AnnotationAppliedServeConfig], want, apps), nil
 }
 
 // headReady reports whether a cluster's head can take Serve requests: its

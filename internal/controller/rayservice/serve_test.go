@@ -441,3 +441,32 @@ func TestDashboardURL(t *testing.T) {
 		})
 	}
 }
+
+// TestAppliedConfigReadPastAStaleCache hands serveCluster the cluster as a
+// lagging cache does right after a pass applied the config: without the
+// ray.io/applied-serve-config annotation that pass wrote. The API server
+// has it, so the config is not PUT a second time (envtest showed the
+// second PUT when passes followed each other closely).
+func TestAppliedConfigReadPastAStaleCache(t *testing.T) {
+	rs := serving(rayService()).Obj()
+	stored := servingCluster(t, rs, active).Obj()
+	e := newEnv(t, []client.Object{rs, stored})
+	e.serveRunning(active)
+	stale := stored.DeepCopy()
+	delete(stale.Annotations, rayv1.AnnotationAppliedServeConfig)
+
+	s := newScope(rs, t0)
+	_, ready, err := e.r.serveCluster(context.Background(), s, stale, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int(nil), e.puts(active), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("serve configs PUT (-want +got):\n%s", diff)
+	}
+	if !ready {
+		t.Error("not ready with every application RUNNING")
+	}
+	if diff := cmp.Diff([]string(nil), e.recordedEvents(), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

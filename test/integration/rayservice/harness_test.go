@@ -253,19 +253,10 @@ func (w *world) service(name string) *corev1.Service {
 }
 
 // bringUp plays the RayCluster controller for a cluster: a running, ready
-// head Pod, and the HeadPodReady condition.
+// head Pod "<cluster>-head", and the HeadPodReady condition.
 func (w *world) bringUp(clusterName string) {
 	w.t.Helper()
-	head := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterName + "-head", Labels: map[string]string{
-			rayv1.LabelCluster: clusterName, rayv1.LabelNodeType: string(rayv1.HeadNode), rayv1.LabelServe: "false",
-		}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray-head", Image: "rayproject/ray:2.60.0"}}},
-	}
-	w.create(head)
-	if err := testenv.MarkPodsRunningReady(context.Background(), w.c, head); err != nil {
-		w.t.Fatal(err)
-	}
+	w.newHeadPod(clusterName, clusterName+"-head")
 	cluster := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: w.ns}}
 	w.update(cluster, true, func() {
 		cluster.Status.State = rayv1.Ready
@@ -275,30 +266,31 @@ func (w *world) bringUp(clusterName string) {
 	})
 }
 
-// publishEndpoints plays the EndpointSlice controller for a Service: one
-// slice with n ready endpoints, labelled as the Service is.
+// markRunningReady plays the kubelet for a Pod.
+func (w *world) markRunningReady(pod *corev1.Pod) {
+	w.t.Helper()
+	if err := testenv.MarkPodsRunningReady(context.Background(), w.c, pod); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// publishEndpoints plays the EndpointSlice controller for a Service with n
+// made-up ready endpoints (see syncEndpoints for endpoints of real Pods).
 func (w *world) publishEndpoints(svcName string, n int) {
 	w.t.Helper()
 	svc := w.service(svcName)
 	if svc == nil {
 		w.t.Fatalf("Service %s does not exist", svcName)
 	}
-	labels := map[string]string{discoveryv1.LabelServiceName: svcName}
-	for k, v := range svc.Labels {
-		labels[k] = v
-	}
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: svcName + "-slice", Labels: labels},
-		AddressType: discoveryv1.AddressTypeIPv4,
-	}
+	endpoints := make([]discoveryv1.Endpoint, 0, n)
 	for i := range n {
-		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+		endpoints = append(endpoints, discoveryv1.Endpoint{
 			Addresses:  []string{fmt.Sprintf("10.1.0.%d", i+1)},
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", UID: types.UID(fmt.Sprintf("%s-pod-%d", svcName, i))},
 		})
 	}
-	w.create(slice)
+	w.putEndpointSlice(svc, endpoints)
 }
 
 // conditionOf returns a RayService condition's status and reason.
