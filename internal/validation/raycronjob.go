@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
 	// The time zone database is embedded, as KubeRay's operator embeds it,
 	// so that spec.timeZone resolves in an image without /usr/share/zoneinfo.
 	_ "time/tzdata"
