@@ -60,8 +60,24 @@ func RayCronJobSchedule(spec *rayv1.RayCronJobSpec) (cron.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec.schedule %q is not a valid cron schedule: %w", spec.Schedule, err)
 	}
+	if schedule.Next(time.Unix(0, 0)).IsZero() {
+		// Cron fields repeat within four years and robfig/cron looks five
+		// years ahead, so this is a date that never comes (30 February).
+		return nil, fmt.Errorf("spec.schedule %q never fires", spec.Schedule)
+	}
+	if spec.TimeZone == nil {
+		return inLocalZone{schedule}, nil
+	}
 	return schedule, nil
 }
+
+// inLocalZone evaluates a schedule without a time zone in the operator's
+// local time zone, whatever the zone of the time it is given (robfig/cron
+// would use that time's zone).
+type inLocalZone struct{ cron.Schedule }
+
+// Next returns the first time of the schedule after t.
+func (s inLocalZone) Next(t time.Time) time.Time { return s.Schedule.Next(t.In(time.Local)) }
 
 // RayCronJobSpec checks a RayCronJob's spec: the schedule and time zone
 // (RayCronJobSchedule), the batch/v1 fields (which the CRD checks too, for

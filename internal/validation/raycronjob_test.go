@@ -55,6 +55,8 @@ func TestRayCronJobSchedule(t *testing.T) {
 		"empty":                {schedule: "", want: "is not a valid cron schedule"},
 		"empty with zone":      {schedule: "", tz: ptr.To("UTC"), want: "is not a valid cron schedule"},
 		"unknown descriptor":   {schedule: "@fortnightly", want: "is not a valid cron schedule"},
+		"30 February":          {schedule: "0 0 30 2 *", want: `spec.schedule "0 0 30 2 *" never fires`},
+		"29 February":          {schedule: "0 0 29 2 *", tz: ptr.To("UTC"), next: time.Date(2028, 2, 29, 0, 0, 0, 0, time.UTC)},
 		"out of range":         {schedule: "61 * * * *", want: "is not a valid cron schedule"},
 		"unknown zone":         {schedule: "@hourly", tz: ptr.To("Mars/Olympus"), want: `spec.timeZone "Mars/Olympus" is not a known IANA time zone name`},
 		"empty zone":           {schedule: "@hourly", tz: ptr.To(""), want: "spec.timeZone must not be empty"},
@@ -135,4 +137,22 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// TestRayCronJobScheduleLocalZone: without spec.timeZone the schedule is in
+// the operator's local zone even for times in another zone (time.Local is
+// swapped for the test; nothing here runs in parallel).
+func TestRayCronJobScheduleLocalZone(t *testing.T) {
+	saved := time.Local
+	time.Local = mustZone(t, "Asia/Kolkata") // UTC+05:30
+	t.Cleanup(func() { time.Local = saved })
+
+	schedule, err := RayCronJobSchedule(&rayv1.RayCronJobSpec{Schedule: "0 * * * *"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	if got, want := schedule.Next(from), time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("Next(%v) = %v, want %v (the full hour in Kolkata)", from, got.UTC(), want)
+	}
 }
