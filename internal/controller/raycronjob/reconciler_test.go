@@ -166,3 +166,20 @@ func TestSuspendAndResume(t *testing.T) {
 		t.Errorf("RayJobs after resuming (-want +got):\n%s", diff)
 	}
 }
+
+// TestIdlePassWritesNothing: a pass with nothing new (a RayJob event
+// between two schedule times) leaves the RayCronJob as it was: the status,
+// lastScheduleTime included, is written only when it changes.
+func TestIdlePassWritesNothing(t *testing.T) {
+	e := newEnv(t, minute(1), cronJob().Obj())
+	e.reconcile(t)
+	before := e.cronJob(t)
+	e.clock.SetTime(minute(1).Add(20 * time.Second))
+	if res := e.reconcile(t); res.RequeueAfter != 40*time.Second {
+		t.Errorf("requeue after %v, want 40s", res.RequeueAfter)
+	}
+	after := e.cronJob(t)
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("resourceVersion %s -> %s: an idle pass wrote the RayCronJob", before.ResourceVersion, after.ResourceVersion)
+	}
+}
