@@ -53,10 +53,15 @@ test-e2e-dashboard: ## The dashboard client against a real Ray head only.
 
 ##@ Run
 
+# RUN_FEATURE_GATES are the gates `make run` turns on: the alpha RayCronJob
+# controller (off by default, as in KubeRay). An ARGS="--feature-gates=..."
+# comes later on the command line and replaces them.
+RUN_FEATURE_GATES ?= RayCronJob=true
+
 .PHONY: run
-run: $(KWOK) ## Run the operator: against a local control plane (kubeconfig in .cache/local/) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
+run: $(KWOK) ## Run the operator (RayCronJob gate on): against a local control plane (kubeconfig in .cache/local/) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
 	go build -o bin/ray-local ./cmd/ray-local
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" exec bin/ray-local $(ARGS)
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
 
 ##@ Generate
 

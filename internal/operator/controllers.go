@@ -9,6 +9,7 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
+	"github.com/ray-operator/ray-operator/internal/controller/raycronjob"
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
 	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
@@ -48,7 +49,29 @@ func DefaultControllers() []Controller {
 		{Name: "RayCluster", Setup: setupRayCluster},
 		{Name: "RayJob", Setup: setupRayJob},
 		{Name: "RayService", Setup: setupRayService},
+		{Name: "RayCronJob", Enabled: rayCronJobEnabled, Setup: setupRayCronJob},
 	}
+}
+
+// rayCronJobEnabled reports the RayCronJob feature gate (KubeRay's, alpha
+// and off by default).
+func rayCronJobEnabled(d Deps) bool {
+	return d.Features.Enabled(features.RayCronJob)
+}
+
+// setupRayCronJob adds the RayCronJob controller; with --enable-metrics its
+// metrics are registered too.
+func setupRayCronJob(mgr manager.Manager, d Deps) error {
+	deps := raycronjob.Deps{Clock: d.Clock}
+	if d.Config.EnableMetrics {
+		m := metrics.NewRayCronJobMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
+		if err := m.Register(); err != nil {
+			return fmt.Errorf("registering RayCronJob metrics: %w", err)
+		}
+		deps.Metrics = m
+	}
+	r := raycronjob.NewForManager(mgr, deps, raycronjob.Options{Features: d.Features})
+	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
 }
 
 func setupRayCluster(mgr manager.Manager, d Deps) error {

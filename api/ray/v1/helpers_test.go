@@ -130,3 +130,26 @@ func TestIsGCSFaultToleranceEnabled(t *testing.T) {
 		})
 	}
 }
+
+func TestRayJobSpecHelpers(t *testing.T) {
+	cases := map[string]struct {
+		spec         RayJobSpec
+		wantMode     JobSubmissionMode
+		wantSelector bool
+	}{
+		"defaults":       {wantMode: K8sJobMode},
+		"explicit mode":  {spec: RayJobSpec{SubmissionMode: HTTPMode}, wantMode: HTTPMode},
+		"selector":       {spec: RayJobSpec{ClusterSelector: map[string]string{ClusterSelectorKey: "c"}}, wantMode: K8sJobMode, wantSelector: true},
+		"empty selector": {spec: RayJobSpec{ClusterSelector: map[string]string{}}, wantMode: K8sJobMode},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.spec.EffectiveSubmissionMode(); got != tc.wantMode {
+				t.Errorf("EffectiveSubmissionMode() = %q, want %q", got, tc.wantMode)
+			}
+			if got := tc.spec.UsesClusterSelector(); got != tc.wantSelector {
+				t.Errorf("UsesClusterSelector() = %v, want %v", got, tc.wantSelector)
+			}
+		})
+	}
+}

@@ -20,12 +20,6 @@ func clusterKey(job *rayv1.RayJob) types.NamespacedName {
 	return types.NamespacedName{Namespace: job.Namespace, Name: job.Status.RayClusterName}
 }
 
-// usesClusterSelector reports whether the RayJob runs on an existing cluster,
-// which it must never create, change or delete.
-func usesClusterSelector(job *rayv1.RayJob) bool {
-	return len(job.Spec.ClusterSelector) > 0
-}
-
 // getOrCreateCluster returns the RayJob's RayCluster, creating it from
 // spec.rayClusterSpec when missing. A selected cluster must exist.
 func (r *Reconciler) getOrCreateCluster(ctx context.Context, job *rayv1.RayJob) (*rayv1.RayCluster, error) {
@@ -34,7 +28,7 @@ func (r *Reconciler) getOrCreateCluster(ctx context.Context, job *rayv1.RayJob) 
 	if err != nil || cluster != nil {
 		return cluster, err
 	}
-	if usesClusterSelector(job) {
+	if job.Spec.UsesClusterSelector() {
 		r.event(job, corev1.EventTypeWarning, reasonRayClusterNotFound, actionCreate,
 			"RayCluster %s set in the clusterSelector is not found. It must be created manually", key)
 		return nil, fmt.Errorf("clusterSelector mode is enabled, but RayCluster %s is not found", key)
@@ -58,8 +52,8 @@ func constructCluster(job *rayv1.RayJob) (*rayv1.RayCluster, error) {
 		return nil, fmt.Errorf("RayJob %s/%s has no rayClusterSpec", job.Namespace, job.Name)
 	}
 	cluster := clusterowner.Build(job, rayv1.KindRayJob, job.Status.RayClusterName, job.Spec.RayClusterSpec)
-	cluster.Labels[LabelSubmissionMode] = string(submissionMode(job))
-	if submissionMode(job) == rayv1.SidecarMode {
+	cluster.Labels[LabelSubmissionMode] = string(job.Spec.EffectiveSubmissionMode())
+	if job.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
 		if err := addSidecarSubmitter(job, cluster); err != nil {
 			return nil, err
 		}
@@ -81,12 +75,4 @@ func addSidecarSubmitter(job *rayv1.RayJob, cluster *rayv1.RayCluster) error {
 	}
 	cluster.Annotations[rayv1.AnnotationDisableProvisionedHeadRestart] = "true"
 	return nil
-}
-
-// submissionMode is spec.submissionMode with its default.
-func submissionMode(job *rayv1.RayJob) rayv1.JobSubmissionMode {
-	if job.Spec.SubmissionMode == "" {
-		return rayv1.K8sJobMode
-	}
-	return job.Spec.SubmissionMode
 }

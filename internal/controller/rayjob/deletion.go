@@ -24,7 +24,7 @@ const ttlBuffer = 2 * time.Second
 func (r *Reconciler) reconcileFinished(ctx context.Context, s *scope) (ctrl.Result, error) {
 	job := s.job
 	switch {
-	case usesClusterSelector(job):
+	case job.Spec.UsesClusterSelector():
 		return ctrl.Result{}, nil
 	case r.deletionPolicyEnabled() && job.Spec.DeletionStrategy != nil:
 		if job.Spec.DeletionStrategy.DeletionRules != nil {

@@ -18,7 +18,7 @@ import (
 // selected cluster (clusterSelector) is never deleted: it is not the
 // RayJob's.
 func (r *Reconciler) deleteCluster(ctx context.Context, job *rayv1.RayJob) (bool, error) {
-	if usesClusterSelector(job) || job.Status.RayClusterName == "" {
+	if job.Spec.UsesClusterSelector() || job.Status.RayClusterName == "" {
 		return true, nil
 	}
 	return r.clusters.Delete(ctx, job, clusterKey(job))
@@ -28,7 +28,7 @@ func (r *Reconciler) deleteCluster(ctx context.Context, job *rayv1.RayJob) (bool
 // cluster, which makes the RayCluster controller delete the workers and
 // keep the head (DeleteWorkers).
 func (r *Reconciler) suspendWorkerGroups(ctx context.Context, job *rayv1.RayJob) error {
-	if usesClusterSelector(job) {
+	if job.Spec.UsesClusterSelector() {
 		return nil
 	}
 	cluster := &rayv1.RayCluster{}

@@ -12,10 +12,6 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
-// clusterSelectorKey is the clusterSelector label that names the existing
-// RayCluster a RayJob runs on.
-const clusterSelectorKey = "ray.io/cluster"
-
 // reconcileNew adds the finalizer that stops the Ray job on deletion, then
 // fixes the job id and cluster name before anything is created, so that a
 // restarted operator finds the same names instead of creating duplicates.
@@ -48,7 +44,7 @@ func initStatus(job *rayv1.RayJob, now metav1.Time) {
 		}
 	}
 	if status.RayClusterName == "" {
-		status.RayClusterName = job.Spec.ClusterSelector[clusterSelectorKey]
+		status.RayClusterName = job.Spec.ClusterSelector[rayv1.ClusterSelectorKey]
 		if status.RayClusterName == "" {
 			status.RayClusterName = generateName(job.Name)
 		}

@@ -24,6 +24,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -99,7 +100,7 @@ func New(deps Deps, opts Options) *Reconciler {
 		opts.TransitionGracePeriod = 300 * time.Second
 	}
 	if opts.Features == nil {
-		opts.Features = noGates{}
+		opts.Features = validation.NoFeatureGates{}
 	}
 	r := &Reconciler{Deps: deps, opts: opts,
 		clusters:   clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
@@ -160,7 +161,7 @@ func (r *Reconciler) forgetMetrics(name, namespace string) {
 
 // deletionPolicyEnabled reports the RayJobDeletionPolicy feature gate.
 func (r *Reconciler) deletionPolicyEnabled() bool {
-	return deletionPolicyOn(r.opts.Features)
+	return r.opts.Features.Enabled(features.RayJobDeletionPolicy)
 }
 
 // now is the current time of the injected clock.

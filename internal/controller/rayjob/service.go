@@ -13,7 +13,7 @@ import (
 // current cluster (a retry's new cluster takes it over, keeping its
 // ClusterIP). A selected cluster (clusterSelector) gets none.
 func (r *Reconciler) reconcileHeadService(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) error {
-	if usesClusterSelector(job) {
+	if job.Spec.UsesClusterSelector() {
 		return nil
 	}
 	opts := rayservices.HeadServiceOptions{ClusterIP: r.opts.HeadServiceClusterIP}

@@ -60,7 +60,7 @@ func (r *Reconciler) createSubmitterJobIfNeeded(ctx context.Context, job *rayv1.
 // deleteSubmitterJob deletes the K8sJobMode submitter Job and its Pods. It
 // reports true once the Job is gone; other modes have nothing to delete.
 func (r *Reconciler) deleteSubmitterJob(ctx context.Context, job *rayv1.RayJob) (bool, error) {
-	if submissionMode(job) != rayv1.K8sJobMode {
+	if job.Spec.EffectiveSubmissionMode() != rayv1.K8sJobMode {
 		return true, nil
 	}
 	batchJob := &batchv1.Job{}
@@ -82,7 +82,7 @@ func (r *Reconciler) deleteSubmitterJob(ctx context.Context, job *rayv1.RayJob) 
 // observeSubmitter reads the submitter of a Running RayJob and fails the
 // RayJob when the submitter failed.
 func (r *Reconciler) observeSubmitter(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (submitterState, error) {
-	if submissionMode(job) == rayv1.SidecarMode {
+	if job.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
 		return r.observeSidecar(ctx, job, cluster)
 	}
 	batchJob := &batchv1.Job{}

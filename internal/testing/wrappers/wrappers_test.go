@@ -63,3 +63,23 @@ func TestRayVersionChangesImages(t *testing.T) {
 		t.Errorf("images (-want +got):\n%s", diff)
 	}
 }
+
+// TestJobDefaultsAreValid keeps MakeRayJob and MakeRayCronJob what the
+// operator accepts.
+func TestJobDefaultsAreValid(t *testing.T) {
+	gates := features.NewGate()
+	job := MakeRayJob("job", "ns").Obj()
+	if err := validation.RayJobMetadata(job.ObjectMeta); err != nil {
+		t.Errorf("RayJob metadata: %v", err)
+	}
+	if err := validation.RayJobSpec(&job.Spec, job.Annotations, gates); err != nil {
+		t.Errorf("RayJob spec: %v", err)
+	}
+	cj := MakeRayCronJob("cron", "ns").Obj()
+	if err := validation.RayCronJobMetadata(cj.ObjectMeta); err != nil {
+		t.Errorf("RayCronJob metadata: %v", err)
+	}
+	if err := validation.RayCronJobSpec(cj, gates); err != nil {
+		t.Errorf("RayCronJob spec: %v", err)
+	}
+}

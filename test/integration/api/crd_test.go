@@ -49,6 +49,7 @@ func TestInstalledCRDs(t *testing.T) {
 		}},
 		"raycronjobs.ray.io": {kind: "RayCronJob", plural: "raycronjobs", columns: []column{
 			{"schedule", "string", ".spec.schedule", 0},
+			{"timezone", "string", ".spec.timeZone", 0},
 			{"last schedule", "string", ".status.lastScheduleTime", 0},
 			{"age", "date", ".metadata.creationTimestamp", 0},
 			{"suspend", "boolean", ".spec.suspend", 0},

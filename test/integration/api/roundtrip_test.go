@@ -344,9 +344,13 @@ func TestRayCronJobRoundTrip(t *testing.T) {
 	sent := &rayv1.RayCronJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: ns},
 		Spec: rayv1.RayCronJobSpec{
-			Schedule: "@hourly",
-			TimeZone: ptr.To("Asia/Tokyo"),
-			Suspend:  true,
+			Schedule:                   "@hourly",
+			TimeZone:                   ptr.To("Asia/Tokyo"),
+			Suspend:                    true,
+			ConcurrencyPolicy:          rayv1.ForbidConcurrent,
+			StartingDeadlineSeconds:    ptr.To[int64](300),
+			SuccessfulJobsHistoryLimit: ptr.To[int32](3),
+			FailedJobsHistoryLimit:     ptr.To[int32](1),
 			JobTemplate: rayv1.RayJobSpec{
 				Entrypoint:               "python main.py",
 				RayClusterSpec:           &cluster,
@@ -364,10 +368,17 @@ func TestRayCronJobRoundTrip(t *testing.T) {
 	clusterDefaults(want.Spec.JobTemplate.RayClusterSpec)
 	want.Spec.JobTemplate.BackoffLimit = ptr.To[int32](0)
 	ts := now()
-	want.Status = rayv1.RayCronJobStatus{LastScheduleTime: &ts}
+	status := rayv1.RayCronJobStatus{
+		LastScheduleTime:   &ts,
+		LastSuccessfulTime: &ts,
+		Active:             []corev1.ObjectReference{{APIVersion: "ray.io/v1", Kind: "RayJob", Namespace: ns, Name: "rt-29000000", UID: "u-1"}},
+		Conditions: []metav1.Condition{{Type: string(rayv1.RayCronJobSpecValid), Status: metav1.ConditionTrue,
+			Reason: "Validated", Message: "", ObservedGeneration: 1, LastTransitionTime: ts}},
+	}
+	want.Status = *status.DeepCopy()
 
 	got := &rayv1.RayCronJob{}
-	roundTrip(t, env, sent, func() { sent.Status = rayv1.RayCronJobStatus{LastScheduleTime: &ts} }, got)
+	roundTrip(t, env, sent, func() { sent.Status = *status.DeepCopy() }, got)
 	if diff := diff(want.Spec, got.Spec); diff != "" {
 		t.Errorf("spec after round trip (-want +got):\n%s", diff)
 	}

@@ -277,6 +277,38 @@ jobTemplate:
 			base: baseRayCronJob, path: "spec.jobTemplate.deletionStrategy", value: `{}`,
 			want: []string{"spec.jobTemplate.deletionStrategy", msgLegacyIncomplete},
 		},
+		"RayCronJob: unknown concurrencyPolicy": {
+			base: baseRayCronJob, path: "spec.concurrencyPolicy", value: `Sometimes`,
+			want: []string{"spec.concurrencyPolicy", `Unsupported value: "Sometimes"`, `"Allow", "Forbid", "Replace"`},
+		},
+		"RayCronJob: negative startingDeadlineSeconds": {
+			base: baseRayCronJob, path: "spec.startingDeadlineSeconds", value: `-1`,
+			want: []string{"spec.startingDeadlineSeconds", "startingDeadlineSeconds must be a non-negative number of seconds"},
+		},
+		"RayCronJob: negative successfulJobsHistoryLimit": {
+			base: baseRayCronJob, path: "spec.successfulJobsHistoryLimit", value: `-1`,
+			want: []string{"spec.successfulJobsHistoryLimit", "successfulJobsHistoryLimit must be a non-negative number of RayJobs"},
+		},
+		"RayCronJob: negative failedJobsHistoryLimit": {
+			base: baseRayCronJob, path: "spec.failedJobsHistoryLimit", value: `-2`,
+			want: []string{"spec.failedJobsHistoryLimit", "failedJobsHistoryLimit must be a non-negative number of RayJobs"},
+		},
+		"RayCronJob: batch/v1 fields at their edges are accepted": {
+			base: baseRayCronJob, path: "spec",
+			value: `
+schedule: "@hourly"
+concurrencyPolicy: Forbid
+startingDeadlineSeconds: 0
+successfulJobsHistoryLimit: 0
+failedJobsHistoryLimit: 0
+jobTemplate:
+  entrypoint: python -c "print(1)"
+  clusterSelector:
+    ray.io/cluster: shared`,
+		},
+		"RayCronJob: a schedule with TZ is stored (the operator rejects it, as KubeRay's)": {
+			base: baseRayCronJob, path: "spec.schedule", value: `"CRON_TZ=UTC 0 * * * *"`,
+		},
 		"unknown field is rejected under strict validation": {
 			base: baseRayJob, path: "spec.entrypointNumCPUs", value: `1`,
 			want:       []string{`unknown field "spec.entrypointNumCPUs"`},

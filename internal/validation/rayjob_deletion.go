@@ -1,4 +1,4 @@
-package rayjob
+package validation
 
 import (
 	"errors"
@@ -6,42 +6,42 @@ import (
 	"slices"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
-// deletionRules validates the cleanup settings: the TTL needs
+// jobDeletion validates the cleanup settings: the TTL needs
 // shutdownAfterJobFinishes, the deletion strategy needs its gate and is
 // either legacy (onSuccess and onFailure) or rules, never both.
-func deletionRules(job *rayv1.RayJob, gates validation.FeatureGates) error {
-	if !job.Spec.ShutdownAfterJobFinishes && job.Spec.TTLSecondsAfterFinished > 0 {
+func jobDeletion(c *jobCheck) error {
+	spec := c.spec
+	if !spec.ShutdownAfterJobFinishes && spec.TTLSecondsAfterFinished > 0 {
 		return kubeRayError("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished")
 	}
-	strategy := job.Spec.DeletionStrategy
+	strategy := spec.DeletionStrategy
 	if strategy == nil {
 		return nil
 	}
-	if !deletionPolicyOn(gates) {
+	if !deletionPolicyOn(c.gates) {
 		return kubeRayError("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy")
 	}
 	legacy := strategy.OnSuccess != nil || strategy.OnFailure != nil
 	rules := len(strategy.DeletionRules) > 0
 	switch {
-	case rules && job.Spec.ShutdownAfterJobFinishes:
+	case rules && spec.ShutdownAfterJobFinishes:
 		return kubeRayError("The RayJob spec is invalid: spec.shutdownAfterJobFinishes and spec.deletionStrategy.deletionRules are mutually exclusive")
 	case rules && legacy:
 		return kubeRayError("The RayJob spec is invalid: Cannot use both legacy onSuccess/onFailure fields and deletionRules simultaneously")
 	case legacy:
-		return validateLegacyPolicies(job)
+		return validateLegacyPolicies(spec)
 	case rules:
-		return validateDeletionRuleList(job)
+		return validateDeletionRuleList(spec)
 	default:
 		return kubeRayError("The RayJob spec is invalid: DeletionStrategy requires either BOTH onSuccess and onFailure, OR the deletionRules field (cannot be empty)")
 	}
 }
 
 // validateLegacyPolicies checks onSuccess and onFailure.
-func validateLegacyPolicies(job *rayv1.RayJob) error {
-	strategy := job.Spec.DeletionStrategy
+func validateLegacyPolicies(spec *rayv1.RayJobSpec) error {
+	strategy := spec.DeletionStrategy
 	if strategy.OnSuccess == nil || strategy.OnFailure == nil {
 		return kubeRayError("both DeletionStrategy.OnSuccess and DeletionStrategy.OnFailure must be set when using the legacy deletion policy fields of DeletionStrategy")
 	}
@@ -52,7 +52,7 @@ func validateLegacyPolicies(job *rayv1.RayJob) error {
 		return kubeRayError("the DeletionPolicyType field of DeletionStrategy.OnFailure cannot be unset when DeletionStrategy is enabled")
 	}
 	onSuccess, onFailure := *strategy.OnSuccess.Policy, *strategy.OnFailure.Policy
-	if usesClusterSelector(job) {
+	if spec.UsesClusterSelector() {
 		if touchesCluster(onSuccess) {
 			return fmt.Errorf("the ClusterSelector mode doesn't support DeletionStrategy=%s on success", onSuccess)
 		}
@@ -60,10 +60,10 @@ func validateLegacyPolicies(job *rayv1.RayJob) error {
 			return fmt.Errorf("the ClusterSelector mode doesn't support DeletionStrategy=%s on failure", onFailure)
 		}
 	}
-	if (onSuccess == rayv1.DeleteWorkers || onFailure == rayv1.DeleteWorkers) && autoscaling(job) {
+	if (onSuccess == rayv1.DeleteWorkers || onFailure == rayv1.DeleteWorkers) && jobAutoscales(spec) {
 		return kubeRayError("DeletionStrategy=DeleteWorkers currently does not support RayCluster with autoscaling enabled")
 	}
-	if job.Spec.ShutdownAfterJobFinishes && (onSuccess == rayv1.DeleteNone || onFailure == rayv1.DeleteNone) {
+	if spec.ShutdownAfterJobFinishes && (onSuccess == rayv1.DeleteNone || onFailure == rayv1.DeleteNone) {
 		return kubeRayError("The RayJob spec is invalid: shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'")
 	}
 	return nil
@@ -78,12 +78,12 @@ type ruleKey struct {
 // validateDeletionRuleList checks every rule, reports them all at once, and
 // requires that, per condition, TTLs grow with destructiveness
 // (DeleteWorkers <= DeleteCluster <= DeleteSelf).
-func validateDeletionRuleList(job *rayv1.RayJob) error {
+func validateDeletionRuleList(spec *rayv1.RayJobSpec) error {
 	var errs []error
 	ttls := map[ruleKey]int32{}
 	var conditions []string
-	for i, rule := range job.Spec.DeletionStrategy.DeletionRules {
-		if err := validateDeletionRule(job, rule); err != nil {
+	for i, rule := range spec.DeletionStrategy.DeletionRules {
+		if err := validateDeletionRule(spec, rule); err != nil {
 			errs = append(errs, fmt.Errorf("deletionRules[%d]: %w", i, err))
 			continue
 		}
@@ -105,7 +105,7 @@ func validateDeletionRuleList(job *rayv1.RayJob) error {
 }
 
 // validateDeletionRule checks one rule on its own.
-func validateDeletionRule(job *rayv1.RayJob, rule rayv1.DeletionRule) error {
+func validateDeletionRule(spec *rayv1.RayJobSpec, rule rayv1.DeletionRule) error {
 	c := rule.Condition
 	switch {
 	case c.JobStatus != nil && c.JobDeploymentStatus != nil:
@@ -114,9 +114,9 @@ func validateDeletionRule(job *rayv1.RayJob, rule rayv1.DeletionRule) error {
 		return kubeRayError("exactly one of JobStatus and JobDeploymentStatus must be set")
 	case c.TTLSeconds < 0:
 		return kubeRayError("TTLSeconds must be non-negative")
-	case usesClusterSelector(job) && touchesCluster(rule.Policy):
+	case spec.UsesClusterSelector() && touchesCluster(rule.Policy):
 		return kubeRayErrorf("DeletionPolicyType '%s' not supported when ClusterSelector is set", rule.Policy)
-	case rule.Policy == rayv1.DeleteWorkers && autoscaling(job):
+	case rule.Policy == rayv1.DeleteWorkers && jobAutoscales(spec):
 		return kubeRayError("DeletionPolicyType 'DeleteWorkers' not supported with autoscaling enabled")
 	}
 	return nil
@@ -154,8 +154,7 @@ func touchesCluster(policy rayv1.DeletionPolicyType) bool {
 	return policy == rayv1.DeleteCluster || policy == rayv1.DeleteWorkers
 }
 
-// autoscaling reports whether the RayJob's cluster autoscales.
-func autoscaling(job *rayv1.RayJob) bool {
-	spec := job.Spec.RayClusterSpec
-	return spec != nil && spec.EnableInTreeAutoscaling != nil && *spec.EnableInTreeAutoscaling
+// jobAutoscales reports whether the RayJob's cluster autoscales.
+func jobAutoscales(spec *rayv1.RayJobSpec) bool {
+	return spec.RayClusterSpec != nil && autoscalingEnabled(spec.RayClusterSpec)
 }

@@ -1,0 +1,65 @@
+package raycronjob
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// pruneHistory deletes the oldest finished RayJobs beyond
+// successfulJobsHistoryLimit and failedJobsHistoryLimit. Unset limits keep
+// everything, as KubeRay does. Only RayJobs this RayCronJob owns are
+// candidates (see observe).
+func (r *Reconciler) pruneHistory(ctx context.Context, s *scope) error {
+	limits := []struct {
+		field string
+		limit *int32
+		jobs  []*rayv1.RayJob
+	}{
+		{"successfulJobsHistoryLimit", s.cj.Spec.SuccessfulJobsHistoryLimit, s.jobs.succeeded},
+		{"failedJobsHistoryLimit", s.cj.Spec.FailedJobsHistoryLimit, s.jobs.failed},
+	}
+	for _, l := range limits {
+		for _, job := range overLimit(l.jobs, l.limit) {
+			if err := r.deleteRayJob(ctx, s, job, fmt.Sprintf("%s is %d", l.field, *l.limit)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// overLimit returns the oldest of jobs (sorted oldest first) beyond limit;
+// none without a limit.
+func overLimit(jobs []*rayv1.RayJob, limit *int32) []*rayv1.RayJob {
+	if limit == nil || len(jobs) <= int(*limit) {
+		return nil
+	}
+	return slices.Clone(jobs[:len(jobs)-int(*limit)])
+}
+
+// deleteRayJob deletes an owned RayJob (its RayCluster follows through its
+// owner reference) and records why; one already gone counts as deleted.
+// The UID precondition keeps a later RayJob of the same name safe.
+func (r *Reconciler) deleteRayJob(ctx context.Context, s *scope, job *rayv1.RayJob, why string) error {
+	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &job.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		r.event(s.cj, job, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete,
+			"Failed to delete RayJob %s (%s): %v", job.Name, why, err)
+		return fmt.Errorf("deleting RayJob %s: %w", job.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted RayJob", "rayJob", klog.KObj(job), "why", why)
+	r.event(s.cj, job, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s: %s", job.Name, why)
+	s.jobs.deleted(job)
+	return nil
+}

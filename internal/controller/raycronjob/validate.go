@@ -1,0 +1,51 @@
+package raycronjob
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/validation"
+)
+
+// reasonValid is the SpecValid condition's reason when the spec is valid.
+const reasonValid = "ValidSpec"
+
+// validate checks the RayCronJob (internal/validation) and parses its
+// schedule. An invalid one gets KubeRay's Warning event, the SpecValid
+// condition False with the error, and nothing else: only a new spec can
+// help, so the pass stops without a requeue.
+func (r *Reconciler) validate(ctx context.Context, s *scope) error {
+	err := validation.RayCronJobMetadata(s.cj.ObjectMeta)
+	if err == nil {
+		err = validation.RayCronJobSpec(s.cj, r.opts.Features)
+	}
+	if err == nil {
+		s.schedule, err = validation.RayCronJobSchedule(&s.cj.Spec)
+	}
+	setSpecValid(&s.cj.Status, s.cj.Generation, s.now, err)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("Invalid RayCronJob", "error", err.Error())
+		r.event(s.cj, nil, corev1.EventTypeWarning, reasonInvalidSpec, actionValidate, "%s/%s: %v", s.cj.Namespace, s.cj.Name, err)
+		s.stop = true
+	}
+	return nil
+}
+
+// setSpecValid sets the SpecValid condition from the validation error; the
+// transition time is now when the status changes.
+func setSpecValid(status *rayv1.RayCronJobStatus, generation int64, now time.Time, err error) {
+	c := metav1.Condition{
+		Type: string(rayv1.RayCronJobSpecValid), Status: metav1.ConditionTrue, Reason: reasonValid,
+		ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now),
+	}
+	if err != nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, reasonInvalidSpec, err.Error()
+	}
+	meta.SetStatusCondition(&status.Conditions, c)
+}

@@ -1,0 +1,31 @@
+package operator
+
+import (
+	"testing"
+
+	"github.com/ray-operator/ray-operator/internal/features"
+)
+
+// TestRayCronJobBehindItsGate: the RayCronJob controller runs only with the
+// RayCronJob gate on (KubeRay's alpha gate, off by default); the others
+// always run.
+func TestRayCronJobBehindItsGate(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		gate := features.NewGate()
+		if on {
+			if err := gate.Set("RayCronJob=true"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := map[string]bool{}
+		for _, c := range DefaultControllers() {
+			got[c.Name] = c.Enabled == nil || c.Enabled(Deps{Features: gate})
+		}
+		want := map[string]bool{"RayCluster": true, "RayJob": true, "RayService": true, "RayCronJob": on}
+		for name, enabled := range want {
+			if got[name] != enabled {
+				t.Errorf("gate RayCronJob=%v: %s enabled %v, want %v", on, name, got[name], enabled)
+			}
+		}
+	}
+}
