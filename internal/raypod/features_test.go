@@ -59,7 +59,7 @@ func TestRayServiceCreatedPods(t *testing.T) {
 	if diff := cmp.Diff([]string{"0", "5", "5"}, got); diff != "" {
 		t.Errorf("RayService env (-want +got):\n%s", diff)
 	}
-	wantReadiness := wgetProbe(10, 2, 1, rayletCheck+" && wget -T 10 -q -O- http://localhost:9000/-/healthz | grep success")
+	wantReadiness := wgetProbe(10, 2, 1, rayletCheck+" && wget --tries 1 -T 10 -q -O- http://localhost:9000/-/healthz | grep success")
 	if diff := cmp.Diff(wantReadiness, worker.Spec.Containers[0].ReadinessProbe); diff != "" {
 		t.Errorf("worker readiness (-want +got):\n%s", diff)
 	}
@@ -301,8 +301,8 @@ func TestProbes(t *testing.T) {
 			mutate: func(c *rayv1.RayCluster) {
 				c.Spec.HeadGroupSpec.RayStartParams = map[string]string{"dashboard-port": "8266", "dashboard-agent-listen-port": "8267"}
 			},
-			wantLiveness:  wgetProbe(30, 5, 120, "wget -T 2 -q -O- http://localhost:8267/api/local_raylet_healthz | grep success && wget -T 10 -q -O- http://localhost:8266/api/gcs_healthz | grep success"),
-			wantReadiness: wgetProbe(10, 5, 10, "wget -T 2 -q -O- http://localhost:8267/api/local_raylet_healthz | grep success && wget -T 10 -q -O- http://localhost:8266/api/gcs_healthz | grep success"),
+			wantLiveness:  wgetProbe(30, 5, 120, "wget --tries 1 -T 2 -q -O- http://localhost:8267/api/local_raylet_healthz | grep success && wget --tries 1 -T 10 -q -O- http://localhost:8266/api/gcs_healthz | grep success"),
+			wantReadiness: wgetProbe(10, 5, 10, "wget --tries 1 -T 2 -q -O- http://localhost:8267/api/local_raylet_healthz | grep success && wget --tries 1 -T 10 -q -O- http://localhost:8266/api/gcs_healthz | grep success"),
 		},
 		"ray 2.53 uses the unified http endpoint": {
 			mutate:        func(c *rayv1.RayCluster) { c.Spec.RayVersion = "2.53.0" },

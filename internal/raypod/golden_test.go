@@ -31,8 +31,8 @@ func wgetProbe(initialDelay, timeout, failure int32, cmd string) *corev1.Probe {
 }
 
 const (
-	rayletCheck = "wget -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success"
-	gcsCheck    = "wget -T 10 -q -O- http://localhost:8265/api/gcs_healthz | grep success"
+	rayletCheck = "wget --tries 1 -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success"
+	gcsCheck    = "wget --tries 1 -T 10 -q -O- http://localhost:8265/api/gcs_healthz | grep success"
 	headFQDN    = "raycluster-head-svc.default.svc.cluster.local"
 )
 

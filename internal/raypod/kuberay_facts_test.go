@@ -161,7 +161,7 @@ func TestRayServiceWorkerProbesOnUnifiedHealthFact(t *testing.T) {
 	got := []*corev1.Probe{ray.LivenessProbe, ray.ReadinessProbe}
 	want := []*corev1.Probe{
 		httpProbe(30, 2, 120),
-		wgetProbe(10, 2, 1, rayletCheck+" && wget -T 10 -q -O- http://localhost:8000/-/healthz | grep success"),
+		wgetProbe(10, 2, 1, rayletCheck+" && wget --tries 1 -T 10 -q -O- http://localhost:8000/-/healthz | grep success"),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("liveness, readiness (-want +got):\n%s", diff)

@@ -32,7 +32,7 @@ const (
 	serveProxyHealthPath     = "-/healthz"
 	unifiedHealthPath        = "/api/healthz"
 	unifiedHealthMinVersion  = "2.53.0"
-	wgetHealthCommandPattern = "wget -T %d -q -O- http://localhost:%d/%s | grep success"
+	wgetHealthCommandPattern = "wget --tries 1 -T %d -q -O- http://localhost:%d/%s | grep success"
 )
 
 // setProbes gives the Ray container KubeRay's readiness and liveness probes
