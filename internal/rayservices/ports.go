@@ -16,30 +16,27 @@ import (
 // appProtocolTCP is the appProtocol of every head Service port.
 const appProtocolTCP = "tcp"
 
-// PortsOf maps port names to numbers for the cluster's Services: the ports
-// the head's Ray container declares (unnamed ones called "<port>-port"),
-// completed with KubeRay's defaults (client 10001, gcs-server 6379,
-// dashboard 8265, metrics 8080, serve 8000). A default is added only when
-// its name is free and its number is not already taken by another name, so
-// that no two Service ports share a number.
+// PortsOf maps port names to numbers for the cluster's Services, as
+// KubeRay does: the ports the head's Ray container declares (an unnamed one
+// called "<port>-port"); when it declares none, KubeRay's default set
+// (client 10001, gcs-server 6379, dashboard 8265, metrics 8080, serve
+// 8000). Either way a "metrics" port 8080 is added when none is named so,
+// unless another declared port already uses 8080 (KubeRay adds it anyway
+// and the API server then rejects the Service for a duplicate port).
+// Declared ports are not completed with other defaults: a head that
+// declares only gcs-server gets no client, dashboard or serve port.
 func PortsOf(cluster *rayv1.RayCluster) map[string]int32 {
 	ports := containerPorts(cluster)
-	used := map[int32]bool{}
-	for _, p := range ports {
-		used[p] = true
+	if len(ports) == 0 {
+		ports = maps.Clone(standardPorts)
 	}
-	for _, name := range slices.Sorted(maps.Keys(standardPorts)) {
-		p := standardPorts[name]
-		if _, named := ports[name]; named || used[p] {
-			continue
-		}
-		ports[name] = p
-		used[p] = true
+	if _, ok := ports[rayv1.MetricsPortName]; !ok && !slices.Contains(slices.Collect(maps.Values(ports)), rayv1.DefaultMetricsPort) {
+		ports[rayv1.MetricsPortName] = rayv1.DefaultMetricsPort
 	}
 	return ports
 }
 
-// standardPorts are the head Service ports KubeRay always offers.
+// standardPorts are the head Service ports of a head that declares none.
 var standardPorts = map[string]int32{
 	rayv1.ClientPortName:    rayv1.DefaultClientPort,
 	rayv1.GcsServerPortName: rayv1.DefaultGcsServerPort,

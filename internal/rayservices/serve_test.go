@@ -42,14 +42,11 @@ func TestBuildServeService(t *testing.T) {
 				Spec:       corev1.ServiceSpec{Selector: map[string]string{"ray.io/cluster": "raycluster"}, Ports: []corev1.ServicePort{{Name: "serve", Port: 9000}}},
 			},
 		},
-		"head ports without serve: the default serve port is added": {
+		"head declares ports but no serve port: no default is added": {
 			mutate: func(c *rayv1.RayCluster) {
 				c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 8265}}
 			},
-			want: &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: "raycluster-serve-svc", Namespace: "default", Labels: labels, OwnerReferences: owner()},
-				Spec:       corev1.ServiceSpec{Selector: map[string]string{"ray.io/cluster": "raycluster"}, Ports: []corev1.ServicePort{{Name: "serve", Port: 8000}}},
-			},
+			wantErr: ErrNoServePort,
 		},
 		"8000 taken by another port: no serve port": {mutate: serveTaken, wantErr: ErrNoServePort},
 	}
@@ -104,13 +101,10 @@ func TestBuildRayServiceServeService(t *testing.T) {
 				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 8000}}},
 			},
 		},
-		"custom service without serve port falls back to the default": {
-			custom: &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1}}}},
-			mutate: noServe,
-			want: &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: "mysvc-serve-svc", Namespace: "ns", Annotations: map[string]string{}, Labels: labels},
-				Spec:       corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "serve", Port: 8000}}},
-			},
+		"custom service without serve port, head declares none: error": {
+			custom:  &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1}}}},
+			mutate:  noServe,
+			wantErr: ErrNoServePortAnywhere,
 		},
 		"custom service without serve port and 8000 taken": {
 			custom:  &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1}}}},

@@ -68,7 +68,7 @@ func TestBuildHeadService(t *testing.T) {
 				Spec:       corev1.ServiceSpec{Selector: headLabels(), Ports: defaultPorts()},
 			},
 		},
-		"container ports, unnamed port, free defaults added, NodePort, annotations": {
+		"declared ports only (unnamed one named <port>-port) plus metrics, NodePort, annotations": {
 			mutate: func(c *rayv1.RayCluster) {
 				c.Spec.HeadGroupSpec.ServiceType = corev1.ServiceTypeNodePort
 				c.Spec.HeadServiceAnnotations = map[string]string{"a": "1"}
@@ -79,12 +79,11 @@ func TestBuildHeadService(t *testing.T) {
 			want: &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "raycluster-head-svc", Namespace: "default", Labels: headLabels(), Annotations: map[string]string{"a": "1"}, OwnerReferences: owner()},
 				Spec: corev1.ServiceSpec{Selector: headLabels(), Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{
-					tcpPort("9999-port", 9999), tcpPort("client", 10001), tcpPort("dashboard", 8265),
-					tcpPort("gcs-server", 6380), tcpPort("metrics", 8080), tcpPort("serve", 8000),
+					tcpPort("9999-port", 9999), tcpPort("gcs-server", 6380), tcpPort("metrics", 8080),
 				}},
 			},
 		},
-		"a default whose number is taken is skipped": {
+		"metrics is not added when a declared port already uses 8080": {
 			mutate: func(c *rayv1.RayCluster) {
 				c.Spec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{
 					{Name: "prom", ContainerPort: 8080}, {Name: "dash", ContainerPort: 8265},
@@ -93,7 +92,7 @@ func TestBuildHeadService(t *testing.T) {
 			want: &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "raycluster-head-svc", Namespace: "default", Labels: headLabels(), Annotations: map[string]string{}, OwnerReferences: owner()},
 				Spec: corev1.ServiceSpec{Selector: headLabels(), ClusterIP: "None", PublishNotReadyAddresses: true, Ports: []corev1.ServicePort{
-					tcpPort("client", 10001), tcpPort("dash", 8265), tcpPort("gcs-server", 6379), tcpPort("prom", 8080), tcpPort("serve", 8000),
+					tcpPort("dash", 8265), tcpPort("prom", 8080),
 				}},
 			},
 		},
