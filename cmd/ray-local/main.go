@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/operator"
 )
@@ -39,6 +40,10 @@ func main() {
 	local := bindLocalFlags(flag.CommandLine)
 	localDefaults(flag.CommandLine)
 	flag.Parse()
+	if opFlags.VersionRequested() {
+		fmt.Println(buildinfo.Get())
+		return
+	}
 	if err := run(opFlags, local); err != nil {
 		fmt.Fprintln(os.Stderr, "ray-local:", err)
 		os.Exit(1)

@@ -12,12 +12,17 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/operator"
 )
 
 func main() {
 	flags := operator.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if flags.VersionRequested() {
+		fmt.Println(buildinfo.Get())
+		return
+	}
 	if err := run(flags); err != nil {
 		fmt.Fprintln(os.Stderr, "ray-operator:", err)
 		os.Exit(1)

@@ -26,6 +26,7 @@ type Flags struct {
 	burst                int
 	rayServicePoll       time.Duration
 	cfg                  configv1alpha1.Configuration
+	version              bool
 
 	// Zap holds the controller-runtime --zap-* logging flags.
 	Zap zap.Options
@@ -55,9 +56,14 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.rayServicePoll, "rayservice-status-poll-interval", configv1alpha1.DefaultRayServiceStatusPollInterval, "How often the application statuses of an idle RayService are read again.")
 	fs.Float64Var(&f.qps, "qps", configv1alpha1.DefaultQPS, "Requests per second to the API server.")
 	fs.IntVar(&f.burst, "burst", configv1alpha1.DefaultBurst, "Request burst to the API server.")
+	fs.BoolVar(&f.version, "version", false, "Print the operator's version and exit.")
 	f.Zap.BindFlags(fs)
 	return f
 }
+
+// VersionRequested reports whether --version was given: the binary then
+// prints buildinfo.Get() and exits without starting anything.
+func (f *Flags) VersionRequested() bool { return f.version }
 
 // Resolve turns the parsed flags, the configuration file they name and the
 // environment (read through lookup) into Settings: defaulted, validated,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
+	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -25,11 +26,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
@@ -74,7 +77,24 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	if err := addHealthChecks(mgr); err != nil {
 		return nil, err
 	}
+	if err := registerBuildInfo(ctrlmetrics.Registry); err != nil {
+		return nil, err
+	}
 	return mgr, nil
+}
+
+// registerBuildInfo serves ray_operator_build_info on the metrics endpoint,
+// whatever --enable-metrics says (that flag is about KubeRay's resource
+// metrics). A second manager in the same process finds it registered.
+func registerBuildInfo(reg prometheus.Registerer) error {
+	err := reg.Register(buildinfo.Get().Collector())
+	if errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("registering the build info metric: %w", err)
+	}
+	return nil
 }
 
 // NewScheme returns the types the operator reads and writes: client-go's,

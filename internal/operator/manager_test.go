@@ -3,12 +3,14 @@ package operator
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
@@ -75,5 +77,28 @@ func TestCacheOptions(t *testing.T) {
 		if scope.Label == nil || !scope.Label.Matches(operatorMade) || scope.Label.Matches(labels.Set{}) {
 			t.Errorf("Secret informer selector %v, want only Secrets labelled %s=%s", scope.Label, rayv1.LabelCreatedBy, rayv1.CreatedByOperator)
 		}
+	}
+}
+
+func TestRegisterBuildInfo(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	for range 2 { // a second manager in the same process finds it registered
+		if err := registerBuildInfo(reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(families) != 1 || families[0].GetName() != "ray_operator_build_info" {
+		t.Fatalf("gathered %v, want ray_operator_build_info only", families)
+	}
+	labels := map[string]string{}
+	for _, l := range families[0].GetMetric()[0].GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if labels["version"] != buildinfo.Version() || families[0].GetMetric()[0].GetGauge().GetValue() != 1 {
+		t.Errorf("build info = %v, want version %q and value 1", families[0], buildinfo.Version())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 )
 
 func TestPodLabelsAndAnnotations(t *testing.T) {
@@ -63,7 +64,7 @@ func TestRayServiceCreatedPods(t *testing.T) {
 	if diff := cmp.Diff(wantReadiness, worker.Spec.Containers[0].ReadinessProbe); diff != "" {
 		t.Errorf("worker readiness (-want +got):\n%s", diff)
 	}
-	if tags := env(head.Spec.Containers[0])[EnvUsageStatsExtraTags].Value; tags != "kuberay_version=nightly;kuberay_crd=RayService" {
+	if tags := env(head.Spec.Containers[0])[EnvUsageStatsExtraTags].Value; tags != "kuberay_version="+buildinfo.Version()+";kuberay_crd=RayService" {
 		t.Errorf("usage tags = %q", tags)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 )
 
 func ownerRefs() []metav1.OwnerReference {
@@ -73,7 +75,7 @@ func TestBuildHeadPodGolden(t *testing.T) {
 					{Name: "RAY_PORT", Value: "6379"},
 					{Name: "RAY_ADDRESS", Value: "127.0.0.1:6379"},
 					{Name: "RAY_USAGE_STATS_KUBERAY_IN_USE", Value: "1"},
-					{Name: "RAY_USAGE_STATS_EXTRA_TAGS", Value: "kuberay_version=nightly;kuberay_crd=RayCluster"},
+					{Name: "RAY_USAGE_STATS_EXTRA_TAGS", Value: "kuberay_version=" + buildinfo.Version() + ";kuberay_crd=RayCluster"},
 					{Name: "RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE", Value: "1"},
 				},
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{

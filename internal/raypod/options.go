@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 )
 
 // Options are the operator-wide knobs that shape Ray Pods. The zero value is
@@ -34,7 +35,8 @@ type Options struct {
 	// cluster.local.
 	ClusterDomain string
 	// OperatorVersion is reported to Ray usage stats in
-	// RAY_USAGE_STATS_EXTRA_TAGS; empty means "nightly" as in KubeRay builds.
+	// RAY_USAGE_STATS_EXTRA_TAGS; empty means this binary's version
+	// (buildinfo.Version).
 	OperatorVersion string
 	// HeadSidecarContainers are appended to every head Pod.
 	HeadSidecarContainers []corev1.Container
@@ -82,7 +84,7 @@ func creatorOf(cluster *rayv1.RayCluster) CreatorKind {
 
 func (o Options) operatorVersion() string {
 	if o.OperatorVersion == "" {
-		return "nightly"
+		return buildinfo.Version()
 	}
 	return o.OperatorVersion
 }

@@ -7,17 +7,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
-// Annotations of the head Pod of a cluster with upgradeStrategy Recreate.
+// Annotations of every head Pod, as KubeRay sets them; upgradeStrategy
+// Recreate compares them.
 const (
 	// annotationRecreateHash is the hash of the spec the Pods were made from.
 	annotationRecreateHash = "ray.io/upgrade-strategy-recreate-hash"
 	// annotationKubeRayVersion is the operator version that made the Pod.
 	annotationKubeRayVersion = rayv1.LabelKubeRayVersion
-	// defaultOperatorVersion is reported when the build sets none.
-	defaultOperatorVersion = "nightly"
 )
 
 // With upgradeStrategy.type Recreate, a change of the Pod templates (or of
@@ -43,14 +43,12 @@ func (r *Reconciler) operatorVersion() string {
 	if v := r.opts.Pod.OperatorVersion; v != "" {
 		return v
 	}
-	return defaultOperatorVersion
+	return buildinfo.Version()
 }
 
-// stampHeadPod records on a new head Pod the spec it is made from.
+// stampHeadPod records on every new head Pod the spec it is made from and
+// the operator version that made it, whatever the upgrade strategy.
 func (r *Reconciler) stampHeadPod(cluster *rayv1.RayCluster, pod *corev1.Pod) error {
-	if !recreateOnUpgrade(cluster) {
-		return nil
-	}
 	hash, err := specHash(&cluster.Spec)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 )
 
 func recreateCluster(strategy rayv1.RayClusterUpgradeType) *rayv1.RayCluster {
@@ -52,8 +53,12 @@ func TestRecreateUpgrade(t *testing.T) {
 			h := newHarness(t, Options{}, recreateCluster(tc.strategy))
 			h.mustReconcile("rc", 1)
 			head := h.pods(headPodLabels)[0]
-			if tc.strategy == rayv1.RayClusterRecreate && (head.Annotations[annotationRecreateHash] == "" || head.Annotations[annotationKubeRayVersion] != "nightly") {
-				t.Fatalf("head annotations = %v, want the spec hash and operator version", head.Annotations)
+			wantHash, err := specHash(&h.cluster("rc").Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if head.Annotations[annotationRecreateHash] != wantHash || head.Annotations[annotationKubeRayVersion] != buildinfo.Version() {
+				t.Fatalf("head annotations = %v, want the spec hash %s and operator version %s whatever the strategy", head.Annotations, wantHash, buildinfo.Version())
 			}
 			if tc.headVersion != "" {
 				head.Annotations[annotationKubeRayVersion] = tc.headVersion
@@ -76,7 +81,7 @@ func TestRecreateUpgrade(t *testing.T) {
 				if heads[0].Name != head.Name {
 					t.Errorf("head replaced without a recreation")
 				}
-				if tc.headVersion != "" && heads[0].Annotations[annotationKubeRayVersion] != "nightly" {
+				if tc.headVersion != "" && heads[0].Annotations[annotationKubeRayVersion] != buildinfo.Version() {
 					t.Errorf("head version annotation = %q, want it refreshed", heads[0].Annotations[annotationKubeRayVersion])
 				}
 				return

@@ -28,9 +28,9 @@ func TestCleanUpClusters(t *testing.T) {
 		return append(idleWorld(t, w.Obj()), extra...)
 	}
 	oldOf := func() *wrappers.RayClusterWrapper { return servingCluster(t, rayService().Obj(), oldCluster) }
-	activeState := clusterState{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}
+	activeState := clusterState{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}
 	oldState := func(deadline string) clusterState {
-		return clusterState{Name: oldCluster, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}, DeletionDeadline: deadline}
+		return clusterState{Name: oldCluster, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}, DeletionDeadline: deadline}
 	}
 	delay := func(s int32) func(*wrappers.RayServiceWrapper) {
 		return func(w *wrappers.RayServiceWrapper) { w.DeletionDelaySeconds(s) }
@@ -117,7 +117,7 @@ func TestCleanUpClusters(t *testing.T) {
 			wantResult:     ctrl.Result{RequeueAfter: DefaultIdleRequeue},
 			wantStatus:     statusOf(nil),
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{activeState, {Name: oldCluster, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}, Terminating: true}},
+			wantClusters:   []clusterState{activeState, {Name: oldCluster, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}, Terminating: true}},
 			wantServices:   idleServices(),
 		},
 		"clusters of other owners are not touched": {

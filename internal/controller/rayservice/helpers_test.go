@@ -24,6 +24,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -318,7 +319,7 @@ func clusterOf(tb testing.TB, rs *rayv1.RayService, name string) *wrappers.RayCl
 	return wrappers.MakeRayCluster(name, testNS).Spec(&rs.Spec.RayClusterSpec).OwnedBy(rs, rayv1.KindRayService).
 		Annotation(rayv1.LabelHashWithoutReplicas, hash).
 		Annotation(rayv1.LabelNumWorkerGroups, strconv.Itoa(len(rs.Spec.RayClusterSpec.WorkerGroupSpecs))).
-		Annotation(rayv1.LabelKubeRayVersion, DefaultOperatorVersion)
+		Annotation(rayv1.LabelKubeRayVersion, testOperatorVersion)
 }
 
 // readyCluster is clusterOf with its head ready, before any serve config
@@ -475,3 +476,7 @@ func except(objs []client.Object, names ...string) []client.Object {
 	}
 	return out
 }
+
+// testOperatorVersion is what the reconciler records in
+// ray.io/kuberay-version when its Options give no version.
+var testOperatorVersion = buildinfo.Version()

@@ -36,7 +36,7 @@ func TestManagedBy(t *testing.T) {
 			},
 			wantStatus:     &rayv1.RayServiceStatuses{},
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, Version: testOperatorVersion, Workers: []string{"small"}}},
 		},
 		"managed by this operator: reconciled": {
 			objs:           []client.Object{wrappers.MakeRayService(testName, testNS).ManagedBy(rayv1.KubeRayController).Obj()},
@@ -88,7 +88,7 @@ func TestRayServiceFinalizer(t *testing.T) {
 			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
 			wantStatus:     &deleted().Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, Version: DefaultOperatorVersion, Workers: []string{"small"}, Terminating: true}},
+			wantClusters:   []clusterState{{Name: active, Version: testOperatorVersion, Workers: []string{"small"}, Terminating: true}},
 		},
 		"deleted, nothing left: the finalizer goes, and the RayService with it": {
 			objs: []client.Object{deleted().Obj()},
@@ -103,7 +103,7 @@ func TestRayServiceFinalizer(t *testing.T) {
 				clusterOf(t, rayService().Obj(), active).Obj()},
 			wantStatus:     &rayv1.RayServiceStatuses{},
 			wantFinalizers: []string{"user/keep"},
-			wantClusters:   []clusterState{{Name: active, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, Version: testOperatorVersion, Workers: []string{"small"}}},
 		},
 	})
 }
@@ -147,7 +147,7 @@ func TestValidationFailure(t *testing.T) {
 			wantResult:     ctrl.Result{RequeueAfter: DefaultIdleRequeue},
 			wantStatus:     &serving(rayService().Generation(3)).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
 		},
 		"a serving RayService made invalid keeps its clusters and Services": {
@@ -155,7 +155,7 @@ func TestValidationFailure(t *testing.T) {
 			wantStatus: &serving(rayService()).UpgradeType("Bogus").Generation(2).ObservedGeneration(2).
 				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, typeErr, t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
 			wantEvents:     []string{"Warning InvalidRayServiceSpec ns/svc: " + typeErr},
 		},

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -44,9 +45,6 @@ const (
 	// DefaultClusterDeletionDelay is how long an old cluster is kept after
 	// it stopped serving (spec.rayClusterDeletionDelaySeconds unset).
 	DefaultClusterDeletionDelay = 60 * time.Second
-	// DefaultOperatorVersion is recorded in ray.io/kuberay-version when the
-	// operator gives no version.
-	DefaultOperatorVersion = "ray-operator-dev"
 )
 
 // Options are the operator settings the controller depends on, read once at
@@ -64,7 +62,8 @@ type Options struct {
 	// RayClusterStatusConditions, and those the cluster spec is validated
 	// with). Nil means every gate off.
 	Features validation.FeatureGates
-	// OperatorVersion is recorded on clusters in ray.io/kuberay-version; a
+	// OperatorVersion is recorded on clusters in ray.io/kuberay-version
+	// (empty: this binary's version, buildinfo.Version); a
 	// cluster recorded by another version is updated in place, never
 	// replaced, so that an operator upgrade or handover upgrades nothing.
 	OperatorVersion string
@@ -120,7 +119,7 @@ func New(deps Deps, opts Options) *Reconciler {
 		opts.Features = validation.NoFeatureGates{}
 	}
 	if opts.OperatorVersion == "" {
-		opts.OperatorVersion = DefaultOperatorVersion
+		opts.OperatorVersion = buildinfo.Version()
 	}
 	opts.InFlightRequeue = cmpOr(opts.InFlightRequeue, DefaultInFlightRequeue)
 	opts.IdleRequeue = cmpOr(opts.IdleRequeue, DefaultIdleRequeue)

@@ -33,7 +33,7 @@ func TestNewDefaults(t *testing.T) {
 		Version        string
 		SuffixLen      int
 		Defaults       []bool
-	}{2 * time.Second, 30 * time.Second, DefaultOperatorVersion, 5, []bool{true, true, true}}
+	}{2 * time.Second, 30 * time.Second, testOperatorVersion, 5, []bool{true, true, true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
@@ -78,8 +78,8 @@ func TestReconcile(t *testing.T) {
 				Condition(rayv1.UpgradeInProgress, metav1.ConditionTrue, rayv1.BothActivePendingClustersExist, msgBothClusters, t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantClusters: []clusterState{
-				{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}},
-				{Name: pending, Version: DefaultOperatorVersion, Workers: []string{"small"}},
+				{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}},
+				{Name: pending, Version: testOperatorVersion, Workers: []string{"small"}},
 			},
 			wantServices: idleServices(),
 			wantEvents:   []string{"Normal CreatedRayCluster Created RayCluster ns/svc-pending"},
@@ -91,7 +91,7 @@ func TestReconcile(t *testing.T) {
 			wantStatus: &serving(rayService()).NumServeEndpoints(0).ServiceStatus(rayv1.NotRunning).
 				Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.ZeroServeEndpoints, msgZeroEndpoints, t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
 		},
 		"the active head Pod missing: the pass goes on (KubeRay stops with an error), and comes back soon": {
@@ -100,7 +100,7 @@ func TestReconcile(t *testing.T) {
 			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
 			wantStatus:     &serving(rayService()).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
 		},
 		"a status write that conflicts is retried soon, without an error": {

@@ -301,7 +301,7 @@ func TestServeFailures(t *testing.T) {
 			wantErr:        "connection refused",
 			wantStatus:     &serving(rayService()).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
 		},
 	})
@@ -343,7 +343,7 @@ func TestServeConfigDecision(t *testing.T) {
 		return replace(idleWorld(t, serving(w).Obj()), servingCluster(t, rayService().Obj(), active).Obj())
 	}
 	activeWith := func(config string) clusterState {
-		return clusterState{Name: active, AppliedConfig: config, Version: DefaultOperatorVersion, Workers: []string{"small"}}
+		return clusterState{Name: active, AppliedConfig: config, Version: testOperatorVersion, Workers: []string{"small"}}
 	}
 	runActive := func(e *testEnv) { e.serveRunning(active) }
 	upgrading := func(w *wrappers.RayServiceWrapper) *wrappers.RayServiceWrapper {
@@ -368,7 +368,7 @@ func TestServeConfigDecision(t *testing.T) {
 			wantStatus:     &upgrading(changed()).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantClusters: []clusterState{
-				{Name: newCluster, AppliedConfig: newConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}},
+				{Name: newCluster, AppliedConfig: newConfig, Version: testOperatorVersion, Workers: []string{"small"}},
 				activeWith(appliedConfig),
 			},
 			wantServices: idleServices(),

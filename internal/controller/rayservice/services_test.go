@@ -30,7 +30,7 @@ func TestReconcileServices(t *testing.T) {
 			pendingCluster.Obj(), headPod(pending).Obj())
 	}
 	firstReady := func() *wrappers.RayServiceWrapper { return initializing(rayService(), t0).PendingCluster(newCluster) }
-	newClusterState := clusterState{Name: newCluster, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}
+	newClusterState := clusterState{Name: newCluster, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}
 	runPasses(t, map[string]passCase{
 		"the first cluster ready to serve gets both Services, and becomes active": {
 			objs:  []client.Object{firstReady().Obj(), servingCluster(t, rayService().Obj(), newCluster).Obj(), headPod(newCluster).Obj()},
@@ -91,7 +91,7 @@ func TestReconcileServices(t *testing.T) {
 			wantStatus: &initializing(rayService().ClusterSpec(wrappers.MakeRayClusterSpec().HeadPort("web", 8000).Obj()), t0).
 				PendingCluster(newCluster).PendingApp("app", rayv1.ApplicationStatusRunning).LastUpdateTime(t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: newCluster, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion}},
+			wantClusters:   []clusterState{{Name: newCluster, AppliedConfig: appliedConfig, Version: testOperatorVersion}},
 			wantServices:   []serviceState{{Name: headSvc, Cluster: newCluster, ClusterIP: corev1.ClusterIPNone}},
 			wantEvents: []string{
 				"Normal CreatedService Created the service ns/svc-head-svc",
@@ -104,7 +104,7 @@ func TestReconcileServices(t *testing.T) {
 			wantResult:     ctrl.Result{RequeueAfter: DefaultIdleRequeue},
 			wantStatus:     &serving(rayService()).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
 		},
 		"the pending cluster runs every application: both Services move to it keeping their ClusterIPs, and it is promoted": {
@@ -114,8 +114,8 @@ func TestReconcileServices(t *testing.T) {
 			wantStatus:     &serving(changed()).ActiveCluster(pending).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantClusters: []clusterState{
-				{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}},
-				{Name: pending, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}},
+				{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}},
+				{Name: pending, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}},
 			},
 			wantServices: []serviceState{{Name: headSvc, Cluster: pending, ClusterIP: "10.96.0.1"}, {Name: serveSvc, Cluster: pending, ClusterIP: "10.96.0.2"}},
 			wantEvents: []string{
@@ -132,8 +132,8 @@ func TestReconcileServices(t *testing.T) {
 			wantStatus:     &upgrading(changed()).PendingApp("app", rayv1.ApplicationStatusDeploying).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantClusters: []clusterState{
-				{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}},
-				{Name: pending, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}},
+				{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}},
+				{Name: pending, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}},
 			},
 			wantServices: idleServices(),
 		},

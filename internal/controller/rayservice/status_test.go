@@ -212,7 +212,7 @@ func TestInitializingTimeoutPasses(t *testing.T) {
 			wantStatus:     &timedOutStatus(withTimeout(), startedAt).LastUpdateTime(t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			// The next pass gives the cluster its deletion deadline.
-			wantClusters: []clusterState{{Name: newCluster, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters: []clusterState{{Name: newCluster, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantEvents:   []string{"Warning RayServiceInitializingTimeout " + msg},
 		},
 		"before the timeout, with a long in-flight interval: the pass comes back at the deadline": {
@@ -221,14 +221,14 @@ func TestInitializingTimeoutPasses(t *testing.T) {
 			wantResult:     ctrl.Result{RequeueAfter: 3 * time.Minute},
 			wantStatus:     &initializing(withTimeout(), t0.Add(-2*time.Minute)).PendingCluster(newCluster).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: newCluster, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: newCluster, Version: testOperatorVersion, Workers: []string{"small"}}},
 		},
 		"timed out: the forgotten cluster gets its deletion deadline, nothing else happens": {
 			objs:           []client.Object{timedOutStatus(withTimeout(), startedAt).Obj(), stuck().Obj()},
 			wantResult:     ctrl.Result{RequeueAfter: DefaultClusterDeletionDelay},
 			wantStatus:     &timedOutStatus(withTimeout(), startedAt).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters: []clusterState{{Name: newCluster, Version: DefaultOperatorVersion, Workers: []string{"small"},
+			wantClusters: []clusterState{{Name: newCluster, Version: testOperatorVersion, Workers: []string{"small"},
 				DeletionDeadline: deadline(t0.Add(DefaultClusterDeletionDelay))}},
 		},
 		"timed out, nothing left, the spec fixed: still terminal, no new cluster, no requeue": {

@@ -58,7 +58,7 @@ func TestSuspend(t *testing.T) {
 				// The conditions were set at generation 2, status.observedGeneration too.
 				ObservedGeneration(2).LastUpdateTime(t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: DefaultOperatorVersion, Workers: []string{"small"}}},
+			wantClusters:   []clusterState{{Name: active, AppliedConfig: appliedConfig, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
 		},
 		"a RayService created suspended stages Suspending and creates nothing": {
@@ -90,7 +90,7 @@ func TestSuspend(t *testing.T) {
 			wantStatus: &suspendRequested(rayService().Suspend(true), earlier).ObservedGeneration(1).LastUpdateTime(t0).
 				Condition(rayv1.RayServiceSuspending, metav1.ConditionTrue, rayv1.SuspendInProgress, msgSuspendInProgress, earlier).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
-			wantClusters:   []clusterState{{Name: active, Version: DefaultOperatorVersion, Workers: []string{"small"}, Terminating: true}},
+			wantClusters:   []clusterState{{Name: active, Version: testOperatorVersion, Workers: []string{"small"}, Terminating: true}},
 		},
 		"Suspending persisted, nothing left: Suspended, and nothing more to do": {
 			objs:           []client.Object{suspendRequested(gen2().Suspend(true), earlier).ObservedGeneration(1).Obj()},
@@ -146,7 +146,7 @@ func TestSuspend(t *testing.T) {
 			wantStatus:     &suspendRequested(rayService().Suspend(true), earlier).ObservedGeneration(1).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			// The first step gave the no longer named cluster a deadline.
-			wantClusters: []clusterState{{Name: active, Version: DefaultOperatorVersion, Workers: []string{"small"}, DeletionDeadline: deadline(t0.Add(time.Minute))}},
+			wantClusters: []clusterState{{Name: active, Version: testOperatorVersion, Workers: []string{"small"}, DeletionDeadline: deadline(t0.Add(time.Minute))}},
 			wantEvents:   []string{"Warning FailedToDeleteRayCluster Failed to delete RayCluster ns/svc-active: boom"},
 		},
 	})

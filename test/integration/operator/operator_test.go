@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -20,9 +21,11 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -31,6 +34,8 @@ const (
 	shutdownDeadline = 30 * time.Second
 	leaseNamespace   = "default"
 	leaseName        = "ray-operator-leader"
+	// linkedVersion is the version the test binary is built with.
+	linkedVersion = "v0.0.0-itest"
 )
 
 // operatorProcess is a started operator binary.
@@ -59,6 +64,13 @@ func TestOperatorBinary(t *testing.T) {
 		}
 	})
 
+	t.Run("--version prints the link-time version and exits", func(t *testing.T) {
+		out, err := exec.CommandContext(t.Context(), binary, "--version").CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "ray-operator "+linkedVersion+" ") {
+			t.Fatalf("--version = %q, %v; want a line starting %q", out, err, "ray-operator "+linkedVersion)
+		}
+	})
+
 	t.Run("starts, reports ready and exits cleanly on SIGTERM", func(t *testing.T) {
 		env := testenv.Start(t)
 		kubeconfig := writeKubeconfig(t, env.Kubeconfig)
@@ -72,6 +84,10 @@ func TestOperatorBinary(t *testing.T) {
 			}
 		}
 		waitLeaseHeld(t, env.Client, true)
+		if body := httpBody(t, "http://"+op.metricsAddr+"/metrics"); !strings.Contains(body, `version="`+linkedVersion+`"`) {
+			t.Errorf("/metrics has no ray_operator_build_info with version %q", linkedVersion)
+		}
+		assertHeadStamped(t, env.Client)
 
 		stopAfter := stopOperator(t, op)
 		t.Logf("SIGTERM to exit: %v", stopAfter)
@@ -86,7 +102,9 @@ func TestOperatorBinary(t *testing.T) {
 func buildOperator(t *testing.T) string {
 	t.Helper()
 	binary := filepath.Join(t.TempDir(), "ray-operator")
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", binary, "github.com/ray-operator/ray-operator/cmd/ray-operator")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", binary,
+		"-ldflags", "-X github.com/ray-operator/ray-operator/internal/buildinfo.version="+linkedVersion,
+		"github.com/ray-operator/ray-operator/cmd/ray-operator")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -176,6 +194,44 @@ func httpStatus(t *testing.T, url string) int {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode
+}
+
+// httpBody returns the body of GET url, which must answer 200.
+func httpBody(t *testing.T, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d, %v", url, resp.StatusCode, err)
+	}
+	return string(body)
+}
+
+// assertHeadStamped creates a RayCluster with no upgrade strategy and
+// checks that its head Pod carries the binary's version and a spec hash, as
+// every head Pod KubeRay creates does.
+func assertHeadStamped(t *testing.T, c client.Client) {
+	t.Helper()
+	createCluster(t, c, "default", "stamped", 0)
+	waitPods(t, c, "default", "stamped", 1)
+	pods := &corev1.PodList{}
+	if err := c.List(t.Context(), pods, client.InNamespace("default"), client.MatchingLabels{rayv1.LabelCluster: "stamped"}); err != nil {
+		t.Fatal(err)
+	}
+	a := pods.Items[0].Annotations
+	if a[rayv1.LabelKubeRayVersion] != linkedVersion || a["ray.io/upgrade-strategy-recreate-hash"] == "" {
+		t.Errorf("head Pod annotations = %v, want ray.io/kuberay-version %q and a recreate hash", a, linkedVersion)
+	}
 }
 
 // stopOperator sends SIGTERM and asserts a zero exit within the deadline.

@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
-	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
 	"github.com/ray-operator/ray-operator/internal/serveapps"
 )
 
@@ -316,7 +316,7 @@ func TestHandoverFromAnotherOperatorVersion(t *testing.T) {
 	var after *rayv1.RayCluster
 	w.eventually("svc-aaaaa taken over", func() (bool, error) {
 		after = w.cluster("svc-aaaaa")
-		return after.Annotations[rayv1.LabelKubeRayVersion] == rayservice.DefaultOperatorVersion, nil
+		return after.Annotations[rayv1.LabelKubeRayVersion] == buildinfo.Version(), nil
 	})
 	rs := w.waitObserved("svc")
 	if rs.Status.ObservedGeneration != gen || rs.Status.PendingServiceStatus.RayClusterName != "" || rs.Status.ActiveServiceStatus.RayClusterName != "svc-aaaaa" {
