@@ -19,6 +19,11 @@ const gcsHealthPath = "api/gcs_healthz"
 // healthCheckTimeoutSeconds bounds each probe of gcsHealthPath.
 const healthCheckTimeoutSeconds = 10
 
+// gcsHealthCommandPattern is KubeRay's GCS health check of the submitter
+// (URL, timeout in seconds): Python's urllib, which every Ray image has
+// (unlike wget or curl), exiting 0 only when the answer says success.
+const gcsHealthCommandPattern = `python -c "import urllib.request; r=urllib.request.urlopen('%s', timeout=%d); exit(0 if b'success' in r.read() else 1)"`
+
 // minMetadataRayVersion is the first Ray release whose CLI has --metadata-json.
 var minMetadataRayVersion = utilversion.MustParseGeneric("2.6.0")
 
@@ -84,12 +89,9 @@ func addresses(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) (address, health
 }
 
 // waitForGCS returns a loop that polls the GCS health endpoint every two
-// seconds. It probes with the Python of the Ray image, which every Ray image
-// has (unlike wget or curl).
+// seconds with gcsHealthCommandPattern.
 func waitForGCS(address, healthURL string) []string {
-	probe := fmt.Sprintf(
-		`python -c "import sys, urllib.request; sys.exit(0 if b'success' in urllib.request.urlopen('%s', timeout=%d).read() else 1)"`,
-		healthURL, healthCheckTimeoutSeconds)
+	probe := fmt.Sprintf(gcsHealthCommandPattern, healthURL, healthCheckTimeoutSeconds)
 	return []string{
 		"until", probe, ">/dev/null", "2>&1", ";",
 		"do", "echo", strconv.Quote("Waiting for Ray Dashboard GCS to become healthy at " + address + " ..."), ";",

@@ -39,8 +39,8 @@ func cluster(job *rayv1.RayJob) *rayv1.RayCluster {
 
 func TestCommand(t *testing.T) {
 	const k8sAddr = "http://head-svc.ns.svc.cluster.local:8265"
-	k8sWait := "until " + `python -c "import sys, urllib.request; sys.exit(0 if b'success' in urllib.request.urlopen('` + k8sAddr +
-		`/api/gcs_healthz', timeout=10).read() else 1)"` + ` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at ` +
+	k8sWait := "until " + `python -c "import urllib.request; r=urllib.request.urlopen('` + k8sAddr +
+		`/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` + ` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at ` +
 		k8sAddr + ` ..." ; sleep 2 ; done ; `
 	tests := map[string]struct {
 		job  *rayv1.RayJob
@@ -72,7 +72,7 @@ func TestCommand(t *testing.T) {
 		"SidecarMode submits once on localhost and blocks": {
 			job:  testJob(),
 			mode: rayv1.SidecarMode,
-			want: "until " + `python -c "import sys, urllib.request; sys.exit(0 if b'success' in urllib.request.urlopen('http://localhost:8265/api/gcs_healthz', timeout=10).read() else 1)"` +
+			want: "until " + `python -c "import urllib.request; r=urllib.request.urlopen('http://localhost:8265/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` +
 				` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at http://127.0.0.1:8265 ..." ; sleep 2 ; done ; ` +
 				"ray job submit --address http://127.0.0.1:8265 --submission-id job-abcde -- python main.py ;",
 		},
@@ -81,7 +81,7 @@ func TestCommand(t *testing.T) {
 				j.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 9999}}
 			}),
 			mode: rayv1.SidecarMode,
-			want: "until " + `python -c "import sys, urllib.request; sys.exit(0 if b'success' in urllib.request.urlopen('http://localhost:9999/api/gcs_healthz', timeout=10).read() else 1)"` +
+			want: "until " + `python -c "import urllib.request; r=urllib.request.urlopen('http://localhost:9999/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` +
 				` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at http://127.0.0.1:9999 ..." ; sleep 2 ; done ; ` +
 				"ray job submit --address http://127.0.0.1:9999 --submission-id job-abcde -- python main.py ;",
 		},
