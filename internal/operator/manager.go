@@ -140,17 +140,18 @@ func managerOptions(c configv1alpha1.Configuration, scheme *runtime.Scheme) mana
 }
 
 // CacheOptions scopes the informers: to the watched namespaces, to the
-// Pods of Ray nodes, and to the Jobs and Secrets the operator created (as
-// KubeRay does, to keep memory and watch traffic down on big clusters; the
-// RayCluster controller owns Secrets, which would otherwise cache every
-// Secret in the cluster). A Secret the operator did not create, such as the
+// Pods of Ray nodes, to the Jobs the operator created, and to the Secrets
+// of Ray clusters (labelled ray.io/cluster, the one label of the auth Secret
+// the operator generates, as KubeRay's). This keeps memory and watch traffic
+// down on big clusters: the RayCluster controller owns Secrets, which would
+// otherwise cache every Secret in the cluster. Any other Secret, such as the
 // one authOptions.secretName names, must be read with mgr.GetAPIReader().
 func CacheOptions(watchNamespace string) cache.Options {
 	createdByOperator := mustSelector(rayv1.LabelCreatedBy, selection.Equals, rayv1.CreatedByOperator)
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:    {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
 		&batchv1.Job{}:   {Label: createdByOperator},
-		&corev1.Secret{}: {Label: createdByOperator},
+		&corev1.Secret{}: {Label: mustSelector(rayv1.LabelCluster, selection.Exists)},
 		// Only the slices of serve Services: they mirror the Service's
 		// labels, and every serve Service carries ray.io/serve.
 		&discoveryv1.EndpointSlice{}: {Label: mustSelector(rayv1.LabelServe, selection.Exists)},

@@ -6,12 +6,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/rayrbac"
 )
 
 func TestNewScheme(t *testing.T) {
@@ -73,9 +75,14 @@ func TestCacheOptions(t *testing.T) {
 		if _, ok := obj.(*corev1.Secret); !ok {
 			continue
 		}
-		operatorMade := labels.Set{rayv1.LabelCreatedBy: rayv1.CreatedByOperator}
-		if scope.Label == nil || !scope.Label.Matches(operatorMade) || scope.Label.Matches(labels.Set{}) {
-			t.Errorf("Secret informer selector %v, want only Secrets labelled %s=%s", scope.Label, rayv1.LabelCreatedBy, rayv1.CreatedByOperator)
+		generated, err := rayrbac.BuildAuthSecret(&rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "rc", Namespace: "ns"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		authSecret := labels.Set(generated.Labels)
+		other := labels.Set{rayv1.LabelCreatedBy: rayv1.CreatedByOperator}
+		if scope.Label == nil || !scope.Label.Matches(authSecret) || scope.Label.Matches(other) || scope.Label.Matches(labels.Set{}) {
+			t.Errorf("Secret informer selector %v, want only Secrets labelled %s", scope.Label, rayv1.LabelCluster)
 		}
 	}
 }

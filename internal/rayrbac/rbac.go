@@ -72,7 +72,8 @@ func BuildRoleBinding(cluster *rayv1.RayCluster) *rbacv1.RoleBinding {
 }
 
 // BuildAuthSecret builds the Secret holding the cluster's Ray auth token
-// under the key "auth_token", named after the cluster. The token is 32 bytes
+// under the key "auth_token", named after the cluster and labelled only
+// ray.io/cluster, as KubeRay's. The token is 32 bytes
 // read from random, base64-encoded; pass nil to use crypto/rand. The
 // operator creates it only when authOptions enables tokens and names no
 // Secret of the user's.
@@ -84,8 +85,10 @@ func BuildAuthSecret(cluster *rayv1.RayCluster, random io.Reader) (*corev1.Secre
 	if _, err := io.ReadFull(random, buf); err != nil {
 		return nil, fmt.Errorf("generating the Ray auth token: %w", err)
 	}
+	m := meta(cluster, naming.ClipName(cluster.Name))
+	m.Labels = map[string]string{rayv1.LabelCluster: cluster.Name} // KubeRay's only label on it
 	return &corev1.Secret{
-		ObjectMeta: meta(cluster, naming.ClipName(cluster.Name)),
+		ObjectMeta: m,
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{raypod.AuthTokenSecretKey: []byte(base64.StdEncoding.EncodeToString(buf))},
 	}, nil

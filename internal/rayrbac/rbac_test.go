@@ -83,8 +83,10 @@ func TestBuildAuthSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	meta := wantMeta("raycluster")
+	meta.Labels = map[string]string{"ray.io/cluster": "raycluster"}
 	want := &corev1.Secret{
-		ObjectMeta: wantMeta("raycluster"),
+		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{"auth_token": []byte("//////////////////////////////////////////8=")},
 	}
