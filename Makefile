@@ -84,14 +84,15 @@ run: $(KWOK) ## Run the operator (RayCronJob gate on): against a local control p
 # allowDangerousTypes admits the float32 fields of RayJob (entrypointNumCpus/Gpus).
 CRD_OPTIONS ?= crd:maxDescLen=0,generateEmbeddedObjectMeta=true,allowDangerousTypes=true
 API_PATHS := ./api/ray/...
-GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml
+GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases and the operator's ClusterRole in config/rbac/role.yaml.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRole in config/rbac/role.yaml and the webhook configuration in config/webhook/manifests.yaml.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 	rm -f config/crd/bases/ray.io_*.yaml
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(API_PATHS)" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=kuberay-operator paths="./internal/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) webhook paths="./internal/webhooks/..." output:webhook:artifacts:config=config/webhook
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when the committed generated files differ from a fresh `make generate`.

@@ -33,6 +33,8 @@ type localFlags struct {
 	crdDir     string
 	nodes      int
 	forceLocal bool
+	webhooks   bool
+	root       string
 }
 
 func main() {
@@ -56,6 +58,7 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.StringVar(&l.crdDir, "crd-dir", "", "Directory of the CRDs to install (default <repo>/config/crd/bases).")
 	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes of the local control plane.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
+	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	return l
 }
 
@@ -83,27 +86,37 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 
 	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
 	defer cancel()
+	if local.webhooks && !tgt.local {
+		return errors.New("--webhooks needs the local control plane: a remote API server cannot call https://localhost (use config/default-with-webhooks there)")
+	}
 	restConfig, stop, err := connect(ctx, cancel, tgt, local)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	if local.webhooks {
+		if settings.Webhooks, err = installLocalWebhooks(ctx, restConfig, settings.Webhooks, local); err != nil {
+			return err
+		}
+		settings.Knobs.Webhooks = true // as if ENABLE_WEBHOOKS=true, for the logged settings
+	}
 	return operator.Run(ctx, settings, opFlags, restConfig)
 }
 
 // complete fills the repository-relative defaults.
 func (l *localFlags) complete() error {
-	if l.stateDir != "" && l.crdDir != "" {
-		return nil
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("getting the working directory: %w", err)
 	}
 	root, err := controlplane.ModuleRoot(wd)
 	if err != nil {
+		if l.stateDir != "" && l.crdDir != "" && !l.webhooks {
+			return nil
+		}
 		return fmt.Errorf("%w (run ray-local from the repository, or set --state-dir and --crd-dir)", err)
 	}
+	l.root = root
 	if l.stateDir == "" {
 		l.stateDir = filepath.Join(root, ".cache", "local")
 	}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
 // Flags are the operator's command-line flags, bound to a FlagSet. Their
@@ -27,6 +29,8 @@ type Flags struct {
 	rayServicePoll       time.Duration
 	cfg                  configv1alpha1.Configuration
 	version              bool
+	webhook              webhooks.Options
+	webhookDNSNames      string
 
 	// Zap holds the controller-runtime --zap-* logging flags.
 	Zap zap.Options
@@ -34,7 +38,7 @@ type Flags struct {
 
 // BindFlags defines the operator's flags on fs.
 func BindFlags(fs *flag.FlagSet) *Flags {
-	f := &Flags{Zap: zap.Options{TimeEncoder: zapcore.ISO8601TimeEncoder}}
+	f := &Flags{Zap: zap.Options{TimeEncoder: zapcore.ISO8601TimeEncoder}, webhook: webhooks.Defaults()}
 	c := &f.cfg
 	fs.StringVar(&f.configFile, "config", "", "Path to a Configuration file (YAML). When set, the other configuration flags are ignored; --feature-gates still applies.")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", configv1alpha1.DefaultMetricsAddr, `The address the metrics endpoint binds to; "0" disables it.`)
@@ -57,8 +61,43 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.Float64Var(&f.qps, "qps", configv1alpha1.DefaultQPS, "Requests per second to the API server.")
 	fs.IntVar(&f.burst, "burst", configv1alpha1.DefaultBurst, "Request burst to the API server.")
 	fs.BoolVar(&f.version, "version", false, "Print the operator's version and exit.")
+	bindWebhookFlags(fs, f)
 	f.Zap.BindFlags(fs)
 	return f
+}
+
+// bindWebhookFlags defines the --webhook-* flags; the webhooks themselves
+// are switched on by ENABLE_WEBHOOKS=true, as in KubeRay.
+func bindWebhookFlags(fs *flag.FlagSet, f *Flags) {
+	w := &f.webhook
+	fs.IntVar(&w.Port, "webhook-port", w.Port, "Port of the validating webhook server (with ENABLE_WEBHOOKS=true).")
+	fs.StringVar(&w.Host, "webhook-host", "", "Address the webhook server binds to; empty binds all.")
+	fs.StringVar(&w.CertDir, "webhook-cert-dir", w.CertDir, "Directory of the webhook server's tls.crt and tls.key.")
+	fs.StringVar(&w.CertManagement, "webhook-cert-management", w.CertManagement,
+		`"internal": the operator makes, rotates and injects its own certificate (no cert-manager); "external": cert-manager or another tool provides it.`)
+	fs.StringVar(&w.Namespace, "webhook-namespace", "", "Namespace of the certificate Secret and webhook Service; defaults to POD_NAMESPACE.")
+	fs.StringVar(&w.SecretName, "webhook-secret-name", w.SecretName, "Secret holding the webhook certificate (internal management).")
+	fs.StringVar(&w.ServiceName, "webhook-service-name", w.ServiceName, "Service in front of the webhook server; the certificate names <service>.<namespace>.svc.")
+	fs.StringVar(&w.ConfigurationName, "webhook-configuration-name", w.ConfigurationName, "ValidatingWebhookConfiguration whose CA bundle the operator keeps (internal management).")
+	fs.StringVar(&f.webhookDNSNames, "webhook-extra-dns-names", "", "Comma-separated extra DNS names of the webhook certificate, e.g. localhost.")
+	fs.BoolVar(&w.WriteCertFiles, "webhook-write-cert-files", false, "Copy the certificate Secret into --webhook-cert-dir (an operator outside a Pod, where no kubelet mounts it).")
+}
+
+// webhookOptions completes the --webhook-* flags with ENABLE_WEBHOOKS and
+// POD_NAMESPACE.
+func (f *Flags) webhookOptions(enabled bool, lookup configv1alpha1.LookupFunc) (webhooks.Options, error) {
+	w := f.webhook
+	w.Enabled = enabled
+	if w.Namespace == "" {
+		w.Namespace, _ = lookup("POD_NAMESPACE")
+	}
+	if f.webhookDNSNames != "" {
+		w.ExtraDNSNames = strings.Split(f.webhookDNSNames, ",")
+	}
+	if err := w.Validate(); err != nil {
+		return webhooks.Options{}, fmt.Errorf("invalid webhook settings: %w", err)
+	}
+	return w, nil
 }
 
 // VersionRequested reports whether --version was given: the binary then
@@ -89,7 +128,11 @@ func (f *Flags) Resolve(lookup configv1alpha1.LookupFunc) (Settings, error) {
 	if err := configv1alpha1.Validate(&cfg, gate.Enabled(features.KubernetesWAS)); err != nil {
 		return Settings{}, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	return Settings{Config: cfg, Knobs: knobs, Features: gate, Warnings: warnings}, nil
+	hooks, err := f.webhookOptions(knobs.Webhooks, lookup)
+	if err != nil {
+		return Settings{}, err
+	}
+	return Settings{Config: cfg, Knobs: knobs, Features: gate, Webhooks: hooks, Warnings: warnings}, nil
 }
 
 // configuration returns the configuration from the file when one is named,

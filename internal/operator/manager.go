@@ -28,12 +28,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
 const (
@@ -58,7 +60,7 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions(s.Config, scheme))
+	mgr, err := ctrl.NewManager(cfg, managerOptions(s.Config, s.Webhooks, scheme))
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -79,6 +81,11 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	}
 	if err := registerBuildInfo(ctrlmetrics.Registry); err != nil {
 		return nil, err
+	}
+	if s.Webhooks.Enabled {
+		if err := webhooks.Setup(mgr, s.Webhooks, s.Features); err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
 }
@@ -126,8 +133,8 @@ func clientConfig(c configv1alpha1.Configuration, restConfig *rest.Config) *rest
 	return cfg
 }
 
-func managerOptions(c configv1alpha1.Configuration, scheme *runtime.Scheme) manager.Options {
-	return manager.Options{
+func managerOptions(c configv1alpha1.Configuration, hooks webhooks.Options, scheme *runtime.Scheme) manager.Options {
+	opts := manager.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(c.WatchNamespace),
 		Metrics:                       metricsserver.Options{BindAddress: c.MetricsAddr},
@@ -137,6 +144,10 @@ func managerOptions(c configv1alpha1.Configuration, scheme *runtime.Scheme) mana
 		LeaderElectionNamespace:       c.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 	}
+	if hooks.Enabled {
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: hooks.Host, Port: hooks.Port, CertDir: hooks.CertDir})
+	}
+	return opts
 }
 
 // CacheOptions scopes the informers: to the watched namespaces, to the

@@ -7,6 +7,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
 // Settings is everything the operator is started with, read once from
@@ -18,6 +19,8 @@ type Settings struct {
 	Knobs configv1alpha1.Knobs
 	// Features is the read-only view of the feature gates.
 	Features featuregate.FeatureGate
+	// Webhooks configure the validating webhooks (on with ENABLE_WEBHOOKS).
+	Webhooks webhooks.Options
 	// Warnings are non-fatal problems found while reading the settings,
 	// to be logged once logging is set up.
 	Warnings []string

@@ -1,9 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 // strict makes the API server reject unknown and duplicate fields instead of
@@ -21,21 +20,11 @@ var strict = client.FieldValidation("Strict")
 // decodeAll parses every YAML document of data into unstructured objects.
 func decodeAll(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return objs
-		}
-		if err != nil {
-			t.Fatalf("decoding YAML: %v", err)
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
+	objs, err := testenv.DecodeObjects(data)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return objs
 }
 
 // decodeOne parses a single YAML document.

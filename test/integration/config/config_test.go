@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -46,6 +47,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
 const (
@@ -64,7 +66,7 @@ var operatorRuns atomic.Bool
 var operatorGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + installNamespace, "system:authenticated"}
 
 func TestKustomizationsBuild(t *testing.T) {
-	for _, dir := range []string{"crd", "rbac", "manager", "default"} {
+	for _, dir := range []string{"crd", "rbac", "manager", "default", "webhook", "default-with-webhooks", "default-with-cert-manager"} {
 		t.Run(dir, func(t *testing.T) {
 			if objs := build(t, dir); len(objs) == 0 {
 				t.Errorf("kustomize build config/%s produced no objects", dir)
@@ -97,6 +99,84 @@ func TestDefaultInstall(t *testing.T) {
 	t.Run("the operator runs as its service account with the Deployment's flags", func(t *testing.T) {
 		runOperator(t, env, settings)
 	})
+}
+
+// TestWebhookInstall checks that config/default-with-webhooks gives the
+// operator webhook settings that match the objects it installs (port,
+// certificate mount, Secret, Service, configuration name), that the
+// ServiceAccount may keep its certificate and CA bundle, and that the
+// cert-manager overlay hands the certificate over to cert-manager.
+func TestWebhookInstall(t *testing.T) {
+	objs := build(t, "default-with-webhooks")
+	deploy := convert[appsv1.Deployment](t, find(t, objs, "Deployment", operatorName))
+	hooks := checkDeployment(t, deploy).Webhooks
+	if !hooks.Enabled || hooks.CertManagement != webhooks.CertsInternal || hooks.Namespace != installNamespace {
+		t.Fatalf("webhook settings = %+v, want enabled, internal certificates, namespace %s", hooks, installNamespace)
+	}
+	checkWebhookWiring(t, objs, deploy, hooks)
+
+	env := testenv.Start(t, testenv.WithCRDDirs())
+	apply(t, env, objs)
+	for _, check := range []struct{ group, resource, verb, namespace string }{
+		{"", "secrets", "create", installNamespace}, {"", "secrets", "update", installNamespace}, {"", "secrets", "watch", installNamespace},
+		{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "update", ""},
+		{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "watch", ""},
+	} {
+		if !allowed(t, env.Client, check.group, check.resource, check.verb, check.namespace) {
+			t.Errorf("%s may not %s %s in %q", operatorUser, check.verb, check.resource, check.namespace)
+		}
+	}
+
+	withCM := build(t, "default-with-cert-manager")
+	cmHooks := checkDeployment(t, convert[appsv1.Deployment](t, find(t, withCM, "Deployment", operatorName))).Webhooks
+	if cmHooks.CertManagement != webhooks.CertsExternal {
+		t.Errorf("cert-manager overlay runs with --webhook-cert-management=%s, want external", cmHooks.CertManagement)
+	}
+	cert := find(t, withCM, "Certificate", "kuberay-webhook-cert")
+	secretName, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+	dnsNames, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+	if secretName != cmHooks.SecretName || !slices.Contains(dnsNames, cmHooks.ServiceName+"."+installNamespace+".svc") {
+		t.Errorf("Certificate writes %q for %v, want Secret %q for %s.%s.svc", secretName, dnsNames, cmHooks.SecretName, cmHooks.ServiceName, installNamespace)
+	}
+	cfg := find(t, withCM, "ValidatingWebhookConfiguration", cmHooks.ConfigurationName)
+	if got := cfg.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != installNamespace+"/kuberay-webhook-cert" {
+		t.Errorf("inject-ca-from = %q", got)
+	}
+}
+
+// checkWebhookWiring compares the webhook settings with the objects.
+func checkWebhookWiring(t *testing.T, objs []*unstructured.Unstructured, deploy *appsv1.Deployment, hooks webhooks.Options) {
+	t.Helper()
+	c := deploy.Spec.Template.Spec.Containers[0]
+	var port int32
+	for _, p := range c.Ports {
+		if p.Name == "webhook-server" {
+			port = p.ContainerPort
+		}
+	}
+	if int(port) != hooks.Port {
+		t.Errorf("containerPort webhook-server = %d, want --webhook-port %d", port, hooks.Port)
+	}
+	mounted := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounted[m.Name] = m.MountPath
+	}
+	if !slices.ContainsFunc(deploy.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Secret != nil && v.Secret.SecretName == hooks.SecretName && mounted[v.Name] == hooks.CertDir
+	}) {
+		t.Errorf("no volume mounts Secret %s at %s", hooks.SecretName, hooks.CertDir)
+	}
+	svc := convert[corev1.Service](t, find(t, objs, "Service", hooks.ServiceName))
+	if svc.Namespace != hooks.Namespace || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.StrVal != "webhook-server" {
+		t.Errorf("webhook Service %s/%s ports %+v, want namespace %s and targetPort webhook-server", svc.Namespace, svc.Name, svc.Spec.Ports, hooks.Namespace)
+	}
+	cfg := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(t, objs, "ValidatingWebhookConfiguration", hooks.ConfigurationName))
+	for _, wh := range cfg.Webhooks {
+		s := wh.ClientConfig.Service
+		if s == nil || s.Name != hooks.ServiceName || s.Namespace != hooks.Namespace {
+			t.Errorf("webhook %s calls %+v, want Service %s/%s", wh.Name, s, hooks.Namespace, hooks.ServiceName)
+		}
+	}
 }
 
 // TestKubectlApply runs the command docs/install.md gives, with the real
@@ -269,6 +349,9 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) operator.Settings {
 	env := map[string]string{}
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+			env[e.Name] = d.Namespace
+		}
 	}
 	settings, err := flags.Resolve(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {

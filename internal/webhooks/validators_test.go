@@ -1,0 +1,97 @@
+package webhooks
+
+import (
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
+	"github.com/ray-operator/ray-operator/internal/validation"
+)
+
+func cluster(name string, groups ...string) *rayv1.RayCluster {
+	spec := wrappers.MakeRayClusterSpec()
+	for _, g := range groups {
+		spec.WorkerGroup(g, 1, 0, 1)
+	}
+	return &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec.Obj()}
+}
+
+func TestValidators(t *testing.T) {
+	rc := validator[*rayv1.RayCluster]{kind: rayv1.KindRayCluster, check: rayClusterErrors}
+	rj := validator[*rayv1.RayJob]{kind: rayv1.KindRayJob, check: rayJobErrors}
+	rs := validator[*rayv1.RayService]{kind: rayv1.KindRayService, check: rayServiceErrors}
+	cj := validator[*rayv1.RayCronJob]{kind: rayv1.KindRayCronJob, check: rayCronJobErrors(validation.NoFeatureGates{})}
+	cron := func(schedule string) *rayv1.RayCronJob {
+		return &rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Name: "cron"}, Spec: rayv1.RayCronJobSpec{
+			Schedule: schedule, JobTemplate: rayv1.RayJobSpec{Entrypoint: "x", RayClusterSpec: wrappers.MakeRayClusterSpec().Obj()},
+		}}
+	}
+	tests := map[string]struct {
+		err  error
+		want []string // empty: accepted
+	}{
+		"valid RayCluster":             {err: rc.validate(cluster("ok", "a", "b"))},
+		"RayCluster long name and dup": {err: rc.validate(cluster(strings.Repeat("a", 54), "a", "a")), want: []string{"metadata.name", "no more than 53", "spec.workerGroupSpecs[1].groupName", "must be unique"}},
+		"valid RayJob":                 {err: rj.validate(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "job"}})},
+		"RayJob not DNS-1035":          {err: rj.validate(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "Job"}}), want: []string{"metadata.name", "DNS1035"}},
+		"RayService bad timeout only": {
+			err:  rs.validate(&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "svc", Annotations: map[string]string{rayv1.AnnotationInitializingTimeout: "-5"}}}),
+			want: []string{"metadata.annotations[ray.io/initializing-timeout]", "positive integer"},
+		},
+		"valid RayCronJob":        {err: cj.validate(cron("@hourly"))},
+		"RayCronJob bad schedule": {err: cj.validate(cron("61 * * * *")), want: []string{"spec:", "not a valid cron schedule"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if len(tc.want) == 0 {
+				if tc.err != nil {
+					t.Fatalf("rejected: %v", tc.err)
+				}
+				return
+			}
+			if !apierrors.IsInvalid(tc.err) {
+				t.Fatalf("got %v, want an Invalid error", tc.err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(tc.err.Error(), w) {
+					t.Errorf("%q does not mention %q", tc.err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	ok := Defaults()
+	ok.Enabled, ok.Namespace = true, "ray-system"
+	external := Defaults()
+	external.Enabled, external.CertManagement = true, CertsExternal
+	noNamespace := Defaults()
+	noNamespace.Enabled = true
+	badMode := ok
+	badMode.CertManagement = "cert-manager"
+	disabled := Defaults()
+	disabled.CertManagement = "anything"
+	tests := map[string]struct {
+		o    Options
+		want string
+	}{
+		"internal with a namespace":      {o: ok},
+		"external needs no namespace":    {o: external},
+		"disabled is never checked":      {o: disabled},
+		"internal without a namespace":   {o: noNamespace, want: "POD_NAMESPACE"},
+		"unknown certificate management": {o: badMode, want: `--webhook-cert-management "cert-manager"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
