@@ -13,6 +13,7 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
 func resolve(t *testing.T, args []string, env map[string]string) (Settings, error) {
@@ -165,5 +166,53 @@ func TestResolveWarnings(t *testing.T) {
 	}
 	if len(got.Warnings) != 3 {
 		t.Errorf("Resolve() warnings = %q, want 3 (unknown field, deprecated flag, bad knob)", got.Warnings)
+	}
+}
+
+func TestResolveWebhooks(t *testing.T) {
+	on := map[string]string{"ENABLE_WEBHOOKS": "true", "POD_NAMESPACE": "ray-system"}
+	tests := map[string]struct {
+		args    []string
+		env     map[string]string
+		want    webhooks.Options
+		wantErr string
+	}{
+		"off without ENABLE_WEBHOOKS": {want: webhooks.Defaults()},
+		"ENABLE_WEBHOOKS with POD_NAMESPACE": {
+			env: on,
+			want: func() webhooks.Options {
+				o := webhooks.Defaults()
+				o.Enabled, o.Namespace = true, "ray-system"
+				return o
+			}(),
+		},
+		"every webhook flag": {
+			args: []string{"--webhook-port=9000", "--webhook-host=127.0.0.1", "--webhook-cert-dir=/certs", "--webhook-cert-management=internal",
+				"--webhook-namespace=ops", "--webhook-secret-name=s", "--webhook-service-name=svc", "--webhook-configuration-name=cfg",
+				"--webhook-extra-dns-names=localhost,ray.local", "--webhook-write-cert-files"},
+			env: on,
+			want: webhooks.Options{Enabled: true, Port: 9000, Host: "127.0.0.1", CertDir: "/certs", CertManagement: webhooks.CertsInternal,
+				Namespace: "ops", SecretName: "s", ServiceName: "svc", ConfigurationName: "cfg",
+				ExtraDNSNames: []string{"localhost", "ray.local"}, WriteCertFiles: true},
+		},
+		"internal certificates need a namespace": {env: map[string]string{"ENABLE_WEBHOOKS": "true"}, wantErr: "POD_NAMESPACE"},
+		"unknown certificate management":        {args: []string{"--webhook-cert-management=manual"}, env: on, wantErr: `"manual"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := resolve(t, tc.args, tc.env)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one mentioning %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Webhooks); diff != "" {
+				t.Errorf("webhook options (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
