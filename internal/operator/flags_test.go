@@ -196,7 +196,7 @@ func TestResolveWebhooks(t *testing.T) {
 				ExtraDNSNames: []string{"localhost", "ray.local"}, WriteCertFiles: true},
 		},
 		"internal certificates need a namespace": {env: map[string]string{"ENABLE_WEBHOOKS": "true"}, wantErr: "POD_NAMESPACE"},
-		"unknown certificate management":        {args: []string{"--webhook-cert-management=manual"}, env: on, wantErr: `"manual"`},
+		"unknown certificate management":         {args: []string{"--webhook-cert-management=manual"}, env: on, wantErr: `"manual"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
