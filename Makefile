@@ -132,5 +132,18 @@ test-e2e: k8s-binaries ## Suites against a real Ray head from PyPI (installed in
 		go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
 
 .PHONY: bench
+# FUZZ_TARGETS are the native Go fuzz targets of internal/fuzz; `make test`
+# runs their seed corpus (config/samples and testdata/fuzz) as ordinary
+# tests, `make fuzz` fuzzes each for FUZZTIME (8 targets x 60 s = 8 min).
+FUZZ_TARGETS := FuzzRayCluster FuzzRayClusterKnobs FuzzRayJob FuzzRayService FuzzRayCronJob FuzzCronSchedule FuzzDashboardAnswers FuzzConfiguration
+FUZZTIME ?= 60s
+
+.PHONY: fuzz
+fuzz: ## Fuzz every target of internal/fuzz for FUZZTIME each; a crash is written to internal/fuzz/testdata/fuzz.
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $$t ($(FUZZTIME))"; \
+		go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./internal/fuzz/ || exit 1; \
+	done
+
 bench: ## Benchmarks (speed and memory targets are measured here, never in tests).
 	go test -run '^$$' -bench . -benchmem $(UNIT_PKGS)

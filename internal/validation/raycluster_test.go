@@ -65,6 +65,14 @@ func TestRayClusterSpec(t *testing.T) {
 			mutate:  func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs[0].GroupName = "bad name!" },
 			wantErr: `worker group name "bad name!" must be a valid label value`,
 		},
+		"group name a label value but not part of a Pod name (found by FuzzRayService)": {
+			mutate:  func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs[0].GroupName = "0_0" },
+			wantErr: `worker group name "0_0" cannot be part of its Pods' names`,
+		},
+		"group name with a dot next to a dash": {
+			mutate:  func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs[0].GroupName = "gpu.-a" },
+			wantErr: `worker group name "gpu.-a" cannot be part of its Pods' names`,
+		},
 		"min greater than max": {
 			mutate:  func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs[0].MinReplicas = ptr.To[int32](6) },
 			wantErr: "worker group small has minReplicas 6 greater than maxReplicas 5",

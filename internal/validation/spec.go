@@ -106,7 +106,8 @@ func headGroupParams(c *specCheck) error {
 
 // workerGroupNames requires unique names that can be label values, since a
 // group's name is its Pods' ray.io/group label and the key of its scale
-// expectations.
+// expectations, and that can be part of a Pod name (no '_', no '.' next to
+// '-' or '.').
 func workerGroupNames(c *specCheck) error {
 	seen := make(map[string]bool, len(c.spec.WorkerGroupSpecs))
 	for _, group := range c.spec.WorkerGroupSpecs {
@@ -115,6 +116,12 @@ func workerGroupNames(c *specCheck) error {
 		}
 		if errs := k8svalidation.IsValidLabelValue(group.GroupName); len(errs) > 0 {
 			return fmt.Errorf("worker group name %q must be a valid label value: %s", group.GroupName, strings.Join(errs, "; "))
+		}
+		// Stricter than KubeRay, which accepts such a name and then fails to
+		// create every worker Pod: the name is part of the Pods' names.
+		if errs := k8svalidation.IsDNS1123Subdomain(strings.ToLower(group.GroupName)); len(errs) > 0 {
+			return fmt.Errorf("worker group name %q cannot be part of its Pods' names (<cluster>-<group>-worker-<suffix>): %s",
+				group.GroupName, strings.Join(errs, "; "))
 		}
 		if seen[group.GroupName] {
 			return fmt.Errorf("worker group names must be unique: %q is used more than once", group.GroupName)
