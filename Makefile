@@ -11,11 +11,13 @@ export RAY_OPERATOR_CACHE := $(CACHE)
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 KWOK_VERSION ?= v0.8.0
+HELM_VERSION ?= v3.22.0
 
 TOOLS := $(CACHE)/tools
 CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KWOK := $(TOOLS)/kwok-$(KWOK_VERSION)
+HELM := $(TOOLS)/helm-$(HELM_VERSION)
 
 .PHONY: all
 all: build
@@ -46,8 +48,16 @@ $(KWOK):
 	mkdir -p $(TOOLS)/tmp-kwok && GOBIN=$(TOOLS)/tmp-kwok go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 	mv $(TOOLS)/tmp-kwok/kwok $@ && rmdir $(TOOLS)/tmp-kwok
 
+$(HELM):
+	mkdir -p $(TOOLS)/tmp-helm && GOBIN=$(TOOLS)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(TOOLS)/tmp-helm/helm $@ && rmdir $(TOOLS)/tmp-helm
+
+.PHONY: helm
+helm: $(HELM) ## Install the pinned helm (used by the chart tests) and print its path.
+	@echo $(HELM)
+
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) ## Install pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(HELM) ## Install pinned tools into the cache.
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager and kubectl (cached).
@@ -84,15 +94,21 @@ run: $(KWOK) ## Run the operator (RayCronJob gate on): against a local control p
 # allowDangerousTypes admits the float32 fields of RayJob (entrypointNumCpus/Gpus).
 CRD_OPTIONS ?= crd:maxDescLen=0,generateEmbeddedObjectMeta=true,allowDangerousTypes=true
 API_PATHS := ./api/ray/...
-GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml
+# The Helm chart reads copies of the CRDs and of the operator's roles from its
+# files/ directory (a chart cannot reach outside its own directory).
+CHART_FILES := helm-chart/ray-operator/files
+GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml $(CHART_FILES)
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRole in config/rbac/role.yaml and the webhook configuration in config/webhook/manifests.yaml.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRole in config/rbac/role.yaml, the webhook configuration in config/webhook/manifests.yaml and the Helm chart's copies of them.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 	rm -f config/crd/bases/ray.io_*.yaml
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(API_PATHS)" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=kuberay-operator paths="./internal/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths="./internal/webhooks/..." output:webhook:artifacts:config=config/webhook
+	rm -f $(CHART_FILES)/crds/*.yaml $(CHART_FILES)/rbac/*.yaml
+	cp config/crd/bases/ray.io_*.yaml $(CHART_FILES)/crds/
+	cp config/rbac/role.yaml config/rbac/leader_election_role.yaml $(CHART_FILES)/rbac/
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when the committed generated files differ from a fresh `make generate`.
@@ -110,7 +126,7 @@ GO_TEST_FLAGS ?= -count=1
 UNIT_PKGS = ./api/... ./cmd/... ./internal/...
 
 .PHONY: test
-test: verify-generated lint test-unit test-integration test-e2e ## Everything CI runs: generated files, lint, unit, integration (envtest) and e2e (real Ray).
+test: verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint v2 over the module.
@@ -121,9 +137,13 @@ lint: $(GOLANGCI_LINT) ## golangci-lint v2 over the module.
 test-unit: ## Fast unit tests (no API server).
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 
+.PHONY: test-helm
+test-helm: $(HELM) ## The Helm chart with the pinned helm: lint, golden renders, values mapped to the operator's flags (no API server).
+	RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) ./test/helm/...
+
 .PHONY: test-integration
-test-integration: k8s-binaries $(KWOK) ## envtest suites against a real kube-apiserver and etcd.
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" \
+test-integration: k8s-binaries $(KWOK) $(HELM) ## envtest suites against a real kube-apiserver and etcd (the Helm chart installed with helm among them).
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" \
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
