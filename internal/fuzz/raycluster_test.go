@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/rayingress"
+	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/rayrbac"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 	"github.com/ray-operator/ray-operator/internal/rediscleanup"
