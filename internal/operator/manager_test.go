@@ -30,7 +30,7 @@ func TestNewScheme(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			scheme, err := NewScheme(gate)
+			scheme, err := NewScheme(gate, nil)
 			if err != nil {
 				t.Fatalf("NewScheme() error = %v", err)
 			}
