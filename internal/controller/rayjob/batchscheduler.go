@@ -2,6 +2,7 @@ package rayjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,11 +26,12 @@ func (r *Reconciler) submitToBatchScheduler(ctx context.Context, job *rayv1.RayJ
 		return true, nil
 	}
 	err := batchscheduler.Submit(ctx, r.opts.BatchScheduler, job)
+	var rejected *batchscheduler.RejectedError
 	switch {
 	case err == nil:
 		return true, nil
-	case batchscheduler.IsRejected(err):
-		msg := fmt.Sprintf("batch scheduler %s: %v", r.opts.BatchScheduler.Name(), err)
+	case errors.As(err, &rejected):
+		msg := fmt.Sprintf("batch scheduler %s: %v", rejected.Scheduler, err)
 		if job.Status.Message != msg {
 			r.event(job, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate, "%s", msg)
 			job.Status.Message = msg
