@@ -66,7 +66,8 @@ var operatorRuns atomic.Bool
 var operatorGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + installNamespace, "system:authenticated"}
 
 func TestKustomizationsBuild(t *testing.T) {
-	for _, dir := range []string{"crd", "rbac", "manager", "default", "webhook", "default-with-webhooks", "default-with-cert-manager"} {
+	for _, dir := range []string{"crd", "rbac", "manager", "default", "webhook", "default-with-webhooks", "default-with-cert-manager",
+		"default-with-volcano", "default-with-scheduler-plugins"} {
 		t.Run(dir, func(t *testing.T) {
 			if objs := build(t, dir); len(objs) == 0 {
 				t.Errorf("kustomize build config/%s produced no objects", dir)
@@ -99,6 +100,51 @@ func TestDefaultInstall(t *testing.T) {
 	t.Run("the operator runs as its service account with the Deployment's flags", func(t *testing.T) {
 		runOperator(t, env, settings)
 	})
+}
+
+// TestBatchSchedulerInstall checks the overlays that choose a batch
+// scheduler with a PodGroup API: the operator runs with that scheduler, its
+// service account holds the plugin's generated ClusterRole (and may manage
+// PodGroups of that API only), and the rest is config/default.
+func TestBatchSchedulerInstall(t *testing.T) {
+	for _, c := range []struct{ name, group, other string }{
+		{"volcano", "scheduling.volcano.sh", "scheduling.x-k8s.io"},
+		{"scheduler-plugins", "scheduling.x-k8s.io", "scheduling.volcano.sh"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			objs := build(t, "default-with-"+c.name)
+			settings := checkDeployment(t, convert[appsv1.Deployment](t, find(t, objs, "Deployment", operatorName)))
+			if settings.Config.BatchScheduler != c.name {
+				t.Errorf("the operator runs with batchScheduler %q, want %q", settings.Config.BatchScheduler, c.name)
+			}
+			data, err := os.ReadFile(filepath.Join(moduleRoot(t), "config", "components", "batch-scheduler-"+c.name, "role.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			generated := &rbacv1.ClusterRole{}
+			if err := yaml.UnmarshalStrict(bytes.TrimPrefix(data, []byte("---\n")), generated); err != nil {
+				t.Fatal(err)
+			}
+			role := convert[rbacv1.ClusterRole](t, find(t, objs, "ClusterRole", operatorName+"-"+c.name))
+			if diff := cmp.Diff(generated.Rules, role.Rules); diff != "" {
+				t.Errorf("ClusterRole differs from the generated one (-want +got):\n%s", diff)
+			}
+			binding := convert[rbacv1.ClusterRoleBinding](t, find(t, objs, "ClusterRoleBinding", operatorName+"-"+c.name))
+			if len(binding.Subjects) != 1 || binding.Subjects[0].Namespace != installNamespace || binding.Subjects[0].Name != operatorName {
+				t.Errorf("ClusterRoleBinding subjects %+v", binding.Subjects)
+			}
+			env := testenv.Start(t, testenv.WithCRDDirs())
+			apply(t, env, objs)
+			for _, verb := range role.Rules[0].Verbs {
+				if !allowed(t, env.Client, c.group, "podgroups", verb, "some-user-namespace") {
+					t.Errorf("%s may not %s %s podgroups", operatorUser, verb, c.group)
+				}
+			}
+			if allowed(t, env.Client, c.other, "podgroups", "create", "some-user-namespace") {
+				t.Errorf("%s may create %s podgroups without choosing that scheduler", operatorUser, c.other)
+			}
+		})
+	}
 }
 
 // TestWebhookInstall checks that config/default-with-webhooks gives the
