@@ -9,6 +9,11 @@ CACHE ?= $(or $(RAY_OPERATOR_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ray-o
 export RAY_OPERATOR_CACHE := $(CACHE)
 
 CONTROLLER_GEN_VERSION ?= v0.23.0
+
+define NEWLINE
+
+
+endef
 GOLANGCI_LINT_VERSION ?= v2.15.0
 KWOK_VERSION ?= v0.8.0
 HELM_VERSION ?= v3.22.0
@@ -94,21 +99,37 @@ run: $(KWOK) ## Run the operator (RayCronJob gate on): against a local control p
 # allowDangerousTypes admits the float32 fields of RayJob (entrypointNumCpus/Gpus).
 CRD_OPTIONS ?= crd:maxDescLen=0,generateEmbeddedObjectMeta=true,allowDangerousTypes=true
 API_PATHS := ./api/ray/...
+# The batch scheduler plugins whose PodGroup permissions go into a ClusterRole
+# of their own (config/components/batch-scheduler-<name>), granted only when
+# that scheduler is chosen, as KubeRay's Helm chart does; every other package
+# under internal/ feeds the operator's ClusterRole.
+RBAC_PLUGINS := volcano scheduler-plugins
+RBAC_PLUGIN_PKG_volcano := ./internal/batchscheduler/volcano
+RBAC_PLUGIN_PKG_scheduler-plugins := ./internal/batchscheduler/schedulerplugins
+# Volcano's API module ships no CRD manifests (Volcano generates them from
+# these types); the envtest suites install the ones generated here.
+VOLCANO_API_PKG := volcano.sh/apis/pkg/apis/scheduling/v1beta1
+VOLCANO_CRDS := test/crds/volcano
 # The Helm chart reads copies of the CRDs and of the operator's roles from its
 # files/ directory (a chart cannot reach outside its own directory).
 CHART_FILES := helm-chart/ray-operator/files
-GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml $(CHART_FILES)
+GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml \
+	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES)
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRole in config/rbac/role.yaml, the webhook configuration in config/webhook/manifests.yaml and the Helm chart's copies of them.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's CRDs for the tests and the Helm chart's copies.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 	rm -f config/crd/bases/ray.io_*.yaml
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(API_PATHS)" output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=kuberay-operator paths="./internal/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=kuberay-operator paths="$$(go list ./internal/... | grep -v $(foreach p,$(RBAC_PLUGINS),-e '$(patsubst ./%,%,$(RBAC_PLUGIN_PKG_$(p)))$$') | paste -sd';')" output:rbac:artifacts:config=config/rbac
+	$(foreach p,$(RBAC_PLUGINS),$(CONTROLLER_GEN) rbac:roleName=kuberay-operator-$(p) paths="$(RBAC_PLUGIN_PKG_$(p))" output:rbac:artifacts:config=config/components/batch-scheduler-$(p)$(NEWLINE))
+	rm -rf $(VOLCANO_CRDS)
+	$(CONTROLLER_GEN) crd paths="$(VOLCANO_API_PKG)" output:crd:artifacts:config=$(VOLCANO_CRDS)
 	$(CONTROLLER_GEN) webhook paths="./internal/webhooks/..." output:webhook:artifacts:config=config/webhook
 	rm -f $(CHART_FILES)/crds/*.yaml $(CHART_FILES)/rbac/*.yaml
 	cp config/crd/bases/ray.io_*.yaml $(CHART_FILES)/crds/
 	cp config/rbac/role.yaml config/rbac/leader_election_role.yaml $(CHART_FILES)/rbac/
+	$(foreach p,$(RBAC_PLUGINS),cp config/components/batch-scheduler-$(p)/role.yaml $(CHART_FILES)/rbac/batch-scheduler-$(p).yaml$(NEWLINE))
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when the committed generated files differ from a fresh `make generate`.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/controller/raycronjob"
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
@@ -30,6 +31,10 @@ type Deps struct {
 	IsOpenShift bool
 	// Clock is the time source.
 	Clock clock.WithTickerAndDelayedExecution
+	// BatchScheduler is the batch scheduler plugin (--batch-scheduler),
+	// nil for none; BatchSchedulerFactory made it.
+	BatchScheduler        batchscheduler.Scheduler
+	BatchSchedulerFactory batchscheduler.Factory
 }
 
 // Controller is one kind's controller as the operator registers it.
@@ -77,6 +82,7 @@ func setupRayCronJob(mgr manager.Manager, d Deps) error {
 func setupRayCluster(mgr manager.Manager, d Deps) error {
 	return raycluster.Setup(mgr, raycluster.Settings{
 		Config: d.Config, Knobs: d.Knobs, Features: d.Features, IsOpenShift: d.IsOpenShift, Clock: d.Clock,
+		BatchScheduler: d.BatchScheduler, BatchSchedulerFactory: d.BatchSchedulerFactory,
 	})
 }
 
@@ -102,6 +108,7 @@ func setupRayJob(mgr manager.Manager, d Deps) error {
 		Features:                     d.Features,
 		ClusterDomain:                d.Knobs.ClusterDomain,
 		HeadServiceClusterIP:         d.Knobs.RayHeadClusterIPService,
+		BatchScheduler:               d.BatchScheduler,
 	})
 	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
 }

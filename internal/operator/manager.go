@@ -33,6 +33,8 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler/plugins"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/webhooks"
@@ -56,7 +58,11 @@ var openShiftAPIGroups = []string{"route.openshift.io", "security.openshift.io",
 // registered. Start it with mgr.Start(ctx); it returns when ctx ends.
 func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	cfg := clientConfig(s.Config, restConfig)
-	scheme, err := NewScheme(s.Features)
+	batch, err := batchSchedulerFactory(s.Config)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := NewScheme(s.Features, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +75,12 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 		return nil, err
 	}
 	deps := Deps{Config: s.Config, Knobs: s.Knobs, Features: s.Features, IsOpenShift: isOpenShift, Clock: clock.RealClock{}}
+	if batch != nil {
+		deps.BatchSchedulerFactory = batch
+		if deps.BatchScheduler, err = batch.New(context.Background(), cfg, mgr.GetClient()); err != nil {
+			return nil, fmt.Errorf("starting the %s batch scheduler plugin: %w", plugins.Selected(s.Config), err)
+		}
+	}
 	controllers := s.Controllers
 	if controllers == nil {
 		controllers = DefaultControllers()
@@ -105,13 +117,16 @@ func registerBuildInfo(reg prometheus.Registerer) error {
 }
 
 // NewScheme returns the types the operator reads and writes: client-go's,
-// ray.io/v1, OpenShift routes and, with RayServiceIncrementalUpgrade,
-// Gateway API.
-func NewScheme(gate featuregate.FeatureGate) (*runtime.Scheme, error) {
+// ray.io/v1, OpenShift routes, with RayServiceIncrementalUpgrade Gateway
+// API, and those of the batch scheduler plugin (nil: none).
+func NewScheme(gate featuregate.FeatureGate, batch batchscheduler.Factory) (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, batchv1.AddToScheme, rayv1.AddToScheme, routev1.Install}
 	if gate.Enabled(features.RayServiceIncrementalUpgrade) {
 		adders = append(adders, gwv1.Install)
+	}
+	if a, ok := batch.(batchscheduler.SchemeAdder); ok {
+		adders = append(adders, a.AddToScheme)
 	}
 	for _, add := range adders {
 		if err := add(scheme); err != nil {
@@ -119,6 +134,17 @@ func NewScheme(gate featuregate.FeatureGate) (*runtime.Scheme, error) {
 		}
 	}
 	return scheme, nil
+}
+
+// batchSchedulerFactory is the factory of the plugin the configuration
+// selects, nil for none. Validate has already refused unknown names; this
+// error would mean a name it accepts has no plugin.
+func batchSchedulerFactory(c configv1alpha1.Configuration) (batchscheduler.Factory, error) {
+	name := plugins.Selected(c)
+	if name == "" {
+		return nil, nil
+	}
+	return plugins.Factory(name)
 }
 
 func clientConfig(c configv1alpha1.Configuration, restConfig *rest.Config) *rest.Config {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -30,7 +31,7 @@ func TestNewScheme(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			scheme, err := NewScheme(gate)
+			scheme, err := NewScheme(gate, nil)
 			if err != nil {
 				t.Fatalf("NewScheme() error = %v", err)
 			}
@@ -107,5 +108,42 @@ func TestRegisterBuildInfo(t *testing.T) {
 	}
 	if labels["version"] != buildinfo.Version() || families[0].GetMetric()[0].GetGauge().GetValue() != 1 {
 		t.Errorf("build info = %v, want version %q and value 1", families[0], buildinfo.Version())
+	}
+}
+
+// TestBatchSchedulerScheme: the scheme knows the PodGroups of the chosen
+// plugin only, and the deprecated switch means Volcano.
+func TestBatchSchedulerScheme(t *testing.T) {
+	volcanoPG := schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"}
+	pluginsPG := schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "PodGroup"}
+	for name, c := range map[string]struct {
+		cfg             configv1alpha1.Configuration
+		volcano, plugin bool
+	}{
+		"none":                     {},
+		"volcano":                  {cfg: configv1alpha1.Configuration{BatchScheduler: "volcano"}, volcano: true},
+		"enableBatchScheduler":     {cfg: configv1alpha1.Configuration{EnableBatchScheduler: true}, volcano: true},
+		"scheduler-plugins":        {cfg: configv1alpha1.Configuration{BatchScheduler: "scheduler-plugins"}, plugin: true},
+		"yunikorn has no API type": {cfg: configv1alpha1.Configuration{BatchScheduler: "yunikorn"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			factory, err := batchSchedulerFactory(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (factory == nil) != (c.cfg.BatchScheduler == "" && !c.cfg.EnableBatchScheduler) {
+				t.Errorf("factory %T for %+v", factory, c.cfg)
+			}
+			scheme, err := NewScheme(features.NewGate(), factory)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if scheme.Recognizes(volcanoPG) != c.volcano || scheme.Recognizes(pluginsPG) != c.plugin {
+				t.Errorf("volcano PodGroup known %v, scheduler-plugins PodGroup known %v", scheme.Recognizes(volcanoPG), scheme.Recognizes(pluginsPG))
+			}
+		})
+	}
+	if _, err := batchSchedulerFactory(configv1alpha1.Configuration{BatchScheduler: "slurm"}); err == nil {
+		t.Error("no error for an unknown scheduler")
 	}
 }

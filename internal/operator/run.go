@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/ray-operator/ray-operator/internal/batchscheduler/plugins"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
@@ -42,6 +43,7 @@ func logSettings(log logr.Logger, s Settings) {
 	}
 	log.Info("Loaded feature gates", "featureGates", features.State(s.Features))
 	log.Info("Configuration", "watchNamespace", s.Config.WatchNamespace, "leaderElection", s.Config.LeaderElectionEnabled(),
-		"metricsAddr", s.Config.MetricsAddr, "probeAddr", s.Config.ProbeAddr, "reconcileConcurrency", s.Config.ReconcileConcurrency)
+		"metricsAddr", s.Config.MetricsAddr, "probeAddr", s.Config.ProbeAddr, "reconcileConcurrency", s.Config.ReconcileConcurrency,
+		"batchScheduler", plugins.Selected(s.Config))
 	log.Info("Environment knobs", "knobs", fmt.Sprintf("%+v", s.Knobs))
 }

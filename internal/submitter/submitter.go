@@ -57,7 +57,7 @@ var shell = []string{"/bin/bash", "-ce", "--"}
 // template is the user's spec.submitterPodTemplate when given, else a default
 // one running the head image.
 func Job(job *rayv1.RayJob, cluster *rayv1.RayCluster) (*batchv1.Job, error) {
-	template := podTemplate(job, &cluster.Spec)
+	template := PodTemplate(job, &cluster.Spec)
 	if err := configure(&template.Spec.Containers[rayv1.RayContainerIndex], job, cluster, rayv1.K8sJobMode); err != nil {
 		return nil, err
 	}
@@ -85,16 +85,16 @@ func Job(job *rayv1.RayJob, cluster *rayv1.RayCluster) (*batchv1.Job, error) {
 // SidecarContainer returns the submitter container SidecarMode appends to the
 // head Pod of cluster. It always runs the generated command.
 func SidecarContainer(job *rayv1.RayJob, cluster *rayv1.RayCluster) (corev1.Container, error) {
-	container := defaultContainer(&cluster.Spec)
+	container := DefaultContainer(&cluster.Spec)
 	if err := configure(&container, job, cluster, rayv1.SidecarMode); err != nil {
 		return corev1.Container{}, err
 	}
 	return container, nil
 }
 
-// podTemplate returns a copy of the user's submitter Pod template, or the
+// PodTemplate returns a copy of the user's submitter Pod template, or the
 // default one.
-func podTemplate(job *rayv1.RayJob, clusterSpec *rayv1.RayClusterSpec) corev1.PodTemplateSpec {
+func PodTemplate(job *rayv1.RayJob, clusterSpec *rayv1.RayClusterSpec) corev1.PodTemplateSpec {
 	if job.Spec.SubmitterPodTemplate != nil && len(job.Spec.SubmitterPodTemplate.Spec.Containers) > 0 {
 		template := *job.Spec.SubmitterPodTemplate.DeepCopy()
 		// A batch Job accepts only Never or OnFailure; unset would be refused.
@@ -105,15 +105,15 @@ func podTemplate(job *rayv1.RayJob, clusterSpec *rayv1.RayClusterSpec) corev1.Po
 	}
 	return corev1.PodTemplateSpec{
 		Spec: corev1.PodSpec{
-			Containers:    []corev1.Container{defaultContainer(clusterSpec)},
+			Containers:    []corev1.Container{DefaultContainer(clusterSpec)},
 			RestartPolicy: corev1.RestartPolicyNever,
 		},
 	}
 }
 
-// defaultContainer is a small container running the head's image, so that the
+// DefaultContainer is a small container running the head's image, so that the
 // Ray CLI matches the cluster's version.
-func defaultContainer(clusterSpec *rayv1.RayClusterSpec) corev1.Container {
+func DefaultContainer(clusterSpec *rayv1.RayClusterSpec) corev1.Container {
 	image := ""
 	if clusterSpec != nil && len(clusterSpec.HeadGroupSpec.Template.Spec.Containers) > 0 {
 		image = clusterSpec.HeadGroupSpec.Template.Spec.Containers[rayv1.RayContainerIndex].Image

@@ -127,7 +127,7 @@ func TestJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, _ := Command(job, rayv1.K8sJobMode)
-	want := defaultContainer(job.Spec.RayClusterSpec)
+	want := DefaultContainer(job.Spec.RayClusterSpec)
 	want.Command = []string{"/bin/bash", "-ce", "--"}
 	want.Args = []string{strings.Join(cmd, " ")}
 	want.Env = []corev1.EnvVar{

@@ -146,3 +146,71 @@ func checkBinding(t *testing.T, objs []*unstructured.Unstructured, role *unstruc
 		t.Errorf("%s %s subjects (-want +got):\n%s", b.Kind, b.Name, diff)
 	}
 }
+
+// TestBatchSchedulerRules: choosing a scheduler with a PodGroup API renders
+// its generated ClusterRole (config/components/batch-scheduler-<name>) and
+// a binding; the deprecated batchScheduler.enabled means volcano; a
+// scheduler without PodGroups, or none, renders no PodGroup rule.
+func TestBatchSchedulerRules(t *testing.T) {
+	for _, tc := range []struct {
+		set       string
+		scheduler string // "" when no PodGroup role is expected
+	}{
+		{"batchScheduler.name=volcano", "volcano"},
+		{"batchScheduler.enabled=true", "volcano"},
+		{"batchScheduler.name=scheduler-plugins", "scheduler-plugins"},
+		{"batchScheduler.name=yunikorn", ""},
+		{"batchScheduler.name=kai-scheduler", ""},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			objs := render(t, release("default", "crds.install=false", tc.set))
+			var roles []string
+			for _, o := range objsWithPodGroupRules(t, objs) {
+				roles = append(roles, o.GetName())
+			}
+			if tc.scheduler == "" {
+				if len(roles) != 0 {
+					t.Errorf("roles %v grant PodGroups, want none", roles)
+				}
+				return
+			}
+			role := installcheck.Find(t, objs, "ClusterRole", "", "kuberay-operator-"+tc.scheduler)
+			checkRules(t, role, readComponentRole(t, tc.scheduler).Rules)
+			checkBinding(t, objs, role)
+			if len(roles) != 1 {
+				t.Errorf("roles %v grant PodGroups, want only %s", roles, role.GetName())
+			}
+		})
+	}
+}
+
+func objsWithPodGroupRules(t *testing.T, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "ClusterRole" && o.GetKind() != "Role" {
+			continue
+		}
+		for _, r := range installcheck.Convert[rbacv1.ClusterRole](t, o).Rules {
+			if slices.Contains(r.Resources, "podgroups") {
+				out = append(out, o)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// readComponentRole reads the generated PodGroup role of a scheduler.
+func readComponentRole(t *testing.T, scheduler string) *rbacv1.ClusterRole {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(installcheck.ModuleRoot(t), "config", "components", "batch-scheduler-"+scheduler, "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), role); err != nil {
+		t.Fatal(err)
+	}
+	return role
+}

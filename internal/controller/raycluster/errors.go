@@ -12,6 +12,7 @@ var (
 	errFailedCreateHeadPod     = errors.New("failed to create head Pod")
 	errFailedDeleteWorkerPod   = errors.New("failed to delete worker Pod")
 	errFailedCreateWorkerPod   = errors.New("failed to create worker Pod")
+	errFailedBatchScheduling   = errors.New("batch scheduling failed")
 	replicaFailureReasonsByErr = []struct {
 		err    error
 		reason string
@@ -21,6 +22,7 @@ var (
 		{errFailedCreateHeadPod, "FailedCreateHeadPod"},
 		{errFailedDeleteWorkerPod, "FailedDeleteWorkerPod"},
 		{errFailedCreateWorkerPod, "FailedCreateWorkerPod"},
+		{errFailedBatchScheduling, reasonFailedBatchScheduling},
 	}
 )
 

@@ -42,6 +42,9 @@ const (
 	reasonFailedToCreateRedisCleanupJob = "FailedToCreateRedisCleanupJob"
 	reasonRedisCleanupJobFailed         = "RedisCleanupJobFailed"
 	reasonForceDeletedStuckCluster      = "ForceDeletedStuckCluster"
+	// reasonFailedBatchScheduling is this operator's: KubeRay records no
+	// event when its batch scheduler plugin fails.
+	reasonFailedBatchScheduling = "FailedBatchScheduling"
 )
 
 // Event actions (the events.k8s.io "action" field).

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clustersize"
 	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
 	"github.com/ray-operator/ray-operator/internal/raypod"
@@ -74,7 +75,7 @@ func (r *Reconciler) reconcileMultiHostGroup(ctx context.Context, s *scope, inde
 	if err != nil {
 		return err
 	}
-	diff := int(desiredReplicas(group)) - len(replicas)
+	diff := int(clustersize.DesiredReplicas(group)) - len(replicas)
 	ctrl.LoggerFrom(ctx).V(1).Info("Scaling multi-host worker group", "desiredReplicas", diff+len(replicas), "replicas", len(replicas))
 	switch {
 	case diff > 0:
@@ -101,8 +102,8 @@ func (r *Reconciler) deleteBrokenReplicas(ctx context.Context, s *scope, group *
 	deleted := 0
 	for _, rep := range replicas {
 		why := ""
-		if len(rep.pods) != int(hostsPerReplica(group)) {
-			why = fmt.Sprintf("replica %q of multi-host group %s has %d of %d hosts", rep.name, group.GroupName, len(rep.pods), hostsPerReplica(group))
+		if len(rep.pods) != int(clustersize.HostsPerReplica(group)) {
+			why = fmt.Sprintf("replica %q of multi-host group %s has %d of %d hosts", rep.name, group.GroupName, len(rep.pods), clustersize.HostsPerReplica(group))
 		}
 		for i := range rep.pods {
 			if remove, reason := shouldDeletePod(&rep.pods[i], rayv1.WorkerNode); remove && why == "" {
@@ -146,7 +147,7 @@ func (r *Reconciler) deleteReplicasToDelete(ctx context.Context, s *scope, group
 func (r *Reconciler) createReplica(ctx context.Context, s *scope, groupIndex, replicaIndex int) error {
 	group := &s.cluster.Spec.WorkerGroupSpecs[groupIndex]
 	name := naming.WorkerReplicaName(group.GroupName, utilrand.String(replicaNameSuffixLength))
-	for host := range int(hostsPerReplica(group)) {
+	for host := range int(clustersize.HostsPerReplica(group)) {
 		pod, err := raypod.BuildWorkerPod(s.cluster, groupIndex, raypod.WorkerIndex{ReplicaIndex: replicaIndex, ReplicaName: name, HostIndex: host}, r.opts.Pod)
 		if err != nil {
 			return fmt.Errorf("%w: %w", errFailedCreateWorkerPod, err)

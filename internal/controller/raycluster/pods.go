@@ -15,11 +15,15 @@ import (
 )
 
 // reconcilePods makes the Pods match the spec: nothing but deletions while
-// the cluster suspends or is recreated for an upgrade, then the head, then
-// each worker group in order, and finally clears the workersToDelete lists
-// it carried out.
+// the cluster suspends; then the batch scheduler's preparation (a PodGroup)
+// and nothing but deletions while the cluster is recreated for an upgrade;
+// then the head, then each worker group in order, and finally clears the
+// workersToDelete lists it carried out.
 func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) error {
 	if stop, err := r.reconcileSuspension(ctx, s); stop {
+		return err
+	}
+	if err := r.submitToBatchScheduler(ctx, s); err != nil {
 		return err
 	}
 	if recreated, err := r.reconcileRecreate(ctx, s); recreated || err != nil {

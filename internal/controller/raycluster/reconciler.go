@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/raypod"
@@ -71,6 +72,12 @@ type Options struct {
 	Pod raypod.Options
 	// Features are the feature gates; nil means every gate at its default.
 	Features validation.FeatureGates
+	// BatchScheduler is the batch scheduler plugin (--batch-scheduler): it
+	// prepares each pass before the Pods (a PodGroup) and decorates every
+	// Pod. Nil means none.
+	BatchScheduler batchscheduler.Scheduler
+	// BatchSchedulerFactory made BatchScheduler; it may add watches.
+	BatchSchedulerFactory batchscheduler.Factory
 }
 
 // Deps are the controller's collaborators; tests replace them.
@@ -123,6 +130,9 @@ func New(deps Deps, opts Options) *Reconciler {
 	// The Pods' index labels and the controller's replica handling must
 	// agree, so the gate decides both.
 	opts.Pod.MultiHostIndexing = opts.Features.Enabled(features.RayMultiHostIndexing)
+	if opts.BatchScheduler != nil {
+		opts.Pod.BatchScheduler = podDecorator{opts.BatchScheduler}
+	}
 	r := &Reconciler{
 		client:   deps.Client,
 		recorder: deps.Recorder,

@@ -17,6 +17,7 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/metrics"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 )
@@ -88,6 +89,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if r.opts.UseRoute {
 		b = b.Owns(&routev1.Route{})
 	}
+	if c, ok := r.opts.BatchSchedulerFactory.(batchscheduler.ReconcilerConfigurer); ok {
+		b = c.ConfigureReconciler(b)
+	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).Complete(r)
 }
 
@@ -99,6 +103,10 @@ type Settings struct {
 	IsOpenShift bool
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
+	// BatchScheduler is the batch scheduler plugin, nil for none;
+	// BatchSchedulerFactory made it and may add watches.
+	BatchScheduler        batchscheduler.Scheduler
+	BatchSchedulerFactory batchscheduler.Factory
 }
 
 // Setup builds the controller from the operator settings, registers the
@@ -113,6 +121,8 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 		}
 		deps.Metrics = m
 	}
-	r := NewForManager(mgr, deps, OptionsFrom(s.Config, s.Knobs, s.Features, s.IsOpenShift))
+	opts := OptionsFrom(s.Config, s.Knobs, s.Features, s.IsOpenShift)
+	opts.BatchScheduler, opts.BatchSchedulerFactory = s.BatchScheduler, s.BatchSchedulerFactory
+	r := NewForManager(mgr, deps, opts)
 	return r.SetupWithManager(mgr, s.Config.ReconcileConcurrency)
 }

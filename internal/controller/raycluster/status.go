@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clustersize"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
 )
@@ -154,9 +155,9 @@ func setReplicaCounts(status *rayv1.RayClusterStatus, cluster *rayv1.RayCluster,
 	var desired, lo, hi int64
 	for i := range cluster.Spec.WorkerGroupSpecs {
 		g := &cluster.Spec.WorkerGroupSpecs[i]
-		desired += int64(timesHosts(desiredReplicas(g), g))
-		lo += int64(timesHosts(minReplicas(g), g))
-		hi += int64(timesHosts(maxReplicas(g), g))
+		desired += int64(clustersize.TimesHosts(clustersize.DesiredReplicas(g), g))
+		lo += int64(clustersize.TimesHosts(clustersize.MinReplicas(g), g))
+		hi += int64(clustersize.TimesHosts(clustersize.MaxReplicas(g), g))
 	}
 	status.DesiredWorkerReplicas, status.MinWorkerReplicas, status.MaxWorkerReplicas = clampInt32(desired), clampInt32(lo), clampInt32(hi)
 }

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clustersize"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
 	"github.com/ray-operator/ray-operator/internal/raypod"
@@ -60,7 +61,7 @@ func (r *Reconciler) reconcileSingleHostGroup(ctx context.Context, s *scope, ind
 	if err != nil {
 		return err
 	}
-	diff := int(timesHosts(desiredReplicas(group), group)) - len(remaining)
+	diff := int(clustersize.TimesHosts(clustersize.DesiredReplicas(group), group)) - len(remaining)
 	ctrl.LoggerFrom(ctx).V(1).Info("Scaling worker group", "desired", diff+len(remaining), "current", len(remaining))
 	switch {
 	case diff > 0:

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/submitter"
 )
@@ -35,6 +36,12 @@ func (r *Reconciler) getOrCreateCluster(ctx context.Context, job *rayv1.RayJob) 
 	}
 	if cluster, err = constructCluster(job); err != nil {
 		return nil, err
+	}
+	if job.Spec.EffectiveSubmissionMode() == rayv1.K8sJobMode {
+		// As in KubeRay, only a K8sJobMode cluster carries the RayJob's
+		// scheduling metadata (Volcano's PodGroup name, YuniKorn's task
+		// groups with the submitter).
+		batchscheduler.AddMetadata(ctx, r.opts.BatchScheduler, job, cluster, "")
 	}
 	if err := r.clusters.Create(ctx, job, cluster); err != nil {
 		return nil, err

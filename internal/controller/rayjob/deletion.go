@@ -22,7 +22,24 @@ const ttlBuffer = 2 * time.Second
 //  3. spec.shutdownAfterJobFinishes;
 //  4. otherwise nothing.
 func (r *Reconciler) reconcileFinished(ctx context.Context, s *scope) (ctrl.Result, error) {
-	job := s.job
+	// On every pass, before the deletion policies, as KubeRay: the plugin
+	// follows what the cluster still runs (all of it, suspended workers,
+	// nothing once deleted). A failure is reported and does not hold the
+	// deletion policies up; the RayJob is looked at again to retry it.
+	cleanupErr := r.cleanupBatchScheduler(ctx, s.job)
+	if cleanupErr != nil {
+		ctrl.LoggerFrom(ctx).Error(cleanupErr, "Batch scheduler cleanup failed")
+	}
+	result, err := r.applyDeletionPolicies(ctx, s.job)
+	if cleanupErr != nil && err == nil && result.RequeueAfter == 0 {
+		result.RequeueAfter = defaultRequeue
+	}
+	return result, err
+}
+
+// applyDeletionPolicies runs the deletion policy that applies to a finished
+// RayJob (see reconcileFinished).
+func (r *Reconciler) applyDeletionPolicies(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
 	switch {
 	case job.Spec.UsesClusterSelector():
 		return ctrl.Result{}, nil

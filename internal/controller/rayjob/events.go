@@ -8,33 +8,38 @@ import (
 
 // Event reasons. Those KubeRay also emits keep KubeRay's names.
 const (
-	reasonStatusChanged              = "JobDeploymentStatusChanged"
-	reasonInvalidSpec                = "InvalidRayJobSpec"
-	reasonInvalidMetadata            = "InvalidRayJobMetadata"
-	reasonInvalidStatus              = "InvalidRayJobStatus"
-	reasonCreatedRayCluster          = clusterowner.ReasonCreatedRayCluster
-	reasonFailedToCreateRayCluster   = clusterowner.ReasonFailedToCreateRayCluster
-	reasonDeletedRayCluster          = clusterowner.ReasonDeletedRayCluster
-	reasonFailedToDeleteRayCluster   = clusterowner.ReasonFailedToDeleteRayCluster
-	reasonUpdatedRayCluster          = clusterowner.ReasonUpdatedRayCluster
-	reasonFailedToUpdateRayCluster   = clusterowner.ReasonFailedToUpdateRayCluster
-	reasonRayClusterNotFound         = "RayClusterNotFound"
-	reasonCreatedSubmitter           = "CreatedRayJobSubmitter"
-	reasonFailedToCreateSubmitter    = "FailedToCreateRayJobSubmitter"
-	reasonDeletedSubmitter           = "DeletedRayJobSubmitter"
-	reasonFailedToDeleteSubmitter    = "FailedToDeleteRayJobSubmitter"
-	reasonCreatedService             = clusterowner.ReasonCreatedService
-	reasonUpdatedService             = clusterowner.ReasonUpdatedService
-	reasonFailedToCreateService      = clusterowner.ReasonFailedToCreateService
-	reasonSubmittedJob               = "SubmittedRayJob"
-	reasonFailedToSubmitJob          = "FailedToSubmitRayJob"
-	reasonStoppedJob                 = "StoppedRayJob"
-	reasonFailedToStopJob            = "FailedToStopRayJob"
-	reasonDeletedRayJob              = "DeletedRayJob"
-	reasonFailedToDeleteRayJob       = "FailedToDeleteRayJob"
-	reasonSuspendedWorkerGroups      = reasonUpdatedRayCluster
-	reasonFailedToSuspendWorkerGroup = reasonFailedToUpdateRayCluster
-	reasonAuthSecretNotFound         = "AuthSecretNotFound"
+	reasonStatusChanged                 = "JobDeploymentStatusChanged"
+	reasonInvalidSpec                   = "InvalidRayJobSpec"
+	reasonInvalidMetadata               = "InvalidRayJobMetadata"
+	reasonInvalidStatus                 = "InvalidRayJobStatus"
+	reasonCreatedRayCluster             = clusterowner.ReasonCreatedRayCluster
+	reasonFailedToCreateRayCluster      = clusterowner.ReasonFailedToCreateRayCluster
+	reasonDeletedRayCluster             = clusterowner.ReasonDeletedRayCluster
+	reasonFailedToDeleteRayCluster      = clusterowner.ReasonFailedToDeleteRayCluster
+	reasonUpdatedRayCluster             = clusterowner.ReasonUpdatedRayCluster
+	reasonFailedToUpdateRayCluster      = clusterowner.ReasonFailedToUpdateRayCluster
+	reasonRayClusterNotFound            = "RayClusterNotFound"
+	reasonCreatedSubmitter              = "CreatedRayJobSubmitter"
+	reasonFailedToCreateSubmitter       = "FailedToCreateRayJobSubmitter"
+	reasonDeletedSubmitter              = "DeletedRayJobSubmitter"
+	reasonFailedToDeleteSubmitter       = "FailedToDeleteRayJobSubmitter"
+	reasonCreatedService                = clusterowner.ReasonCreatedService
+	reasonUpdatedService                = clusterowner.ReasonUpdatedService
+	reasonFailedToCreateService         = clusterowner.ReasonFailedToCreateService
+	reasonSubmittedJob                  = "SubmittedRayJob"
+	reasonFailedToSubmitJob             = "FailedToSubmitRayJob"
+	reasonStoppedJob                    = "StoppedRayJob"
+	reasonFailedToStopJob               = "FailedToStopRayJob"
+	reasonDeletedRayJob                 = "DeletedRayJob"
+	reasonFailedToDeleteRayJob          = "FailedToDeleteRayJob"
+	reasonSuspendedWorkerGroups         = reasonUpdatedRayCluster
+	reasonFailedToSuspendWorkerGroup    = reasonFailedToUpdateRayCluster
+	reasonAuthSecretNotFound            = "AuthSecretNotFound"
+	reasonBatchSchedulerCleanedUp       = "BatchSchedulerCleanedUp"
+	reasonFailedToCleanupBatchScheduler = "FailedToCleanupBatchScheduler"
+	// reasonFailedBatchScheduling is this operator's: KubeRay only logs a
+	// batch scheduler plugin's failure.
+	reasonFailedBatchScheduling = "FailedBatchScheduling"
 )
 
 // Event actions (the events.k8s.io "action" field).

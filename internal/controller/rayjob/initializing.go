@@ -8,7 +8,8 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
-// reconcileInitializing brings up the RayJob's cluster and, once it is
+// reconcileInitializing hands the RayJob to the batch scheduler, brings up
+// its cluster and, once it is
 // ready, records the dashboard URL and starts the submission: Waiting in
 // InteractiveMode, Running otherwise (after creating the submitter Job in
 // K8sJobMode; HTTPMode submits from Running, SidecarMode's submitter is
@@ -16,6 +17,12 @@ import (
 func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.Result, error) {
 	job := s.job
 	if suspendIfRequested(job) || r.failIfActiveDeadlinePassed(job) || r.failIfPreRunningDeadlinePassed(job) {
+		return requeue()
+	}
+	if proceed, err := r.submitToBatchScheduler(ctx, job); !proceed {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		return requeue()
 	}
 	cluster, err := r.getOrCreateCluster(ctx, job)

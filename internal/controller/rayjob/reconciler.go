@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -59,6 +60,11 @@ type Options struct {
 	// HeadServiceClusterIP makes the RayJob's head Service a ClusterIP
 	// Service instead of a headless one (ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE).
 	HeadServiceClusterIP bool
+	// BatchScheduler is the batch scheduler plugin (--batch-scheduler), nil
+	// for none: it prepares Initializing RayJobs, decorates their cluster and
+	// submitter, and releases its reservation when a RayJob finishes, is
+	// suspended or is retried.
+	BatchScheduler batchscheduler.Scheduler
 }
 
 // Deps are the collaborators of the controller. Tests replace the clock and

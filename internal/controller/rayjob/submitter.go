@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/submitter"
 )
 
@@ -44,6 +45,7 @@ func (r *Reconciler) createSubmitterJobIfNeeded(ctx context.Context, job *rayv1.
 	if err != nil {
 		return err
 	}
+	batchscheduler.AddMetadata(ctx, r.opts.BatchScheduler, job, &batchJob.Spec.Template, batchscheduler.SubmitterGroup)
 	if err := controllerutil.SetControllerReference(job, batchJob, r.Scheme); err != nil {
 		return err
 	}

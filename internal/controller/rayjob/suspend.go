@@ -10,8 +10,9 @@ import (
 
 // reconcileReleasing serves Suspending and Retrying: both release the
 // cluster and the submitter Job, wait until they are really gone (no leaked
-// Pods), forget the attempt in the status, and then go on to Suspended or
-// back to New for the next attempt. It runs to the end whatever spec.suspend
+// Pods), let the batch scheduler release its reservation, forget the
+// attempt in the status, and then go on to Suspended or back to New for the
+// next attempt. It runs to the end whatever spec.suspend
 // becomes meanwhile, which makes suspension atomic.
 func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (ctrl.Result, error) {
 	job := s.job
@@ -26,6 +27,11 @@ func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (ctrl.Res
 	if !clusterGone || !submitterGone {
 		ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster and the submitter to be deleted")
 		return requeue()
+	}
+	// Before resetAttempt forgets the cluster's name; a failure keeps the
+	// RayJob here and retries, rather than leaving the reservation behind.
+	if err := r.cleanupBatchScheduler(ctx, job); err != nil {
+		return ctrl.Result{}, err
 	}
 	resetAttempt(job)
 	if job.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusSuspending {

@@ -123,35 +123,55 @@ func New(opts ...Option) (*Env, error) {
 // WithCRDDirs, else <module root>/config/crd/bases.
 func (s *settings) crdDirectories() ([]string, error) {
 	dirs := s.crdDirs
-	if !s.crdDirsSet {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("getting the working directory: %w", err)
-		}
-		root, err := controlplane.ModuleRoot(wd)
+	if !s.crdDirsSet || s.podGroups {
+		root, err := moduleRoot()
 		if err != nil {
 			return nil, err
 		}
-		dirs = []string{filepath.Join(root, "config", "crd", "bases")}
+		if !s.crdDirsSet {
+			dirs = []string{filepath.Join(root, "config", "crd", "bases")}
+		}
+		if s.podGroups {
+			dirs = append(dirs, filepath.Join(root, "test", "crds", "volcano"))
+		}
 	}
 	if s.gatewayAPI {
-		dir, err := gatewayAPICRDs()
+		dir, err := moduleDir("sigs.k8s.io/gateway-api")
 		if err != nil {
 			return nil, err
 		}
-		dirs = append(dirs, dir)
+		dirs = append(dirs, filepath.Join(dir, "config", "crd", "standard"))
+	}
+	if s.podGroups {
+		dir, err := moduleDir("sigs.k8s.io/scheduler-plugins")
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, filepath.Join(dir, "config", "crd", "bases", "scheduling.x-k8s.io_podgroups.yaml"))
 	}
 	return dirs, nil
 }
 
-// gatewayAPICRDs is the directory of the standard-channel CRDs in the
-// gateway-api module of the build.
-func gatewayAPICRDs() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+// moduleRoot is the root of this repository.
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
 	if err != nil {
-		return "", fmt.Errorf("locating the gateway-api module: %w", err)
+		return "", fmt.Errorf("getting the working directory: %w", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard"), nil
+	return controlplane.ModuleRoot(wd)
+}
+
+// moduleDir is the directory of a module of the build in the module cache.
+func moduleDir(module string) (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the %s module: %w", module, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("module %s is not in the module cache; run go mod download", module)
+	}
+	return dir, nil
 }
 
 // crdInstallTimeout bounds the wait for the installed CRDs to be served.

@@ -75,6 +75,48 @@ func (w *RayClusterSpecWrapper) HeadPort(name string, port int32) *RayClusterSpe
 	return w
 }
 
+// Requests sets the resource requests of the Ray container of group: the
+// head for rayv1.HeadGroupName, else the worker group of that name.
+func (w *RayClusterSpecWrapper) Requests(group string, requests corev1.ResourceList) *RayClusterSpecWrapper {
+	w.template(group).Spec.Containers[0].Resources.Requests = requests
+	return w
+}
+
+// Limits sets the resource limits of the Ray container of group (see
+// Requests).
+func (w *RayClusterSpecWrapper) Limits(group string, limits corev1.ResourceList) *RayClusterSpecWrapper {
+	w.template(group).Spec.Containers[0].Resources.Limits = limits
+	return w
+}
+
+func (w *RayClusterSpecWrapper) template(group string) *corev1.PodTemplateSpec {
+	if group == rayv1.HeadGroupName {
+		return &w.HeadGroupSpec.Template
+	}
+	return &w.workerGroup(group).Template
+}
+
+func (w *RayClusterSpecWrapper) workerGroup(name string) *rayv1.WorkerGroupSpec {
+	for i := range w.WorkerGroupSpecs {
+		if w.WorkerGroupSpecs[i].GroupName == name {
+			return &w.WorkerGroupSpecs[i]
+		}
+	}
+	panic("wrappers: no worker group " + name)
+}
+
+// Hosts sets numOfHosts of a worker group.
+func (w *RayClusterSpecWrapper) Hosts(group string, hosts int32) *RayClusterSpecWrapper {
+	w.workerGroup(group).NumOfHosts = hosts
+	return w
+}
+
+// SuspendGroup suspends a worker group.
+func (w *RayClusterSpecWrapper) SuspendGroup(group string) *RayClusterSpecWrapper {
+	w.workerGroup(group).Suspend = ptr.To(true)
+	return w
+}
+
 // Autoscaling turns in-tree autoscaling on.
 func (w *RayClusterSpecWrapper) Autoscaling() *RayClusterSpecWrapper {
 	w.EnableInTreeAutoscaling = ptr.To(true)

@@ -6,6 +6,7 @@
 package config_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
@@ -37,7 +39,8 @@ const (
 var operatorID = installcheck.Identity{Namespace: installNamespace, ServiceAccount: operatorName}
 
 func TestKustomizationsBuild(t *testing.T) {
-	for _, dir := range []string{"crd", "rbac", "manager", "default", "webhook", "default-with-webhooks", "default-with-cert-manager"} {
+	for _, dir := range []string{"crd", "rbac", "manager", "default", "webhook", "default-with-webhooks", "default-with-cert-manager",
+		"default-with-volcano", "default-with-scheduler-plugins"} {
 		t.Run(dir, func(t *testing.T) {
 			if objs := build(t, dir); len(objs) == 0 {
 				t.Errorf("kustomize build config/%s produced no objects", dir)
@@ -75,6 +78,50 @@ func TestDefaultInstall(t *testing.T) {
 	t.Run("the operator runs as its service account with the Deployment's flags", func(t *testing.T) {
 		installcheck.RunOperator(t, env, settings, operatorID, "")
 	})
+}
+
+// TestBatchSchedulerInstall checks the overlays that choose a batch
+// scheduler with a PodGroup API: the operator runs with that scheduler, its
+// service account holds the plugin's generated ClusterRole (and may manage
+// PodGroups of that API only), and the rest is config/default.
+func TestBatchSchedulerInstall(t *testing.T) {
+	for _, c := range []struct{ name, group, other string }{
+		{"volcano", "scheduling.volcano.sh", "scheduling.x-k8s.io"},
+		{"scheduler-plugins", "scheduling.x-k8s.io", "scheduling.volcano.sh"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			objs := build(t, "default-with-"+c.name)
+			deploy := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", installNamespace, operatorName))
+			settings := installcheck.CheckDeployment(t, deploy, installcheck.DeploymentCheck{Identity: operatorID, Objects: objs})
+			if settings.Config.BatchScheduler != c.name {
+				t.Errorf("the operator runs with batchScheduler %q, want %q", settings.Config.BatchScheduler, c.name)
+			}
+			data, err := os.ReadFile(filepath.Join(installcheck.ModuleRoot(t), "config", "components", "batch-scheduler-"+c.name, "role.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			generated := &rbacv1.ClusterRole{}
+			if err := yaml.UnmarshalStrict(bytes.TrimPrefix(data, []byte("---\n")), generated); err != nil {
+				t.Fatal(err)
+			}
+			role := installcheck.Convert[rbacv1.ClusterRole](t, installcheck.Find(t, objs, "ClusterRole", "", operatorName+"-"+c.name))
+			if diff := cmp.Diff(generated.Rules, role.Rules); diff != "" {
+				t.Errorf("ClusterRole differs from the generated one (-want +got):\n%s", diff)
+			}
+			binding := installcheck.Convert[rbacv1.ClusterRoleBinding](t, installcheck.Find(t, objs, "ClusterRoleBinding", "", operatorName+"-"+c.name))
+			if len(binding.Subjects) != 1 || binding.Subjects[0].Namespace != installNamespace || binding.Subjects[0].Name != operatorName {
+				t.Errorf("ClusterRoleBinding subjects %+v", binding.Subjects)
+			}
+			env := testenv.Start(t, testenv.WithCRDDirs())
+			installcheck.Apply(t, env, objs)
+			for _, verb := range role.Rules[0].Verbs {
+				if !installcheck.Allowed(t, env.Client, operatorID, installcheck.Access{Group: c.group, Resource: "podgroups", Verb: verb, Namespace: "some-user-namespace"}) {
+					t.Errorf("%s may not %s %s podgroups", operatorID.User(), verb, c.group)
+				}
+			}
+			installcheck.CheckDenied(t, env.Client, operatorID, []installcheck.Access{{Group: c.other, Resource: "podgroups", Verb: "create", Namespace: "some-user-namespace"}})
+		})
+	}
 }
 
 // TestWebhookInstall checks that config/default-with-webhooks gives the

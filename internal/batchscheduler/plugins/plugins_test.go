@@ -1,0 +1,52 @@
+package plugins_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler/plugins"
+)
+
+// TestEveryAcceptedNameHasAPlugin: the configuration accepts exactly the
+// names there is a plugin for, so a name it accepts never fails later.
+func TestEveryAcceptedNameHasAPlugin(t *testing.T) {
+	want := slices.Sorted(slices.Values(configv1alpha1.SupportedBatchSchedulers))
+	if diff := cmp.Diff(want, plugins.Names()); diff != "" {
+		t.Errorf("plugins vs configv1alpha1.SupportedBatchSchedulers (-want +got):\n%s", diff)
+	}
+	for _, name := range plugins.Names() {
+		f, err := plugins.Factory(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := f.New(t.Context(), nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, ok := s.(batchscheduler.MetadataAdder); !ok {
+			t.Errorf("%s does not decorate Pods", name)
+		}
+	}
+	if _, err := plugins.Factory("slurm"); err == nil {
+		t.Error("an unknown name has a plugin")
+	}
+}
+
+func TestSelected(t *testing.T) {
+	for _, c := range []struct {
+		cfg  configv1alpha1.Configuration
+		want string
+	}{
+		{configv1alpha1.Configuration{}, ""},
+		{configv1alpha1.Configuration{BatchScheduler: "yunikorn"}, "yunikorn"},
+		{configv1alpha1.Configuration{EnableBatchScheduler: true}, "volcano"},
+	} {
+		if got := plugins.Selected(c.cfg); got != c.want {
+			t.Errorf("Selected(%+v) = %q, want %q", c.cfg, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package raycluster
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+)
+
+// submitToBatchScheduler lets the batch scheduler plugin prepare for the
+// cluster's Pods (Volcano and scheduler-plugins create or resize its
+// PodGroup), on every pass as KubeRay does, so that the gang follows
+// replica changes. A failure stops the pass before any Pod is created: the
+// cluster gets the ReplicaFailure condition (reason FailedBatchScheduling)
+// and a Warning event. A suspended cluster does not get here.
+func (r *Reconciler) submitToBatchScheduler(ctx context.Context, s *scope) error {
+	if r.opts.BatchScheduler == nil {
+		return nil
+	}
+	if err := batchscheduler.Submit(ctx, r.opts.BatchScheduler, s.cluster); err != nil {
+		r.event(s.cluster, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate,
+			"Batch scheduler %s refused RayCluster %s/%s: %v", r.opts.BatchScheduler.Name(), s.cluster.Namespace, s.cluster.Name, err)
+		return errors.Join(errFailedBatchScheduling, err)
+	}
+	return nil
+}
+
+// podDecorator hands the plugin's metadata hook to the Pod builders, which
+// call it on every head (group "headgroup") and worker Pod they build.
+type podDecorator struct {
+	scheduler batchscheduler.Scheduler
+}
+
+// MutatePod adds the plugin's labels, annotations and schedulerName. The
+// builders are pure and have no context; the plugins use theirs only to
+// log.
+func (d podDecorator) MutatePod(cluster *rayv1.RayCluster, pod *corev1.Pod, groupName string) {
+	batchscheduler.AddMetadata(context.Background(), d.scheduler, cluster, pod, groupName)
+}

@@ -1,0 +1,282 @@
+package batchscheduler_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler/volcano"
+)
+
+const (
+	annotationGroupName = "scheduling.k8s.io/group-name"
+	annotationTaskSpec  = "volcano.sh/task-spec"
+)
+
+// podGroup waits for the Volcano PodGroup name to have minMember and
+// minResources and returns it.
+func (w *world) volcanoPodGroup(name string, minMember int32, res map[string]string) *volcanov1beta1.PodGroup {
+	w.t.Helper()
+	pg := &volcanov1beta1.PodGroup{}
+	w.eventually(fmt.Sprintf("PodGroup %s with minMember %d and %v", name, minMember, res), func() (bool, error) {
+		if !w.get(name, pg) {
+			return false, fmt.Errorf("no PodGroup")
+		}
+		got := map[string]string{}
+		if pg.Spec.MinResources != nil {
+			got = canonical(*pg.Spec.MinResources)
+		}
+		return pg.Spec.MinMember == minMember && cmp.Equal(res, got), fmt.Errorf("minMember %d, %v", pg.Spec.MinMember, got)
+	})
+	return pg
+}
+
+func TestVolcanoRayCluster(t *testing.T) {
+	w := newWorld(t, volcano.Name)
+	w.create(newCluster("gang", 2, map[string]string{volcano.LabelQueueName: "q1", batchscheduler.LabelPriorityClassName: "high"}))
+
+	pg := w.volcanoPodGroup("ray-gang-pg", 3, map[string]string{"cpu": "1500m", "memory": "3Gi"})
+	if pg.Spec.Queue != "q1" || pg.Spec.PriorityClassName != "high" {
+		t.Errorf("queue %q priorityClassName %q", pg.Spec.Queue, pg.Spec.PriorityClassName)
+	}
+	if ref := metav1.GetControllerOf(pg); ref == nil || ref.Kind != "RayCluster" || ref.Name != "gang" {
+		t.Errorf("PodGroup controller %+v", ref)
+	}
+	for _, pod := range w.pods("gang", 3) {
+		group := pod.Labels[rayv1.LabelGroup]
+		if pod.Spec.SchedulerName != "volcano" || pod.Annotations[annotationGroupName] != "ray-gang-pg" || pod.Annotations[annotationTaskSpec] != group ||
+			pod.Labels[volcano.LabelQueueName] != "q1" || pod.Labels[batchscheduler.LabelPriorityClassName] != "high" {
+			t.Errorf("Pod %s (group %s): schedulerName %q labels %v annotations %v", pod.Name, group, pod.Spec.SchedulerName, pod.Labels, pod.Annotations)
+		}
+	}
+
+	// The gang follows the replicas.
+	rc := &rayv1.RayCluster{}
+	rc.Name, rc.Namespace = "gang", w.ns
+	w.update(rc, false, func() { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4) })
+	w.volcanoPodGroup("ray-gang-pg", 5, map[string]string{"cpu": "2500m", "memory": "5Gi"})
+	w.pods("gang", 5)
+}
+
+func TestVolcanoAutoscalingGangIsMinReplicas(t *testing.T) {
+	w := newWorld(t, volcano.Name)
+	rc := newCluster("auto", 3, nil)
+	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr.To[int32](1)
+	w.create(rc)
+	// The head and one minReplicas worker, although 3 workers are desired.
+	w.volcanoPodGroup("ray-auto-pg", 2, map[string]string{"cpu": "1", "memory": "2Gi"})
+	w.pods("auto", 4)
+}
+
+func TestVolcanoBadTopologyLabel(t *testing.T) {
+	w := newWorld(t, volcano.Name)
+	w.create(newCluster("topo", 1, map[string]string{
+		volcano.LabelNetworkTopologyMode: "hard", volcano.LabelNetworkTopologyHighestTierAllowed: "two",
+	}))
+	notes := w.waitEvent("topo", "FailedBatchScheduling")
+	if !strings.Contains(notes[0], "failed to convert volcano.sh/network-topology-highest-tier-allowed label to int") {
+		t.Errorf("event note %q", notes[0])
+	}
+	rc := &rayv1.RayCluster{}
+	w.eventually("the ReplicaFailure condition", func() (bool, error) {
+		w.get("topo", rc)
+		c := meta(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure))
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == "FailedBatchScheduling", fmt.Errorf("%+v", rc.Status.Conditions)
+	})
+	if n := len(w.podList("topo")); n != 0 {
+		t.Errorf("%d Pods made without their PodGroup", n)
+	}
+
+	w.update(rc, false, func() { rc.Labels[volcano.LabelNetworkTopologyHighestTierAllowed] = "2" })
+	pg := w.volcanoPodGroup("ray-topo-pg", 2, map[string]string{"cpu": "1", "memory": "2Gi"})
+	if nt := pg.Spec.NetworkTopology; nt == nil || nt.Mode != "hard" || nt.HighestTierAllowed == nil || *nt.HighestTierAllowed != 2 {
+		t.Errorf("networkTopology %+v", nt)
+	}
+	w.pods("topo", 2)
+}
+
+func TestVolcanoRayJob(t *testing.T) {
+	w := newWorld(t, volcano.Name)
+	job := newRayJob("job", rayv1.K8sJobMode, map[string]string{volcano.LabelQueueName: "q2"})
+	job.Spec.ShutdownAfterJobFinishes = true
+	w.create(job)
+
+	// The RayJob's gang: head and worker; the submitter's requests
+	// (default 500m/200Mi) count in minResources only.
+	pg := w.volcanoPodGroup("ray-job-pg", 2, map[string]string{"cpu": "1500m", "memory": "2248Mi"})
+	if ref := metav1.GetControllerOf(pg); ref == nil || ref.Kind != "RayJob" || ref.Name != "job" || pg.Spec.Queue != "q2" {
+		t.Errorf("PodGroup controller %+v queue %q", ref, pg.Spec.Queue)
+	}
+	cluster := w.clusterOf("job")
+	if cluster.Annotations[annotationGroupName] != "ray-job-pg" || cluster.Labels[volcano.LabelQueueName] != "q2" {
+		t.Errorf("K8sJobMode cluster metadata: labels %v annotations %v", cluster.Labels, cluster.Annotations)
+	}
+	for _, pod := range w.pods(cluster.Name, 2) {
+		if pod.Spec.SchedulerName != "volcano" || pod.Annotations[annotationGroupName] != "ray-job-pg" || pod.Annotations[annotationTaskSpec] != pod.Labels[rayv1.LabelGroup] {
+			t.Errorf("Pod %s: schedulerName %q annotations %v", pod.Name, pod.Spec.SchedulerName, pod.Annotations)
+		}
+	}
+	if w.get("ray-"+cluster.Name+"-pg", &volcanov1beta1.PodGroup{}) {
+		t.Error("the RayJob's cluster has a PodGroup of its own")
+	}
+
+	w.runPods(cluster.Name, 2)
+	w.waitFor("job", rayv1.JobDeploymentStatusRunning)
+	submitter := &batchv1.Job{}
+	w.waitGet("job", submitter)
+	tmpl := submitter.Spec.Template
+	if tmpl.Spec.SchedulerName != "volcano" || tmpl.Annotations[annotationGroupName] != "ray-job-pg" || tmpl.Annotations[annotationTaskSpec] != "submitter" || tmpl.Labels[volcano.LabelQueueName] != "q2" {
+		t.Errorf("submitter template: schedulerName %q labels %v annotations %v", tmpl.Spec.SchedulerName, tmpl.Labels, tmpl.Annotations)
+	}
+
+	// Complete: the PodGroup shrinks to what the cluster still runs, then
+	// to nothing once shutdownAfterJobFinishes deleted the cluster.
+	w.finishRayJob("job")
+	w.waitFor("job", rayv1.JobDeploymentStatusComplete)
+	w.volcanoPodGroup("ray-job-pg", 0, map[string]string{})
+	w.waitEvent("job", "BatchSchedulerCleanedUp")
+	if w.get(cluster.Name, &rayv1.RayCluster{}) {
+		t.Error("the cluster was not deleted")
+	}
+}
+
+func TestVolcanoRayJobSuspendReleasesAndResumeRestores(t *testing.T) {
+	w := newWorld(t, volcano.Name)
+	job := newRayJob("sus", rayv1.K8sJobMode, nil)
+	job.Spec.ShutdownAfterJobFinishes = true // required to suspend
+	w.create(job)
+	w.volcanoPodGroup("ray-sus-pg", 2, map[string]string{"cpu": "1500m", "memory": "2248Mi"})
+	w.clusterOf("sus")
+
+	w.update(job, false, func() { job.Spec.Suspend = true })
+	w.waitFor("sus", rayv1.JobDeploymentStatusSuspended)
+	w.volcanoPodGroup("ray-sus-pg", 0, map[string]string{})
+	w.waitEvent("sus", "BatchSchedulerCleanedUp")
+
+	w.update(job, false, func() { job.Spec.Suspend = false })
+	w.waitFor("sus", rayv1.JobDeploymentStatusInitializing)
+	w.volcanoPodGroup("ray-sus-pg", 2, map[string]string{"cpu": "1500m", "memory": "2248Mi"})
+}
+
+func TestVolcanoRejectsClusterSelector(t *testing.T) {
+	w := newWorld(t, volcano.Name)
+	w.create(newCluster("shared", 1, nil))
+	w.volcanoPodGroup("ray-shared-pg", 2, map[string]string{"cpu": "1", "memory": "2Gi"})
+	job := newRayJob("sel", rayv1.HTTPMode, nil)
+	job.Spec.RayClusterSpec = nil
+	job.Spec.ClusterSelector = map[string]string{rayv1.ClusterSelectorKey: "shared"}
+	w.create(job)
+
+	want := fmt.Sprintf("batch scheduler volcano: gang scheduling does not support RayJob %s/sel referencing an existing RayCluster", w.ns)
+	w.eventually("the refusal in status.message", func() (bool, error) {
+		j := w.job("sel")
+		return j.Status.Message == want, fmt.Errorf("%s: %q", j.Status.JobDeploymentStatus, j.Status.Message)
+	})
+	if notes := w.waitEvent("sel", "FailedBatchScheduling"); notes[0] != want {
+		t.Errorf("event note %q", notes[0])
+	}
+	w.consistently("the refused RayJob to stay Initializing without a PodGroup", 4*time.Second, func() (bool, error) {
+		j := w.job("sel")
+		return j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusInitializing && !w.get("ray-sel-pg", &volcanov1beta1.PodGroup{}), nil
+	})
+	if n := len(w.events("sel")["FailedBatchScheduling"]); n != 1 {
+		t.Errorf("%d FailedBatchScheduling events, want 1 (reported once)", n)
+	}
+}
+
+// TestVolcanoFailedCleanup makes the API server refuse PodGroup updates (a
+// ValidatingAdmissionPolicy) when the RayJob finishes: the RayJob still
+// completes, reports FailedToCleanupBatchScheduler, and releases the
+// PodGroup once updates go through again.
+func TestVolcanoFailedCleanup(t *testing.T) {
+	w := newWorld(t, volcano.Name)
+	w.create(newRayJob("stuck", rayv1.K8sJobMode, nil))
+	w.volcanoPodGroup("ray-stuck-pg", 2, map[string]string{"cpu": "1500m", "memory": "2248Mi"})
+	cluster := w.clusterOf("stuck")
+	w.runPods(cluster.Name, 2)
+	w.waitFor("stuck", rayv1.JobDeploymentStatusRunning)
+
+	remove := w.denyPodGroupUpdates()
+	w.finishRayJob("stuck")
+	w.waitFor("stuck", rayv1.JobDeploymentStatusComplete)
+	if notes := w.waitEvent("stuck", "FailedToCleanupBatchScheduler"); !strings.Contains(notes[0], "denied") {
+		t.Errorf("event note %q", notes[0])
+	}
+	remove()
+	// The cluster is kept (no shutdownAfterJobFinishes): the gang without
+	// the submitter.
+	w.volcanoPodGroup("ray-stuck-pg", 2, map[string]string{"cpu": "1", "memory": "2Gi"})
+	w.waitEvent("stuck", "BatchSchedulerCleanedUp")
+}
+
+// denyPodGroupUpdates installs a policy refusing updates of the
+// namespace's Volcano PodGroups, and returns its removal.
+func (w *world) denyPodGroupUpdates() func() {
+	w.t.Helper()
+	name := "deny-podgroup-updates-" + w.ns
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"scheduling.volcano.sh"}, APIVersions: []string{"*"}, Resources: []string{"podgroups"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "PodGroup updates are denied by the test"}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": w.ns},
+			}},
+		},
+	}
+	ctx := context.Background()
+	if err := w.c.Create(ctx, policy); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.c.Create(ctx, binding); err != nil {
+		w.t.Fatal(err)
+	}
+	// The policy takes effect once the API server's informers saw it:
+	// probe with a scratch PodGroup until an update is refused.
+	probe := &volcanov1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: w.ns}, Spec: volcanov1beta1.PodGroupSpec{MinMember: 1}}
+	if err := w.c.Create(ctx, probe); err != nil {
+		w.t.Fatal(err)
+	}
+	w.eventually("the policy to refuse PodGroup updates", func() (bool, error) {
+		probe.Spec.MinMember++
+		err := w.c.Update(ctx, probe)
+		if err == nil {
+			return false, nil
+		}
+		return strings.Contains(err.Error(), "denied"), err
+	})
+	return func() {
+		w.t.Helper()
+		if err := w.c.Delete(ctx, binding); err != nil {
+			w.t.Fatal(err)
+		}
+		if err := w.c.Delete(ctx, policy); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
