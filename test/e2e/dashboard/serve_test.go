@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -45,9 +46,7 @@ func TestServeAgainstRealRay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.UpdateDeployments(t.Context(), config); err != nil {
-		t.Fatalf("put applications: %v", err)
-	}
+	putApplications(t, c, config)
 
 	statuses := waitForApp(t, c, "app1", "RUNNING")
 	got := map[string]string{"app": statuses["app1"].Status}
@@ -102,4 +101,26 @@ func freePort(t *testing.T) int {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// putApplications PUTs a Serve config until the dashboard answers: the
+// first PUT starts Serve's controller, which on a loaded machine can take
+// longer than the client's timeout, and the RayService controller retries
+// such a call on its next pass too. An answer that refuses the config fails
+// the test at once.
+func putApplications(t *testing.T, c dashboard.Client, config []byte) {
+	t.Helper()
+	deadline := time.Now().Add(serveTimeout)
+	for {
+		err := c.UpdateDeployments(t.Context(), config)
+		if err == nil {
+			return
+		}
+		var refused *dashboard.HTTPError
+		if errors.As(err, &refused) || time.Now().After(deadline) {
+			t.Fatalf("put applications: %v", err)
+		}
+		t.Logf("put applications (retrying): %v", err)
+		time.Sleep(time.Second)
+	}
 }
