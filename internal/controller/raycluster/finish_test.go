@@ -51,7 +51,7 @@ func TestFinishPassErrorOrder(t *testing.T) {
 			if err := c.Get(t.Context(), client.ObjectKey{Namespace: testNamespace, Name: "rc"}, rc); err != nil {
 				t.Fatal(err)
 			}
-			_, err := r.finishPass(t.Context(), newScope(rc), tc.reconcileErr)
+			_, err := r.finishPass(t.Context(), newScope(rc, DefaultMaxPodWritesPerPass), tc.reconcileErr)
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Errorf("finishPass() error = %v, want %v", err, tc.want)
 			}

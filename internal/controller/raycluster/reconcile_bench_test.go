@@ -121,7 +121,7 @@ func BenchmarkCalculateStatus(b *testing.B) {
 			if err := r.client.Get(ctx, types.NamespacedName{Namespace: testNamespace, Name: "rc"}, rc); err != nil {
 				b.Fatal(err)
 			}
-			s := newScope(rc)
+			s := newScope(rc, DefaultMaxPodWritesPerPass)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {

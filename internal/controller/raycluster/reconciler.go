@@ -40,6 +40,11 @@ const (
 	headTerminationRequeue = 10 * time.Second
 	// defaultRequeue is RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV's default.
 	defaultRequeue = 300 * time.Second
+	// DefaultMaxPodWritesPerPass bounds the worker Pods one pass creates or
+	// scales down (ReplicaSet's burst): a cluster asking for a million
+	// replicas is served 500 at a time, and the other clusters get their
+	// turn in between. KubeRay creates them all in one pass.
+	DefaultMaxPodWritesPerPass = 500
 )
 
 // ProvisionObserver records the kuberay_cluster_provisioned_duration_seconds
@@ -56,6 +61,9 @@ type Options struct {
 	// RequeueAfter is the unconditional requeue interval
 	// (RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV); zero means 300 s.
 	RequeueAfter time.Duration
+	// MaxPodWritesPerPass bounds the worker Pods one pass creates or
+	// deletes to scale; zero means DefaultMaxPodWritesPerPass.
+	MaxPodWritesPerPass int
 	// GCSFTRedisCleanup adds the Redis cleanup finalizer to GCS fault
 	// tolerant clusters (ENABLE_GCS_FT_REDIS_CLEANUP, on unless "false").
 	GCSFTRedisCleanup bool
@@ -124,6 +132,9 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.RequeueAfter <= 0 {
 		opts.RequeueAfter = defaultRequeue
 	}
+	if opts.MaxPodWritesPerPass <= 0 {
+		opts.MaxPodWritesPerPass = DefaultMaxPodWritesPerPass
+	}
 	if opts.Features == nil {
 		opts.Features = features.NewGate()
 	}
@@ -186,7 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.ensureGCSFTFinalizer(ctx, cluster); err != nil {
 		return ctrl.Result{}, err
 	}
-	s := newScope(cluster)
+	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
 	reconcileErr := r.runSteps(ctx, s)
 	return r.finishPass(ctx, s, reconcileErr)
 }

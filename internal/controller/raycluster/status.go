@@ -35,7 +35,7 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope, reconcileErr erro
 			return ctrl.Result{}, err
 		}
 	}
-	if changed {
+	if changed || s.scaleDeferred {
 		return ctrl.Result{RequeueAfter: shortRequeue}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.opts.RequeueAfter}, nil

@@ -128,7 +128,7 @@ func TestCalculateStatus(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, Options{}, append(tc.pods, tc.cluster)...)
-			s := newScope(h.cluster("rc"))
+			s := newScope(h.cluster("rc"), DefaultMaxPodWritesPerPass)
 			status, err := h.r.calculateStatus(t.Context(), s, tc.reconcileErr)
 			if err != nil {
 				t.Fatal(err)
@@ -153,7 +153,7 @@ func TestProvisionedIsSticky(t *testing.T) {
 		rc.Status.Conditions = []metav1.Condition{{Type: string(rayv1.RayClusterProvisioned), Status: metav1.ConditionTrue, Reason: rayv1.AllPodRunningAndReadyFirstTime}}
 	}).obj()
 	h := newHarness(t, Options{}, rc, testPod("head", rayv1.HeadNode, rayv1.HeadGroupName, corev1.PodRunning, false))
-	status, err := h.r.calculateStatus(t.Context(), newScope(h.cluster("rc")), nil)
+	status, err := h.r.calculateStatus(t.Context(), newScope(h.cluster("rc"), DefaultMaxPodWritesPerPass), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,25 @@ type scope struct {
 	// podsWritten says the pass created, deleted or updated Pods (or tried
 	// to), so that pods may no longer show them.
 	podsWritten bool
+	// scaleBudget is how many more worker Pods this pass may create or
+	// delete to scale; scaleDeferred says some were left for a later pass.
+	scaleBudget   int
+	scaleDeferred bool
 }
 
-func newScope(cluster *rayv1.RayCluster) *scope {
-	return &scope{cluster: cluster, original: cluster.DeepCopy()}
+func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {
+	return &scope{cluster: cluster, original: cluster.DeepCopy(), scaleBudget: scaleBudget}
+}
+
+// takeScaleBudget returns how many of n Pod writes this pass may make, and
+// records when it must leave some for a later pass.
+func (s *scope) takeScaleBudget(n int) int {
+	if n > s.scaleBudget {
+		s.scaleDeferred = true
+		n = s.scaleBudget
+	}
+	s.scaleBudget -= n
+	return n
 }
 
 // step is one named stage of a pass.

@@ -63,7 +63,7 @@ func (r *Reconciler) validate(ctx context.Context, cluster *rayv1.RayCluster) (b
 // when it changes, so repeated passes over the same invalid spec do not
 // write (or requeue) again.
 func (r *Reconciler) reportInvalid(ctx context.Context, cluster *rayv1.RayCluster, invalid *invalidError) error {
-	s := newScope(cluster)
+	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
 	status := cluster.Status.DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type:               string(rayv1.RayClusterValidationFailed),

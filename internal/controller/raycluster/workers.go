@@ -65,9 +65,9 @@ func (r *Reconciler) reconcileSingleHostGroup(ctx context.Context, s *scope, ind
 	ctrl.LoggerFrom(ctx).V(1).Info("Scaling worker group", "desired", diff+len(remaining), "current", len(remaining))
 	switch {
 	case diff > 0:
-		return r.createWorkers(ctx, s, index, freeReplicaIndices(pods, diff))
+		return r.createWorkers(ctx, s, index, freeReplicaIndices(pods, s.takeScaleBudget(diff)))
 	case diff < 0 && r.mayDeleteFreely(s.cluster):
-		return r.deletePods(ctx, s, scaleDownVictims(remaining, -diff), group.GroupName, "scaling down")
+		return r.deletePods(ctx, s, scaleDownVictims(remaining, s.takeScaleBudget(-diff)), group.GroupName, "scaling down")
 	case diff < 0:
 		ctrl.LoggerFrom(ctx).Info("Random Pod deletion is disabled for the cluster. The only decision-maker for Pod deletions is Autoscaler.")
 	}
