@@ -25,15 +25,9 @@ var gates = validation.NoFeatureGates{}
 func FuzzRayCluster(f *testing.F) {
 	addSamples(f, rayv1.KindRayCluster)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rc := &rayv1.RayCluster{}
-		if json.Unmarshal(data, rc) != nil {
-			return
+		if rc, ok := accepted(t, data, validateCluster); ok {
+			checkClusterBuilds(t, rc)
 		}
-		if err := validateCluster(rc); err != nil {
-			requireNamesField(t, err)
-			return
-		}
-		checkClusterBuilds(t, rc)
 	})
 }
 
@@ -96,6 +90,21 @@ func buildCluster(t *testing.T, rc *rayv1.RayCluster) []client.Object {
 		t.Fatal("a builder changed the cluster it was given")
 	}
 	return objs
+}
+
+// accepted decodes data as a T and validates it: it returns the object
+// when both succeed, and fails the test when a rejection names no field.
+func accepted[T any](t *testing.T, data []byte, validate func(*T) error) (*T, bool) {
+	t.Helper()
+	obj := new(T)
+	if json.Unmarshal(data, obj) != nil {
+		return nil, false
+	}
+	if err := validate(obj); err != nil {
+		requireNamesField(t, err)
+		return nil, false
+	}
+	return obj, true
 }
 
 // requireNamesField fails when a rejection does not name a field.

@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -16,12 +15,10 @@ import (
 func FuzzRayCronJob(f *testing.F) {
 	addSamples(f, rayv1.KindRayCronJob)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cj := &rayv1.RayCronJob{}
-		if json.Unmarshal(data, cj) != nil {
-			return
-		}
-		if err := errors.Join(validation.RayCronJobMetadata(cj.ObjectMeta), validation.RayCronJobSpec(cj, gates)); err != nil {
-			requireNamesField(t, err)
+		cj, ok := accepted(t, data, func(cj *rayv1.RayCronJob) error {
+			return errors.Join(validation.RayCronJobMetadata(cj.ObjectMeta), validation.RayCronJobSpec(cj, gates))
+		})
+		if !ok {
 			return
 		}
 		checkSchedule(t, &cj.Spec)

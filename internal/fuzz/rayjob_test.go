@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -20,13 +19,10 @@ import (
 func FuzzRayJob(f *testing.F) {
 	addSamples(f, rayv1.KindRayJob)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		job := &rayv1.RayJob{}
-		if json.Unmarshal(data, job) != nil {
-			return
-		}
-		err := errors.Join(validation.RayJobMetadata(job.ObjectMeta), validation.RayJobSpec(&job.Spec, job.Annotations, gates))
-		if err != nil {
-			requireNamesField(t, err)
+		job, ok := accepted(t, data, func(job *rayv1.RayJob) error {
+			return errors.Join(validation.RayJobMetadata(job.ObjectMeta), validation.RayJobSpec(&job.Spec, job.Annotations, gates))
+		})
+		if !ok {
 			return
 		}
 		first, second := buildJob(t, job), buildJob(t, job)

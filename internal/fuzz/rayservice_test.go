@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -18,15 +17,12 @@ import (
 func FuzzRayService(f *testing.F) {
 	addSamples(f, rayv1.KindRayService)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rs := &rayv1.RayService{}
-		if json.Unmarshal(data, rs) != nil {
-			return
-		}
 		// The RayService controller's checks, in its order.
-		err := errors.Join(validation.RayServiceMetadata(rs.ObjectMeta), validation.RayServiceSpec(rs, gates),
-			serveapps.Validate(rs.Spec.ServeConfigV2))
-		if err != nil {
-			requireNamesField(t, err)
+		rs, ok := accepted(t, data, func(rs *rayv1.RayService) error {
+			return errors.Join(validation.RayServiceMetadata(rs.ObjectMeta), validation.RayServiceSpec(rs, gates),
+				serveapps.Validate(rs.Spec.ServeConfigV2))
+		})
+		if !ok {
 			return
 		}
 		cluster := clusterowner.Build(rs, rayv1.KindRayService, rs.Name+"-abcde", &rs.Spec.RayClusterSpec)
@@ -37,7 +33,7 @@ func FuzzRayService(f *testing.F) {
 		if _, err := serveapps.ConfigJSON(rs.Spec.ServeConfigV2, new(int32(50))); err != nil {
 			t.Fatalf("an accepted serveConfigV2 does not convert: %v", err)
 		}
-		_, err = rayservices.BuildRayServiceServeService(rs, cluster)
+		_, err := rayservices.BuildRayServiceServeService(rs, cluster)
 		if err != nil && !errors.Is(err, rayservices.ErrNoServePort) && !errors.Is(err, rayservices.ErrNoServePortAnywhere) {
 			t.Fatalf("serve Service: %v", err)
 		}

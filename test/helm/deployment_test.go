@@ -1,7 +1,6 @@
 package helm_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,23 +82,12 @@ func checkWebhookContainer(t *testing.T, s operator.Settings, d *appsv1.Deployme
 	if diff := cmp.Diff(wantEnv, c.Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	if !hasPort(c, "webhook-server", 9443) {
-		t.Errorf("ports %v lack webhook-server 9443", c.Ports)
-	}
 	w := s.Webhooks
 	if !w.Enabled || w.Namespace != releaseNamespace || w.ServiceName != "kuberay-operator-webhook-service" ||
 		w.ConfigurationName != "kuberay-operator-validating-webhook-configuration" || w.SecretName != "kuberay-operator-webhook-server-cert" {
 		t.Errorf("webhook settings %+v do not name the chart's Service, configuration and Secret in %s", w, releaseNamespace)
 	}
-	mounts := map[string]string{}
-	for _, m := range c.VolumeMounts {
-		mounts[m.Name] = m.MountPath
-	}
-	if !slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
-		return v.Secret != nil && v.Secret.SecretName == w.SecretName && mounts[v.Name] == w.CertDir
-	}) {
-		t.Errorf("no volume mounts the certificate Secret %s at --webhook-cert-dir %s", w.SecretName, w.CertDir)
-	}
+	installcheck.CheckWebhookServing(t, d, w)
 }
 
 // checkKubeRayValues checks each value of testdata/kuberay.values.yaml.

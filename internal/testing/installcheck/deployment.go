@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
 // DeploymentCheck says what CheckDeployment expects.
@@ -194,4 +195,26 @@ func addrPort(t testing.TB, addr string) int32 {
 		t.Fatalf("address %q: %v", addr, err)
 	}
 	return int32(n)
+}
+
+// CheckWebhookServing checks that the operator container of d can serve
+// the webhooks it is configured for: a container port webhook-server on
+// the webhook port, and the certificate Secret mounted at the cert dir.
+func CheckWebhookServing(t testing.TB, d *appsv1.Deployment, hooks webhooks.Options) {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool {
+		return p.Name == "webhook-server" && int(p.ContainerPort) == hooks.Port
+	}) {
+		t.Errorf("ports %v lack webhook-server on --webhook-port %d", c.Ports, hooks.Port)
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	if !slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Secret != nil && v.Secret.SecretName == hooks.SecretName && mounts[v.Name] == hooks.CertDir
+	}) {
+		t.Errorf("no volume mounts the certificate Secret %s at --webhook-cert-dir %s", hooks.SecretName, hooks.CertDir)
+	}
 }

@@ -173,25 +173,7 @@ func TestWebhookInstall(t *testing.T) {
 // checkWebhookWiring compares the webhook settings with the objects.
 func checkWebhookWiring(t *testing.T, objs []*unstructured.Unstructured, deploy *appsv1.Deployment, hooks webhooks.Options) {
 	t.Helper()
-	c := deploy.Spec.Template.Spec.Containers[0]
-	var port int32
-	for _, p := range c.Ports {
-		if p.Name == "webhook-server" {
-			port = p.ContainerPort
-		}
-	}
-	if int(port) != hooks.Port {
-		t.Errorf("containerPort webhook-server = %d, want --webhook-port %d", port, hooks.Port)
-	}
-	mounted := map[string]string{}
-	for _, m := range c.VolumeMounts {
-		mounted[m.Name] = m.MountPath
-	}
-	if !slices.ContainsFunc(deploy.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
-		return v.Secret != nil && v.Secret.SecretName == hooks.SecretName && mounted[v.Name] == hooks.CertDir
-	}) {
-		t.Errorf("no volume mounts Secret %s at %s", hooks.SecretName, hooks.CertDir)
-	}
+	installcheck.CheckWebhookServing(t, deploy, hooks)
 	svc := installcheck.Convert[corev1.Service](t, installcheck.Find(t, objs, "Service", hooks.Namespace, hooks.ServiceName))
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.StrVal != "webhook-server" {
 		t.Errorf("webhook Service %s ports %+v, want targetPort webhook-server", svc.Name, svc.Spec.Ports)
