@@ -234,15 +234,6 @@ func checkSelects(t *testing.T, selector *metav1.LabelSelector, labels map[strin
 	}
 }
 
-func hasPort(c corev1.Container, name string, port int32) bool {
-	for _, p := range c.Ports {
-		if p.Name == name && p.ContainerPort == port {
-			return true
-		}
-	}
-	return false
-}
-
 // objectsOfKind returns the objects of objs of that kind.
 func objectsOfKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
