@@ -342,6 +342,18 @@ func (w *world) statusHistory(name string) func() []rayv1.RayServiceStatuses {
 	}
 }
 
+// historyUntil waits until the watched history holds a status that
+// satisfies ok (the watch may lag a read of the object) and returns it.
+func (w *world) historyUntil(history func() []rayv1.RayServiceStatuses, ok func(*rayv1.RayServiceStatuses) bool) []rayv1.RayServiceStatuses {
+	w.t.Helper()
+	var seen []rayv1.RayServiceStatuses
+	w.eventually("the watched status history to catch up", func() (bool, error) {
+		seen = history()
+		return firstIndex(seen, ok) >= 0, nil
+	})
+	return seen
+}
+
 // firstIndex is the index of the first status in history that satisfies
 // ok, or -1.
 func firstIndex(history []rayv1.RayServiceStatuses, ok func(*rayv1.RayServiceStatuses) bool) int {

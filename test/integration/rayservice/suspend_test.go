@@ -20,7 +20,10 @@ func TestSuspendResume(t *testing.T) {
 
 	gen := w.editSpec("svc", func(rs *rayv1.RayService) { rs.Spec.Suspend = true })
 	rs := w.waitCondition("svc", rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete)
-	seen := history()
+	// The watch behind history may lag the read waitCondition made.
+	seen := w.historyUntil(history, func(st *rayv1.RayServiceStatuses) bool {
+		return hasCondition(st, rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete)
+	})
 	requested := firstIndex(seen, func(st *rayv1.RayServiceStatuses) bool {
 		return hasCondition(st, rayv1.RayServiceSuspending, metav1.ConditionTrue, rayv1.SuspendRequested)
 	})
@@ -128,7 +131,10 @@ func TestSuspendIsAtomic(t *testing.T) {
 	history := w.statusHistory("svc")
 	w.releaseDeletion("svc-aaaaa")
 	rs = w.waitCondition("svc", rayv1.RayServiceSuspended, metav1.ConditionFalse, rayv1.RayServiceResumed)
-	if firstIndex(history(), func(st *rayv1.RayServiceStatuses) bool {
+	seen := w.historyUntil(history, func(st *rayv1.RayServiceStatuses) bool {
+		return hasCondition(st, rayv1.RayServiceSuspended, metav1.ConditionFalse, rayv1.RayServiceResumed)
+	})
+	if firstIndex(seen, func(st *rayv1.RayServiceStatuses) bool {
 		return hasCondition(st, rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete)
 	}) < 0 {
 		t.Error("resumed without having been Suspended")
