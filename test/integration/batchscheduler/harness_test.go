@@ -24,8 +24,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
@@ -61,15 +59,7 @@ type world struct {
 func newWorld(t *testing.T, scheduler string) *world {
 	env := testenv.Shared(t)
 	w := &world{t: t, c: env.Client, ns: env.Namespace(t), dash: dashboardtest.NewFake()}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      operator.CacheOptions(w.ns),
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := testenv.NewManager(t, env, operator.CacheOptions(w.ns))
 	factory, err := plugins.Factory(scheduler)
 	if err != nil {
 		t.Fatal(err)
@@ -96,27 +86,13 @@ func newWorld(t *testing.T, scheduler string) *world {
 // eventually polls cond until it holds or waitTimeout passes.
 func (w *world) eventually(what string, cond func() (bool, error)) {
 	w.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	var lastErr error
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		lastErr = err
-		time.Sleep(100 * time.Millisecond)
-	}
-	w.t.Fatalf("timed out waiting for %s (last: %v)", what, lastErr)
+	testenv.Eventually(w.t, what, waitTimeout, cond)
 }
 
 // consistently polls cond for d and fails as soon as it does not hold.
 func (w *world) consistently(what string, d time.Duration, cond func() (bool, error)) {
 	w.t.Helper()
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if ok, err := cond(); !ok {
-			w.t.Fatalf("%s stopped holding (%v)", what, err)
-		}
-	}
+	testenv.Consistently(w.t, what, d, cond)
 }
 
 func (w *world) create(obj client.Object) {
