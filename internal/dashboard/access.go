@@ -32,6 +32,10 @@ type Access struct {
 	Clients ClientProvider
 	// ClusterDomain is the cluster's DNS domain (empty: cluster.local).
 	ClusterDomain string
+	// Proxy, when set, makes clients reach the dashboard through the API
+	// server (--use-kubernetes-proxy); Clients should then be built on
+	// Proxy.Clients. Status fields keep the in-cluster URL.
+	Proxy *KubeProxy
 }
 
 // URL is the address of cluster's dashboard: its head Service's DNS name
@@ -71,7 +75,12 @@ func (a Access) Client(ctx context.Context, cluster *rayv1.RayCluster, url strin
 	if err != nil {
 		return nil, err
 	}
-	if url == "" {
+	switch {
+	case a.Proxy != nil && cluster == nil:
+		return nil, errors.New("the dashboard is reached through the API server's proxy, which needs the RayCluster, and it is gone")
+	case a.Proxy != nil:
+		url = a.Proxy.DashboardURL(cluster)
+	case url == "":
 		url = a.URL(cluster)
 	}
 	return a.Clients(url, token)

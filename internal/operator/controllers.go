@@ -90,11 +90,15 @@ func setupRayCluster(mgr manager.Manager, d Deps) error {
 // KubeRay, only then) the RayJob metrics are registered with
 // controller-runtime's registry and the controller records into them.
 func setupRayJob(mgr manager.Manager, d Deps) error {
-	dashboards, err := dashboardProvider(mgr, d)
+	proxy, err := kubeProxy(mgr, d)
 	if err != nil {
 		return err
 	}
-	deps := rayjob.Deps{Clock: d.Clock, Dashboards: dashboards}
+	dashboards, err := dashboardProvider(mgr, d, proxy)
+	if err != nil {
+		return err
+	}
+	deps := rayjob.Deps{Clock: d.Clock, Dashboards: dashboards, KubeProxy: proxy}
 	if d.Config.EnableMetrics {
 		m := metrics.NewRayJobMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
 		if err := m.Register(); err != nil {
@@ -121,7 +125,15 @@ func setupRayService(mgr manager.Manager, d Deps) error {
 			return fmt.Errorf("registering RayService metrics: %w", err)
 		}
 	}
-	r := rayservice.NewForManager(mgr, rayservice.Deps{Clock: d.Clock, Dashboards: dashboard.NewHTTPProvider()}, rayservice.Options{
+	proxy, err := kubeProxy(mgr, d)
+	if err != nil {
+		return err
+	}
+	dashboards := dashboard.NewHTTPProvider()
+	if proxy != nil {
+		dashboards = proxy.Clients()
+	}
+	r := rayservice.NewForManager(mgr, rayservice.Deps{Clock: d.Clock, Dashboards: dashboards, KubeProxy: proxy}, rayservice.Options{
 		ZeroDowntime:         d.Knobs.ZeroDowntime,
 		ClusterDomain:        d.Knobs.ClusterDomain,
 		HeadServiceClusterIP: d.Knobs.RayHeadClusterIPService,
@@ -131,11 +143,24 @@ func setupRayService(mgr manager.Manager, d Deps) error {
 	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
 }
 
-// dashboardProvider returns the Ray dashboard clients the controllers use:
-// plain HTTP, behind the job info cache when AsyncJobInfoQuery is on (the
-// cache's pollers then run with the manager).
-func dashboardProvider(mgr manager.Manager, d Deps) (dashboard.ClientProvider, error) {
+// kubeProxy is the API server proxy dashboard calls go through with
+// --use-kubernetes-proxy, else nil.
+func kubeProxy(mgr manager.Manager, d Deps) (*dashboard.KubeProxy, error) {
+	if !d.Config.UseKubernetesProxy {
+		return nil, nil
+	}
+	return dashboard.NewKubeProxy(mgr.GetConfig())
+}
+
+// dashboardProvider returns the Ray dashboard clients the RayJob controller
+// uses: plain HTTP (through the API server with proxy), behind the job info
+// cache when AsyncJobInfoQuery is on (the cache's pollers then run with the
+// manager).
+func dashboardProvider(mgr manager.Manager, d Deps, proxy *dashboard.KubeProxy) (dashboard.ClientProvider, error) {
 	provider := dashboard.NewHTTPProvider()
+	if proxy != nil {
+		provider = proxy.Clients()
+	}
 	if !d.Features.Enabled(features.AsyncJobInfoQuery) {
 		return provider, nil
 	}

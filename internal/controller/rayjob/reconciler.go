@@ -76,6 +76,9 @@ type Deps struct {
 	Clock    clock.PassiveClock
 	// Dashboards gives a dashboard client for a cluster's dashboard URL.
 	Dashboards dashboard.ClientProvider
+	// KubeProxy, when set (--use-kubernetes-proxy), routes dashboard calls
+	// through the API server; Dashboards must then be built on its Clients.
+	KubeProxy *dashboard.KubeProxy
 	// Metrics may be nil when the operator's metrics are off.
 	Metrics ExecutionObserver
 	// LiveReader reads from the API server, bypassing the cache. Secrets are
@@ -110,7 +113,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	}
 	r := &Reconciler{Deps: deps, opts: opts,
 		clusters:   clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
-		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain},
+		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
 	}
 	r.handlers = r.stateHandlers()
 	return r

@@ -81,6 +81,10 @@ type Deps struct {
 	Clock clock.PassiveClock
 	// Dashboards makes dashboard clients.
 	Dashboards dashboard.ClientProvider
+	// KubeProxy, when set (--use-kubernetes-proxy), routes dashboard calls
+	// and Serve proxy health checks through the API server; Dashboards must
+	// then be built on its Clients.
+	KubeProxy *dashboard.KubeProxy
 	// LiveReader reads from the API server what the cache may not have yet
 	// (auth Secrets, the serve config just recorded on a cluster); nil
 	// means Client.
@@ -109,6 +113,9 @@ func New(deps Deps, opts Options) *Reconciler {
 	if deps.LiveReader == nil {
 		deps.LiveReader = deps.Client
 	}
+	if deps.ProxyHealth == nil && deps.KubeProxy != nil {
+		deps.ProxyHealth = deps.KubeProxy.ProxyCheck()
+	}
 	if deps.ProxyHealth == nil {
 		deps.ProxyHealth = dashboard.DirectProxyCheck(dashboard.DirectProxyTimeout)
 	}
@@ -127,7 +134,7 @@ func New(deps Deps, opts Options) *Reconciler {
 		Deps:       deps,
 		opts:       opts,
 		clusters:   clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
-		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain},
+		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
 	}
 }
 
