@@ -66,7 +66,9 @@ func TestFaultErrors(t *testing.T) {
 			message: "ray dashboard GET /api/jobs/j: reading answer: context deadline exceeded",
 		},
 		FaultGone: {
-			check:   func(err error) bool { return errors.Is(err, dashboard.ErrNotFound) && httpStatus(err) == http.StatusNotFound },
+			check: func(err error) bool {
+				return errors.Is(err, dashboard.ErrNotFound) && httpStatus(err) == http.StatusNotFound
+			},
 			message: "ray dashboard GET /api/jobs/j: 404 Not Found: Job does not exist",
 		},
 	}
