@@ -109,7 +109,9 @@ func TestDashboardFaultsWhileRunning(t *testing.T) {
 				if m == rayv1.K8sJobMode {
 					// The back-off starts over after a success.
 					e.clock.Step(defaultRequeue)
-					e.dash.SetFault(dashboardtest.OpGetJobInfo, fault, testJobID)
+					if e.dash.SetFault(dashboardtest.OpGetJobInfo, fault, testJobID) == nil {
+						t.Fatal("no fault error")
+					}
 					if got := e.pass(t); got != wantBackoff[0] {
 						t.Fatalf("failure after recovery: requeue %v, want %v", got, wantBackoff[0])
 					}

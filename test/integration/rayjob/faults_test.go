@@ -16,7 +16,9 @@ import (
 // Complete with the Ray job submitted exactly once.
 func TestHTTPModeThroughDashboardFaults(t *testing.T) {
 	w := newWorld(t)
-	w.dash.SetFault(dashboardtest.OpSubmitJob, dashboardtest.FaultServerError, "")
+	if w.dash.SetFault(dashboardtest.OpSubmitJob, dashboardtest.FaultServerError, "") == nil {
+		t.Fatal("no fault error")
+	}
 	w.create(rayJob("faulty", rayv1.HTTPMode))
 	w.makeClusterReady(w.clusterOf("faulty").Name)
 	w.eventually("a status message about the failed submission", func() (bool, error) {
@@ -33,7 +35,9 @@ func TestHTTPModeThroughDashboardFaults(t *testing.T) {
 	})
 
 	jobID := w.job("faulty").Status.JobID
-	w.dash.SetFault(dashboardtest.OpGetJobInfo, dashboardtest.FaultServerError, jobID)
+	if w.dash.SetFault(dashboardtest.OpGetJobInfo, dashboardtest.FaultServerError, jobID) == nil {
+		t.Fatal("no fault error")
+	}
 	w.dash.SetJobStatus(jobID, rayv1.JobStatusSucceeded, "set by test")
 	w.clock.Step(time.Minute)
 	w.eventually("a status message about the failed job info request", func() (bool, error) {
