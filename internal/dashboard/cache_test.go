@@ -225,3 +225,43 @@ func TestCacheAnswersAreCopies(t *testing.T) {
 	info.JobStatus = rayv1.JobStatusFailed
 	env.want(t, "j", rayv1.JobStatusSucceeded, nil)
 }
+
+// TestCacheRecoversWhenTheDashboardDoes: for each fault, a failed poll is
+// returned once and stops that job's polling (nothing but the sweep waits
+// on the clock, so a failing dashboard is not polled in a loop); each later
+// call starts one new poll; once the dashboard answers again the cache
+// serves its answers and follows the job on the poll interval.
+func TestCacheRecoversWhenTheDashboardDoes(t *testing.T) {
+	for _, fault := range dashboardtest.Faults {
+		t.Run(string(fault), func(t *testing.T) {
+			env := startCache(t)
+			env.submit(t, "j", rayv1.JobStatusRunning)
+			faultErr := env.fake.SetFault(dashboardtest.OpGetJobInfo, fault, "j")
+
+			for range 2 {
+				env.want(t, "j", "<nil>", dashboard.ErrAgain)
+				if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
+					t.Fatalf("failing poll (-want +got):\n%s", diff)
+				}
+				if got := env.clock.Waiters(); got != 1 {
+					t.Fatalf("clock waiters = %d after a failed poll, want 1 (the sweep)", got)
+				}
+				env.want(t, "j", "<nil>", faultErr)
+			}
+
+			env.fake.SetError(dashboardtest.OpGetJobInfo, nil)
+			env.want(t, "j", "<nil>", dashboard.ErrAgain)
+			if diff := cmp.Diff(poll{"j", true}, env.waitPoll(t)); diff != "" {
+				t.Fatalf("poll after recovery (-want +got):\n%s", diff)
+			}
+			env.want(t, "j", rayv1.JobStatusRunning, nil)
+
+			env.fake.SetJobStatus("j", rayv1.JobStatusSucceeded, "")
+			env.clock.Step(dashboard.CachePollInterval)
+			if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
+				t.Fatalf("next poll (-want +got):\n%s", diff)
+			}
+			env.want(t, "j", rayv1.JobStatusSucceeded, nil)
+		})
+	}
+}

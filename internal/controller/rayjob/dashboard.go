@@ -3,7 +3,6 @@ package rayjob
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -22,13 +21,27 @@ func (r *Reconciler) dashboardClient(ctx context.Context, job *rayv1.RayJob, clu
 	return dash, err
 }
 
-// jobInfo asks the dashboard about the RayJob's Ray job.
+// jobInfo asks the dashboard about the RayJob's Ray job, unless a recent
+// failure says to wait (*errBackingOff). A failed request is a
+// *dashboardError; ErrNotFound and ErrAgain are answers and stay as they are.
 func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (*dashboard.JobInfo, error) {
+	if wait := r.dashFailures.wait(job, r.now()); wait > 0 {
+		return nil, &errBackingOff{wait: wait}
+	}
 	dash, err := r.dashboardClient(ctx, job, cluster)
 	if err != nil {
 		return nil, err
 	}
-	return dash.GetJobInfo(ctx, job.Status.JobID)
+	info, err := dash.GetJobInfo(ctx, job.Status.JobID)
+	switch {
+	case err == nil:
+		r.dashFailures.forget(jobKey(job))
+		return info, nil
+	case errors.Is(err, dashboard.ErrNotFound), errors.Is(err, dashboard.ErrAgain):
+		return nil, err
+	}
+	return nil, &dashboardError{what: "Failed to get Ray job " + job.Status.JobID + " from the dashboard",
+		reason: reasonFailedToGetJobInfo, action: actionGet, err: err}
 }
 
 // submitOverHTTP submits the Ray job through the dashboard (HTTPMode). The
@@ -44,7 +57,7 @@ func (r *Reconciler) submitOverHTTP(ctx context.Context, job *rayv1.RayJob, clus
 	}
 	if _, err := dash.SubmitJob(ctx, req); err != nil && !errors.Is(err, dashboard.ErrSubmissionIDInUse) {
 		r.event(job, corev1.EventTypeWarning, reasonFailedToSubmitJob, actionSubmit, "Failed to submit Ray job %s: %v", job.Status.JobID, err)
-		return fmt.Errorf("submitting Ray job %s: %w", job.Status.JobID, err)
+		return &dashboardError{what: "Failed to submit Ray job " + job.Status.JobID, err: err}
 	}
 	r.event(job, corev1.EventTypeNormal, reasonSubmittedJob, actionSubmit, "Submitted Ray job %s to %s", job.Status.JobID, job.Status.DashboardURL)
 	return nil

@@ -37,6 +37,9 @@ const (
 	reasonAuthSecretNotFound            = "AuthSecretNotFound"
 	reasonBatchSchedulerCleanedUp       = "BatchSchedulerCleanedUp"
 	reasonFailedToCleanupBatchScheduler = "FailedToCleanupBatchScheduler"
+	// reasonFailedToGetJobInfo is this operator's: KubeRay only logs a
+	// failed job info request.
+	reasonFailedToGetJobInfo = "FailedToGetRayJobInfo"
 	// reasonFailedBatchScheduling is this operator's: KubeRay only logs a
 	// batch scheduler plugin's failure.
 	reasonFailedBatchScheduling = "FailedBatchScheduling"

@@ -58,26 +58,42 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Resul
 	return requeue()
 }
 
-// handleJobInfoError deals with a dashboard that does not know the job: in
-// HTTPMode the controller submits it (again, for instance on a new cluster);
-// with a finished submitter the submission was lost and the RayJob fails.
+// handleJobInfoError deals with a dashboard that failed or does not know
+// the job. A failed request (5xx, timeout, refused connection, unparsable
+// answer) keeps the RayJob Running and backs off (dashboardFailed). A job
+// the dashboard does not know is submitted (again, for instance on a new
+// cluster) in HTTPMode; with a finished submitter the submission was lost
+// and the RayJob fails; with a submitter still running, it has not
+// submitted yet and the RayJob looks again at the usual interval.
 func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, sub submitterState, err error) (ctrl.Result, error) {
+	var backingOff *errBackingOff
+	if errors.As(err, &backingOff) {
+		return ctrl.Result{RequeueAfter: backingOff.wait}, nil
+	}
+	var dashErr *dashboardError
+	if errors.As(err, &dashErr) {
+		return r.dashboardFailed(ctx, job, dashErr)
+	}
 	if !errors.Is(err, dashboard.ErrNotFound) {
 		return ctrl.Result{}, err
 	}
 	if job.Spec.SubmissionMode == rayv1.HTTPMode {
 		if err := r.submitOverHTTP(ctx, job, cluster); err != nil {
+			if errors.As(err, &dashErr) {
+				return r.dashboardFailed(ctx, job, dashErr)
+			}
 			return ctrl.Result{}, err
 		}
+		r.dashFailures.forget(jobKey(job))
 		return requeue()
 	}
+	r.dashFailures.forget(jobKey(job))
 	if sub.finishedAt != nil {
 		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
 		job.Status.Reason = rayv1.AppFailed
 		job.Status.Message = "Submitter completed but Ray job not found in RayCluster."
-		return requeue()
 	}
-	return ctrl.Result{}, err
+	return requeue()
 }
 
 // applyJobInfo copies what the dashboard reports into the status and ends

@@ -439,11 +439,15 @@ func TestRunning(t *testing.T) {
 			setup:     func(e *testEnv) { e.dash.SetError(dashboardtest.OpGetJobInfo, dashboard.ErrAgain) },
 			wantState: rayv1.JobDeploymentStatusRunning,
 		},
-		"dashboard error: error, stays Running": {
+		"dashboard error: stays Running, says so, backs off": {
 			job: makeJob(inState(rayv1.JobDeploymentStatusRunning)), objs: running(""),
 			setup:     func(e *testEnv) { e.dash.SetError(dashboardtest.OpGetJobInfo, errors.New("boom")) },
-			wantErr:   true,
 			wantState: rayv1.JobDeploymentStatusRunning,
+			check: func(t *testing.T, _ *testEnv, job *rayv1.RayJob) {
+				if want := "Failed to get Ray job job-id from the dashboard: boom (retrying in 3s)"; job.Status.Message != want {
+					t.Errorf("message %q, want %q", job.Status.Message, want)
+				}
+			},
 		},
 		"HTTPMode submits a job Ray does not know": {
 			job:       makeJob(mode(rayv1.HTTPMode), inState(rayv1.JobDeploymentStatusRunning)),

@@ -6,6 +6,8 @@ package dashboardtest
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 
@@ -194,7 +196,7 @@ func (f *Fake) GetJobInfo(_ context.Context, jobID string) (*dashboard.JobInfo, 
 	}
 	job, ok := f.jobs[jobID]
 	if !ok {
-		return nil, notFound(jobID)
+		return nil, notFound(http.MethodGet, jobID, "")
 	}
 	out := *job
 	return &out, nil
@@ -222,7 +224,7 @@ func (f *Fake) GetJobLog(_ context.Context, jobID string) (string, error) {
 		return "", err
 	}
 	if _, ok := f.jobs[jobID]; !ok {
-		return "", notFound(jobID)
+		return "", notFound(http.MethodGet, jobID, "/logs")
 	}
 	return f.logs[jobID], nil
 }
@@ -236,7 +238,7 @@ func (f *Fake) StopJob(_ context.Context, jobID string) error {
 	}
 	job, ok := f.jobs[jobID]
 	if !ok {
-		return notFound(jobID)
+		return notFound(http.MethodPost, jobID, "/stop")
 	}
 	if !rayv1.IsJobTerminal(job.JobStatus) {
 		job.JobStatus = rayv1.JobStatusStopped
@@ -254,7 +256,7 @@ func (f *Fake) DeleteJob(_ context.Context, jobID string) error {
 	}
 	job, ok := f.jobs[jobID]
 	if !ok {
-		return notFound(jobID)
+		return notFound(http.MethodDelete, jobID, "")
 	}
 	if !rayv1.IsJobTerminal(job.JobStatus) {
 		return fmt.Errorf("job %s is %s, not in a terminal state", jobID, job.JobStatus)
@@ -322,9 +324,13 @@ func (f *Fake) removeLocked(jobID string) {
 	f.order = slices.DeleteFunc(f.order, func(id string) bool { return id == jobID })
 }
 
-// notFound is the error Ray's 404 becomes.
-func notFound(jobID string) error {
-	return fmt.Errorf("job %s: %w", jobID, dashboard.ErrNotFound)
+// notFound is the error the real client makes of Ray's 404 for method on
+// the job's path (with sub-resource sub): a *dashboard.HTTPError matching
+// dashboard.ErrNotFound.
+func notFound(method, jobID, sub string) error {
+	path := "/api/jobs/" + url.PathEscape(jobID) + sub
+	return &dashboard.HTTPError{Method: method, Path: path, StatusCode: http.StatusNotFound,
+		Body: fmt.Sprintf("Job %s does not exist", jobID)}
 }
 
 // toFloat64 widens entrypoint resources to the JobInfo type.

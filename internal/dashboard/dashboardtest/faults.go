@@ -1,0 +1,148 @@
+package dashboardtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+)
+
+// Fault is a way a Ray dashboard fails a request.
+type Fault string
+
+// The faults FaultError can produce.
+const (
+	// FaultServerError is a 500 answer with a Python traceback, as Ray's
+	// dashboard gives when the GCS or a job agent is unavailable.
+	FaultServerError Fault = "5xx"
+	// FaultTimeout is a dashboard that accepts the request and never
+	// answers: the client's timeout ends it while awaiting headers.
+	FaultTimeout Fault = "timeout"
+	// FaultRefused is nothing listening on the dashboard's port (the head
+	// restarting).
+	FaultRefused Fault = "connection refused"
+	// FaultGarbage is a 200 answer that is not JSON (a proxy's HTML page).
+	FaultGarbage Fault = "garbage JSON"
+	// FaultSlow is an answer that starts but whose body comes too slowly:
+	// the client's timeout ends it while reading the body.
+	FaultSlow Fault = "slow response"
+	// FaultGone is a 404: the dashboard does not know the job (any more).
+	FaultGone Fault = "job gone"
+)
+
+// Faults lists every Fault.
+var Faults = []Fault{FaultServerError, FaultTimeout, FaultRefused, FaultGarbage, FaultSlow, FaultGone}
+
+// FaultClientTimeout is the timeout of the client FaultError sends its
+// request with: it bounds how long producing a timeout takes (in real
+// time; what the controllers do with the error is tested on fake clocks).
+const FaultClientTimeout = 100 * time.Millisecond
+
+// faultTraceback is the body of a FaultServerError answer.
+const faultTraceback = "Traceback (most recent call last):\n  File \"dashboard/modules/job/job_head.py\", line 1, in get_job_info\n" +
+	"ray.exceptions.RpcError: failed to connect to all addresses; GCS unavailable"
+
+// faultHandler misbehaves as fault says on every request.
+func faultHandler(fault Fault) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch fault {
+		case FaultServerError:
+			http.Error(w, faultTraceback, http.StatusInternalServerError)
+		case FaultTimeout:
+			<-r.Context().Done()
+		case FaultGarbage:
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = fmt.Fprint(w, "<html><body><h1>502 Bad Gateway</h1></body></html>")
+		case FaultSlow:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = fmt.Fprint(w, `{"status": `)
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			<-r.Context().Done()
+		case FaultGone:
+			http.Error(w, "Job does not exist", http.StatusNotFound)
+		default:
+			http.Error(w, "dashboardtest: unknown fault "+string(fault), http.StatusTeapot)
+		}
+	}
+}
+
+// FaultError returns the error that the real dashboard.HTTPClient gives
+// when op (for job jobID, where op names a job) meets fault: the request is
+// sent by a real client, with FaultClientTimeout, to an httptest server
+// that misbehaves that way, or to a port nothing listens on. Some faults
+// are not errors for some ops (a DeleteJob does not decode its answer, so
+// garbage is success); FaultError then returns nil, as the client does.
+func FaultError(ctx context.Context, fault Fault, op Op, jobID string) error {
+	baseURL, closeServer, err := faultServer(fault)
+	if err != nil {
+		return err
+	}
+	defer closeServer()
+	client, err := dashboard.NewHTTPClient(baseURL, "", dashboard.WithHTTPClient(&http.Client{Timeout: FaultClientTimeout}))
+	if err != nil {
+		return err
+	}
+	return callOp(ctx, client, op, jobID)
+}
+
+// faultServer starts a server for fault and returns its URL and how to
+// stop it; for FaultRefused the URL is a port that was just closed.
+func faultServer(fault Fault) (string, func(), error) {
+	if fault == FaultRefused {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", nil, err
+		}
+		addr := l.Addr().String()
+		if err := l.Close(); err != nil {
+			return "", nil, err
+		}
+		return addr, func() {}, nil
+	}
+	srv := httptest.NewServer(faultHandler(fault))
+	return srv.URL, srv.Close, nil
+}
+
+// callOp sends op through client.
+func callOp(ctx context.Context, client dashboard.Client, op Op, jobID string) error {
+	var err error
+	switch op {
+	case OpSubmitJob:
+		_, err = client.SubmitJob(ctx, &dashboard.JobSubmitRequest{Entrypoint: "python main.py", SubmissionID: jobID})
+	case OpGetJobInfo:
+		_, err = client.GetJobInfo(ctx, jobID)
+	case OpListJobs:
+		_, err = client.ListJobs(ctx)
+	case OpGetJobLog:
+		_, err = client.GetJobLog(ctx, jobID)
+	case OpStopJob:
+		err = client.StopJob(ctx, jobID)
+	case OpDeleteJob:
+		err = client.DeleteJob(ctx, jobID)
+	case OpUpdateDeployments:
+		err = client.UpdateDeployments(ctx, []byte(`{"applications":[]}`))
+	case OpGetServeDetails:
+		_, err = client.GetServeDetails(ctx)
+	case OpGetMultiApplicationStatus:
+		_, err = client.GetMultiApplicationStatus(ctx)
+	default:
+		err = fmt.Errorf("dashboardtest: unknown op %q", op)
+	}
+	return err
+}
+
+// SetFault makes op fail as fault makes the real client fail (see
+// FaultError) until SetError(op, nil). jobID is the job the error names.
+// It returns the error it set.
+func (f *Fake) SetFault(op Op, fault Fault, jobID string) error {
+	err := FaultError(context.Background(), fault, op, jobID)
+	f.SetError(op, err)
+	return err
+}
