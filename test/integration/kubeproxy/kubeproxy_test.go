@@ -124,7 +124,7 @@ func exposeHead(t *testing.T, c client.Client, pod *corev1.Pod, name string, por
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: rayv1.DashboardPortName, Port: 8265}}}}
 	endpoints := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, //nolint:staticcheck // what the service proxy reads
 		Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: ip, TargetRef: podRef}}, //nolint:staticcheck // idem
-			Ports: []corev1.EndpointPort{{Name: rayv1.DashboardPortName, Port: port}}}}} //nolint:staticcheck // idem
+			Ports: []corev1.EndpointPort{{Name: rayv1.DashboardPortName, Port: port}}}}}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: name + "-x", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: name}},
 		AddressType: discoveryv1.AddressTypeIPv4,
