@@ -5,9 +5,7 @@ package helmchart
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +13,10 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 const (
@@ -110,21 +108,11 @@ func Template(t testing.TB, r Release) (string, error) {
 // documents.
 func Parse(t testing.TB, manifest string) []*unstructured.Unstructured {
 	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			return objs
-		}
-		if err != nil {
-			t.Fatalf("decoding the rendered chart: %v", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs, err := testenv.DecodeObjects([]byte(manifest))
+	if err != nil {
+		t.Fatalf("decoding the rendered chart: %v", err)
 	}
+	return objs
 }
 
 // Kubeconfig writes kubeconfig to a file for helm's --kubeconfig and
