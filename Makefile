@@ -168,9 +168,9 @@ test-integration: k8s-binaries $(KWOK) $(HELM) ## envtest suites against a real 
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries ## Suites against a real Ray head from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing) and, for the RayService suite, envtest.
+test-e2e: k8s-binaries ## Suites against a real Ray head from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing) and, for the RayService suite, envtest. One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" \
-		go test $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+		go test $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/e2e/...
 
 .PHONY: bench
 # FUZZ_TARGETS are the native Go fuzz targets of internal/fuzz; `make test`

@@ -55,6 +55,33 @@ type Head struct {
 func Start(t testing.TB, opts Options) *Head {
 	t.Helper()
 	rayBin := rayBinary(t)
+	// `ray start` gives up when its GCS does not answer within its own
+	// deadline, which happens on a loaded 2-core machine; one more try
+	// with fresh ports and directory is what a user would do.
+	for attempt := 1; ; attempt++ {
+		head, err := startOnce(t, rayBin, opts)
+		if err == nil {
+			return head
+		}
+		var exited *errExited
+		if attempt == maxStartAttempts || !errors.As(err, &exited) {
+			t.Fatalf("Ray head did not start: %v", err)
+		}
+		t.Logf("ray start failed (attempt %d), trying again: %v", attempt, err)
+	}
+}
+
+// maxStartAttempts bounds the tries of Start.
+const maxStartAttempts = 2
+
+// errExited is a `ray start` that exited before the head was ready.
+type errExited struct{ err error }
+
+func (e *errExited) Error() string { return fmt.Sprintf("ray start exited: %v", e.err) }
+
+// startOnce starts one head and waits until it is ready.
+func startOnce(t testing.TB, rayBin string, opts Options) (*Head, error) {
+	t.Helper()
 	// Ray's unix sockets live under the temp dir, and a socket path is
 	// limited to 107 bytes, so the directory is short and not t.TempDir().
 	dir, err := os.MkdirTemp("", "ray")
@@ -85,11 +112,12 @@ func Start(t testing.TB, opts Options) *Head {
 	head := &Head{DashboardURL: "http://127.0.0.1:" + strconv.Itoa(ports[1]), LogPath: logPath}
 	agentURL := "http://127.0.0.1:" + strconv.Itoa(ports[3])
 	if err := waitReady(head.DashboardURL, agentURL, opts.AuthToken, exited); err != nil {
-		t.Fatalf("Ray head did not start: %v\n--- %s (tail) ---\n%s", err, logPath, tail(logPath, 4000))
+		stopGroup(t, cmd.Process.Pid, exited) // what it left behind, before a retry
+		return nil, fmt.Errorf("%w\n--- %s (tail) ---\n%s", err, logPath, tail(logPath, 4000))
 	}
 	head.StartupTime = time.Since(begin)
 	t.Logf("Ray head up at %s in %v", head.DashboardURL, head.StartupTime.Round(time.Millisecond))
-	return head
+	return head, nil
 }
 
 // rayBinary finds the ray CLI in the virtualenv, failing loudly without it.
@@ -183,7 +211,7 @@ func waitReady(dashboardURL, agentURL, token string, exited <-chan error) error 
 		}
 		select {
 		case exitErr := <-exited:
-			return fmt.Errorf("ray start exited: %v", exitErr)
+			return &errExited{err: exitErr}
 		case <-ctx.Done():
 			return fmt.Errorf("not ready after %v: %v", readyTimeout, err)
 		case <-tick.C:
