@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
@@ -71,6 +72,31 @@ var jobRules = []jobRule{
 	jobSubmissionMode,
 	jobClusterSpec,
 	jobLimits,
+	jobMetadata,
+}
+
+// minMetadataRayVersion is the first Ray whose `ray job submit` has
+// --metadata-json.
+var minMetadataRayVersion = version.MustParseGeneric("2.6.0")
+
+// jobMetadata: spec.metadata goes to `ray job submit --metadata-json`, which
+// Ray has from 2.6.0; a cluster that declares an older or unreadable
+// rayVersion cannot take it. KubeRay finds this only when it builds the
+// submitter (and retries forever); it is refused here, with KubeRay's
+// messages.
+func jobMetadata(c *jobCheck) error {
+	cluster := c.spec.RayClusterSpec
+	if len(c.spec.Metadata) == 0 || cluster == nil || cluster.RayVersion == "" {
+		return nil
+	}
+	v, err := version.ParseGeneric(cluster.RayVersion)
+	if err != nil {
+		return kubeRayErrorf("The RayJob spec is invalid: failed to parse Ray version: %v: %w", cluster.RayVersion, err)
+	}
+	if v.LessThan(minMetadataRayVersion) {
+		return kubeRayError("The RayJob spec is invalid: the Ray version must be at least 2.6.0 to use the metadata field")
+	}
+	return nil
 }
 
 // jobSuspend: suspension needs the cluster to be deleted at the end.

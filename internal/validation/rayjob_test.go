@@ -102,7 +102,16 @@ func TestValidateRayJob(t *testing.T) {
 		"upgradeStrategy without a type": {job: rayJob(func(j *rayv1.RayJob) {
 			j.Spec.RayClusterSpec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{}
 		})},
-		"bad runtime env":         {job: rayJob(func(j *rayv1.RayJob) { j.Spec.RuntimeEnvYAML = "a: [" }), want: "runtimeEnvYAML"},
+		"bad runtime env": {job: rayJob(func(j *rayv1.RayJob) { j.Spec.RuntimeEnvYAML = "a: [" }), want: "runtimeEnvYAML"},
+		"metadata with an unreadable rayVersion (found by FuzzRayJob)": {job: rayJob(func(j *rayv1.RayJob) {
+			j.Spec.Metadata, j.Spec.RayClusterSpec.RayVersion = map[string]string{"team": "a"}, "0"
+		}), want: "failed to parse Ray version: 0"},
+		"metadata before Ray 2.6.0": {job: rayJob(func(j *rayv1.RayJob) {
+			j.Spec.Metadata, j.Spec.RayClusterSpec.RayVersion = map[string]string{"team": "a"}, "2.5.1"
+		}), want: "must be at least 2.6.0 to use the metadata field"},
+		"metadata with Ray 2.6.0": {job: rayJob(func(j *rayv1.RayJob) {
+			j.Spec.Metadata, j.Spec.RayClusterSpec.RayVersion = map[string]string{"team": "a"}, "2.6.0"
+		})},
 		"non-positive deadline":   {job: rayJob(func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = ptr.To[int32](0) }), want: "activeDeadlineSeconds must be a positive"},
 		"non-positive preRunning": {job: rayJob(func(j *rayv1.RayJob) { j.Spec.PreRunningDeadlineSeconds = ptr.To[int32](0) }), want: "preRunningDeadlineSeconds must be a positive"},
 		"negative backoffLimit":   {job: rayJob(func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr.To[int32](-1) }), want: "backoffLimit must be a positive"},
