@@ -66,15 +66,6 @@ func (p *KubeProxy) Clients() ClientProvider {
 func (p *KubeProxy) ProxyCheck() ProxyChecker {
 	return func(ctx context.Context, pod *corev1.Pod, port int32) bool {
 		url := fmt.Sprintf("%s/api/v1/namespaces/%s/pods/%s:%d/proxy%s", p.host, pod.Namespace, pod.Name, port, ServeProxyHealthPath)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false
-		}
-		resp, err := p.http.Do(req)
-		if err != nil {
-			return false
-		}
-		defer func() { _ = resp.Body.Close() }()
-		return resp.StatusCode == http.StatusOK
+		return answersOK(ctx, p.http, url)
 	}
 }

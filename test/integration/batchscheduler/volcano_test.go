@@ -17,6 +17,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/volcano"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 const (
@@ -225,37 +226,10 @@ func TestVolcanoFailedCleanup(t *testing.T) {
 // namespace's Volcano PodGroups, and returns its removal.
 func (w *world) denyPodGroupUpdates() func() {
 	w.t.Helper()
-	name := "deny-podgroup-updates-" + w.ns
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"scheduling.volcano.sh"}, APIVersions: []string{"*"}, Resources: []string{"podgroups"}},
-				},
-			}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "PodGroup updates are denied by the test"}},
-		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"kubernetes.io/metadata.name": w.ns},
-			}},
-		},
-	}
+	remove := testenv.Deny(w.t, w.c, w.ns, "deny-podgroup-updates-"+w.ns, admissionregistrationv1.Update,
+		admissionregistrationv1.Rule{APIGroups: []string{"scheduling.volcano.sh"}, APIVersions: []string{"*"}, Resources: []string{"podgroups"}},
+		"PodGroup updates are denied by the test")
 	ctx := context.Background()
-	if err := w.c.Create(ctx, policy); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := w.c.Create(ctx, binding); err != nil {
-		w.t.Fatal(err)
-	}
 	// The policy takes effect once the API server's informers saw it:
 	// probe with a scratch PodGroup until an update is refused.
 	probe := &volcanov1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: w.ns}, Spec: volcanov1beta1.PodGroupSpec{MinMember: 1}}
@@ -270,13 +244,5 @@ func (w *world) denyPodGroupUpdates() func() {
 		}
 		return strings.Contains(err.Error(), "denied"), err
 	})
-	return func() {
-		w.t.Helper()
-		if err := w.c.Delete(ctx, binding); err != nil {
-			w.t.Fatal(err)
-		}
-		if err := w.c.Delete(ctx, policy); err != nil {
-			w.t.Fatal(err)
-		}
-	}
+	return remove
 }

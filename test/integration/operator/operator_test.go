@@ -182,24 +182,27 @@ func waitReady(t *testing.T, op *operatorProcess) time.Duration {
 // httpStatus returns the status code of GET url, or 0 when it cannot connect.
 func httpStatus(t *testing.T, url string) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	code, _, err := httpGet(t, url, 2*time.Second)
 	if err != nil {
 		return 0
 	}
-	_ = resp.Body.Close()
-	return resp.StatusCode
+	return code
 }
 
 // httpBody returns the body of GET url, which must answer 200.
 func httpBody(t *testing.T, url string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	code, body, err := httpGet(t, url, 5*time.Second)
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("GET %s = %d, %v", url, code, err)
+	}
+	return body
+}
+
+// httpGet GETs url within timeout and returns the status code and body.
+func httpGet(t *testing.T, url string, timeout time.Duration) (int, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -207,14 +210,11 @@ func httpBody(t *testing.T, url string) string {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s = %d, %v", url, resp.StatusCode, err)
-	}
-	return string(body)
+	return resp.StatusCode, string(body), err
 }
 
 // assertHeadStamped creates a RayCluster with no upgrade strategy and

@@ -10,45 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 // denyPods makes the API server reject Pod creation in the test namespace
 // with a ValidatingAdmissionPolicy, and returns a function lifting the ban.
 func (w *world) denyPods() func() {
 	w.t.Helper()
-	name := "deny-pods-" + w.ns
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-				},
-			}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "no Pods in this namespace"}},
-		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"kubernetes.io/metadata.name": w.ns},
-			}},
-		},
-	}
-	w.create(policy)
-	w.create(binding)
-	return func() {
-		if err := w.c.Delete(context.Background(), binding); err != nil {
-			w.t.Fatal(err)
-		}
-		if err := w.c.Delete(context.Background(), policy); err != nil {
-			w.t.Fatal(err)
-		}
-	}
+	return testenv.Deny(w.t, w.c, w.ns, "deny-pods-"+w.ns, admissionregistrationv1.Create,
+		admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+		"no Pods in this namespace")
 }
 
 // TestPodCreationFailureSetsReplicaFailure checks that a Pod the API server
