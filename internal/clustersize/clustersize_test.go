@@ -5,29 +5,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clustersize"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
-
-func res(kv ...string) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return l
-}
-
-// canonical renders quantities as strings, so that 1000m and 1 compare equal.
-func canonical(l corev1.ResourceList) map[string]string {
-	out := map[string]string{}
-	for k, q := range l {
-		out[string(k)] = q.String()
-	}
-	return out
-}
 
 func TestGangArithmetic(t *testing.T) {
 	// head 1 CPU; "a": 3 replicas (1..5) of 2 hosts at 2 CPU + 1 GPU (limit
@@ -35,10 +17,10 @@ func TestGangArithmetic(t *testing.T) {
 	// a GPU request that must not appear as a zero quantity.
 	spec := wrappers.MakeRayClusterSpec().
 		WorkerGroup("a", 3, 1, 5).WorkerGroup("b", 4, 2, 4).WorkerGroup("c", 0, 0, 2).
-		Requests(rayv1.HeadGroupName, res("cpu", "1", "memory", "2Gi")).
-		Requests("a", res("cpu", "2")).Limits("a", res("cpu", "4", "nvidia.com/gpu", "1")).Hosts("a", 2).
-		Requests("b", res("cpu", "1")).SuspendGroup("b").
-		Requests("c", res("google.com/tpu", "4")).
+		Requests(rayv1.HeadGroupName, wrappers.Resources("cpu", "1", "memory", "2Gi")).
+		Requests("a", wrappers.Resources("cpu", "2")).Limits("a", wrappers.Resources("cpu", "4", "nvidia.com/gpu", "1")).Hosts("a", 2).
+		Requests("b", wrappers.Resources("cpu", "1")).SuspendGroup("b").
+		Requests("c", wrappers.Resources("google.com/tpu", "4")).
 		Obj()
 	if got := clustersize.DesiredWorkerPods(spec); got != 6 {
 		t.Errorf("DesiredWorkerPods = %d, want 6 (3 replicas x 2 hosts; b suspended; c none)", got)
@@ -50,10 +32,10 @@ func TestGangArithmetic(t *testing.T) {
 		got  corev1.ResourceList
 		want corev1.ResourceList
 	}{
-		"desired": {clustersize.DesiredResources(spec), res("cpu", "13", "memory", "2Gi", "nvidia.com/gpu", "6")},
-		"min":     {clustersize.MinResources(spec), res("cpu", "5", "memory", "2Gi", "nvidia.com/gpu", "2")},
+		"desired": {clustersize.DesiredResources(spec), wrappers.Resources("cpu", "13", "memory", "2Gi", "nvidia.com/gpu", "6")},
+		"min":     {clustersize.MinResources(spec), wrappers.Resources("cpu", "5", "memory", "2Gi", "nvidia.com/gpu", "2")},
 	} {
-		if diff := cmp.Diff(canonical(c.want), canonical(c.got)); diff != "" {
+		if diff := cmp.Diff(wrappers.ResourceStrings(c.want), wrappers.ResourceStrings(c.got)); diff != "" {
 			t.Errorf("%s resources (-want +got):\n%s", name, diff)
 		}
 	}
@@ -85,12 +67,12 @@ func TestDesiredReplicas(t *testing.T) {
 }
 
 func TestSumSkipsNothingAndAddsUp(t *testing.T) {
-	got := clustersize.Sum(res("cpu", "500m"), res("cpu", "1", "memory", "1Gi"), corev1.ResourceList{})
-	if diff := cmp.Diff(map[string]string{"cpu": "1500m", "memory": "1Gi"}, canonical(got)); diff != "" {
+	got := clustersize.Sum(wrappers.Resources("cpu", "500m"), wrappers.Resources("cpu", "1", "memory", "1Gi"), corev1.ResourceList{})
+	if diff := cmp.Diff(map[string]string{"cpu": "1500m", "memory": "1Gi"}, wrappers.ResourceStrings(got)); diff != "" {
 		t.Errorf("Sum (-want +got):\n%s", diff)
 	}
 	total := corev1.ResourceList{}
-	clustersize.AddTimes(total, res("cpu", "1"), 0)
+	clustersize.AddTimes(total, wrappers.Resources("cpu", "1"), 0)
 	if len(total) != 0 {
 		t.Errorf("AddTimes(x, 0) added %v, want nothing", total)
 	}

@@ -20,27 +20,11 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
-func res(kv ...string) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return l
-}
-
-func canonical(l corev1.ResourceList) map[string]string {
-	out := map[string]string{}
-	for k, q := range l {
-		out[string(k)] = q.String()
-	}
-	return out
-}
-
 // spec: head 1 CPU / 1Gi; "small": 3 replicas (1..5) at 500m / 512Mi.
 func spec() *wrappers.RayClusterSpecWrapper {
 	return wrappers.MakeRayClusterSpec().WorkerGroup("small", 3, 1, 5).
-		Requests(rayv1.HeadGroupName, res("cpu", "1", "memory", "1Gi")).
-		Requests("small", res("cpu", "500m", "memory", "512Mi"))
+		Requests(rayv1.HeadGroupName, wrappers.Resources("cpu", "1", "memory", "1Gi")).
+		Requests("small", wrappers.Resources("cpu", "500m", "memory", "512Mi"))
 }
 
 func TestGangSize(t *testing.T) {
@@ -58,7 +42,7 @@ func TestGangSize(t *testing.T) {
 			if minMember != c.minMember {
 				t.Errorf("minMember = %d, want %d", minMember, c.minMember)
 			}
-			if diff := cmp.Diff(c.res, canonical(got)); diff != "" {
+			if diff := cmp.Diff(c.res, wrappers.ResourceStrings(got)); diff != "" {
 				t.Errorf("minResources (-want +got):\n%s", diff)
 			}
 		})
@@ -67,7 +51,7 @@ func TestGangSize(t *testing.T) {
 
 func TestSubmitterResources(t *testing.T) {
 	custom := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Name: "submit", Resources: corev1.ResourceRequirements{Requests: res("cpu", "2"), Limits: res("memory", "3Gi")},
+		Name: "submit", Resources: corev1.ResourceRequirements{Requests: wrappers.Resources("cpu", "2"), Limits: wrappers.Resources("memory", "3Gi")},
 	}}}}
 	for name, c := range map[string]struct {
 		job  *rayv1.RayJob
@@ -84,7 +68,7 @@ func TestSubmitterResources(t *testing.T) {
 		"InteractiveMode has none":  {wrappers.MakeRayJob("j", "ns").Mode(rayv1.InteractiveMode).Obj(), map[string]string{}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(c.want, canonical(volcano.SubmitterResources(c.job))); diff != "" {
+			if diff := cmp.Diff(c.want, wrappers.ResourceStrings(volcano.SubmitterResources(c.job))); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -111,7 +95,7 @@ func TestBuildPodGroup(t *testing.T) {
 		Label(volcano.LabelNetworkTopologyMode, "hard").Label(volcano.LabelNetworkTopologyHighestTierAllowed, "2").
 		Annotation("a", "b").Obj()
 	cluster.UID = "uid-c"
-	pg, err := volcano.BuildPodGroup(cluster, rayv1.KindRayCluster, 4, res("cpu", "2"))
+	pg, err := volcano.BuildPodGroup(cluster, rayv1.KindRayCluster, 4, wrappers.Resources("cpu", "2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +185,8 @@ func TestSubmissionCreatesThenResizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	pg := getPodGroup(t, c, "ray-c-pg")
-	if pg.Spec.MinMember != 6 || canonical(*pg.Spec.MinResources)["cpu"] != "3500m" {
-		t.Errorf("resized to minMember %d, %v; want 6 and 3500m CPU", pg.Spec.MinMember, canonical(*pg.Spec.MinResources))
+	if pg.Spec.MinMember != 6 || wrappers.ResourceStrings(*pg.Spec.MinResources)["cpu"] != "3500m" {
+		t.Errorf("resized to minMember %d, %v; want 6 and 3500m CPU", pg.Spec.MinMember, wrappers.ResourceStrings(*pg.Spec.MinResources))
 	}
 }
 
@@ -217,7 +201,7 @@ func TestSubmissionOfRayJobs(t *testing.T) {
 	if pg.Spec.MinMember != 4 {
 		t.Errorf("minMember = %d, want 4: the submitter is not a member", pg.Spec.MinMember)
 	}
-	if diff := cmp.Diff(map[string]string{"cpu": "3", "memory": "2760Mi"}, canonical(*pg.Spec.MinResources)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"cpu": "3", "memory": "2760Mi"}, wrappers.ResourceStrings(*pg.Spec.MinResources)); diff != "" {
 		t.Errorf("minResources, with the submitter's 500m/200Mi (-want +got):\n%s", diff)
 	}
 	if ref := pg.OwnerReferences[0]; ref.Kind != "RayJob" || ref.Name != "j" {
@@ -286,8 +270,8 @@ func TestCleanupOnCompletion(t *testing.T) {
 				t.Fatalf("CleanupOnCompletion = %v, %v; want %v", cleaned, err, c.cleaned)
 			}
 			pg := getPodGroup(t, cl, "ray-j-pg")
-			if pg.Spec.MinMember != c.minMember || canonical(*pg.Spec.MinResources)["cpu"] != c.cpu && c.cpu != "" || c.cpu == "" && len(*pg.Spec.MinResources) != 0 {
-				t.Errorf("PodGroup minMember %d, resources %v; want %d and cpu %q", pg.Spec.MinMember, canonical(*pg.Spec.MinResources), c.minMember, c.cpu)
+			if pg.Spec.MinMember != c.minMember || wrappers.ResourceStrings(*pg.Spec.MinResources)["cpu"] != c.cpu && c.cpu != "" || c.cpu == "" && len(*pg.Spec.MinResources) != 0 {
+				t.Errorf("PodGroup minMember %d, resources %v; want %d and cpu %q", pg.Spec.MinMember, wrappers.ResourceStrings(*pg.Spec.MinResources), c.minMember, c.cpu)
 			}
 			if again, err := s.CleanupOnCompletion(t.Context(), c.job()); err != nil || again {
 				t.Errorf("a second cleanup = %v, %v; want nothing to do", again, err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -15,19 +14,11 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
-func res(kv ...string) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return l
-}
-
 // cluster: head 1 CPU with a node selector; "small": 3 replicas (2..5) of 2
 // hosts at 500m.
 func cluster() *wrappers.RayClusterWrapper {
 	spec := wrappers.MakeRayClusterSpec().WorkerGroup("small", 3, 2, 5).Hosts("small", 2).
-		Requests(rayv1.HeadGroupName, res("cpu", "1")).Requests("small", res("cpu", "500m")).Obj()
+		Requests(rayv1.HeadGroupName, wrappers.Resources("cpu", "1")).Requests("small", wrappers.Resources("cpu", "500m")).Obj()
 	spec.HeadGroupSpec.Template.Spec.NodeSelector = map[string]string{"pool": "head"}
 	return wrappers.MakeRayCluster("c", "ns").Spec(spec).
 		Label(yunikorn.LabelApplicationID, "app-1").Label(yunikorn.LabelQueue, "root.ray")
