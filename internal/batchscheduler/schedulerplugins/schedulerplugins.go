@@ -10,14 +10,11 @@ package schedulerplugins
 
 import (
 	"context"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
@@ -38,7 +35,7 @@ const (
 
 // Scheduler creates the PodGroups.
 type Scheduler struct {
-	client client.Client
+	podGroups batchscheduler.PodGroups
 }
 
 var (
@@ -60,18 +57,12 @@ func (k *Scheduler) DoBatchSchedulingOnSubmission(ctx context.Context, obj clien
 		return nil
 	}
 	key := client.ObjectKeyFromObject(cluster)
-	if err := k.client.Get(ctx, key, &schedv1alpha1.PodGroup{}); err == nil || !apierrors.IsNotFound(err) {
+	if err := k.podGroups.Client.Get(ctx, key, &schedv1alpha1.PodGroup{}); err == nil || !apierrors.IsNotFound(err) {
 		return err
 	}
 	pg := BuildPodGroup(cluster)
-	if err := k.client.Create(ctx, pg); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return fmt.Errorf("failed to create PodGroup: %w", err)
-	}
-	ctrl.LoggerFrom(ctx).WithName(Name).Info("Created PodGroup", "podGroup", klog.KObj(pg), "minMember", pg.Spec.MinMember)
-	return nil
+	_, err := k.podGroups.Create(ctx, pg, pg.Spec.MinMember)
+	return err
 }
 
 // AddMetadataToChildResource puts gang-scheduled children into the
@@ -121,7 +112,7 @@ var (
 
 // New returns the plugin writing PodGroups with c.
 func (Factory) New(_ context.Context, _ *rest.Config, c client.Client) (batchscheduler.Scheduler, error) {
-	return &Scheduler{client: c}, nil
+	return &Scheduler{podGroups: batchscheduler.PodGroups{Client: c, Plugin: Name}}, nil
 }
 
 // AddToScheme adds scheduler-plugins' scheduling.x-k8s.io/v1alpha1 types.

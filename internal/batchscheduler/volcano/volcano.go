@@ -51,7 +51,7 @@ const (
 
 // Scheduler creates and resizes the PodGroups.
 type Scheduler struct {
-	client client.Client
+	podGroups batchscheduler.PodGroups
 }
 
 var (
@@ -114,7 +114,7 @@ func (v *Scheduler) CleanupOnCompletion(ctx context.Context, obj client.Object) 
 	res := corev1.ResourceList{}
 	cluster := &rayv1.RayCluster{}
 	key := client.ObjectKey{Namespace: job.Namespace, Name: job.Status.RayClusterName}
-	switch err := v.client.Get(ctx, key, cluster); {
+	switch err := v.podGroups.Client.Get(ctx, key, cluster); {
 	case apierrors.IsNotFound(err):
 		ctrl.LoggerFrom(ctx).Info("RayCluster not found; releasing the PodGroup", "rayCluster", key)
 	case err != nil:
@@ -207,7 +207,7 @@ func (v *Scheduler) sync(ctx context.Context, owner client.Object, ownerKind str
 	log := ctrl.LoggerFrom(ctx).WithName(Name)
 	pg := &volcanov1beta1.PodGroup{}
 	key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: PodGroupName(owner)}
-	if err := v.client.Get(ctx, key, pg); err != nil {
+	if err := v.podGroups.Client.Get(ctx, key, pg); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("getting PodGroup %s: %w", key, err)
 		}
@@ -217,7 +217,7 @@ func (v *Scheduler) sync(ctx context.Context, owner client.Object, ownerKind str
 		return false, nil
 	}
 	pg.Spec.MinMember, pg.Spec.MinResources = minMember, &res
-	if err := v.client.Update(ctx, pg); err != nil {
+	if err := v.podGroups.Client.Update(ctx, pg); err != nil {
 		return false, fmt.Errorf("updating PodGroup %s: %w", key, err)
 	}
 	log.Info("Updated PodGroup", "podGroup", klog.KObj(pg), "minMember", minMember)
@@ -229,14 +229,7 @@ func (v *Scheduler) create(ctx context.Context, owner client.Object, ownerKind s
 	if err != nil {
 		return false, err
 	}
-	if err := v.client.Create(ctx, pg); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("creating PodGroup %s: %w", klog.KObj(pg), err)
-	}
-	ctrl.LoggerFrom(ctx).WithName(Name).Info("Created PodGroup", "podGroup", klog.KObj(pg), "minMember", minMember)
-	return true, nil
+	return v.podGroups.Create(ctx, pg, minMember)
 }
 
 // equalResources compares quantities by value, as Volcano's quota helpers.
@@ -264,7 +257,7 @@ var (
 
 // New returns the plugin writing PodGroups with c.
 func (Factory) New(_ context.Context, _ *rest.Config, c client.Client) (batchscheduler.Scheduler, error) {
-	return &Scheduler{client: c}, nil
+	return &Scheduler{podGroups: batchscheduler.PodGroups{Client: c, Plugin: Name}}, nil
 }
 
 // AddToScheme adds Volcano's scheduling.volcano.sh/v1beta1 types.
