@@ -23,12 +23,7 @@ import (
 var gates = validation.NoFeatureGates{}
 
 func FuzzRayCluster(f *testing.F) {
-	addSamples(f, rayv1.KindRayCluster)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if rc, ok := accepted(t, data, validateCluster); ok {
-			checkClusterBuilds(t, rc)
-		}
-	})
+	fuzzAccepted(f, rayv1.KindRayCluster, validateCluster, checkClusterBuilds)
 }
 
 // validateCluster runs the RayCluster controller's validation layers.
@@ -92,19 +87,23 @@ func buildCluster(t *testing.T, rc *rayv1.RayCluster) []client.Object {
 	return objs
 }
 
-// accepted decodes data as a T and validates it: it returns the object
-// when both succeed, and fails the test when a rejection names no field.
-func accepted[T any](t *testing.T, data []byte, validate func(*T) error) (*T, bool) {
-	t.Helper()
-	obj := new(T)
-	if json.Unmarshal(data, obj) != nil {
-		return nil, false
-	}
-	if err := validate(obj); err != nil {
-		requireNamesField(t, err)
-		return nil, false
-	}
-	return obj, true
+// fuzzAccepted fuzzes the JSON of objects of kind, seeded with the
+// samples of that kind: what decodes as a T and passes validate must pass
+// check, and a rejection must name a field.
+func fuzzAccepted[T any](f *testing.F, kind string, validate func(*T) error, check func(*testing.T, *T)) {
+	f.Helper()
+	addSamples(f, kind)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		obj := new(T)
+		if json.Unmarshal(data, obj) != nil {
+			return
+		}
+		if err := validate(obj); err != nil {
+			requireNamesField(t, err)
+			return
+		}
+		check(t, obj)
+	})
 }
 
 // requireNamesField fails when a rejection does not name a field.

@@ -13,14 +13,9 @@ import (
 // from any moment, is later and the same when asked twice, and a
 // jobTemplate that validates as a RayJob spec.
 func FuzzRayCronJob(f *testing.F) {
-	addSamples(f, rayv1.KindRayCronJob)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cj, ok := accepted(t, data, func(cj *rayv1.RayCronJob) error {
-			return errors.Join(validation.RayCronJobMetadata(cj.ObjectMeta), validation.RayCronJobSpec(cj, gates))
-		})
-		if !ok {
-			return
-		}
+	fuzzAccepted(f, rayv1.KindRayCronJob, func(cj *rayv1.RayCronJob) error {
+		return errors.Join(validation.RayCronJobMetadata(cj.ObjectMeta), validation.RayCronJobSpec(cj, gates))
+	}, func(t *testing.T, cj *rayv1.RayCronJob) {
 		checkSchedule(t, &cj.Spec)
 		if err := validation.RayJobSpec(&cj.Spec.JobTemplate, nil, gates); err != nil {
 			t.Fatalf("an accepted RayCronJob's jobTemplate is refused as a RayJob spec: %v", err)

@@ -17,14 +17,9 @@ import (
 // submit request (HTTPMode), its cluster (which builds like any accepted
 // cluster), its submit command, submitter Job or sidecar, all twice alike.
 func FuzzRayJob(f *testing.F) {
-	addSamples(f, rayv1.KindRayJob)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		job, ok := accepted(t, data, func(job *rayv1.RayJob) error {
-			return errors.Join(validation.RayJobMetadata(job.ObjectMeta), validation.RayJobSpec(&job.Spec, job.Annotations, gates))
-		})
-		if !ok {
-			return
-		}
+	fuzzAccepted(f, rayv1.KindRayJob, func(job *rayv1.RayJob) error {
+		return errors.Join(validation.RayJobMetadata(job.ObjectMeta), validation.RayJobSpec(&job.Spec, job.Annotations, gates))
+	}, func(t *testing.T, job *rayv1.RayJob) {
 		first, second := buildJob(t, job), buildJob(t, job)
 		if !equality.Semantic.DeepEqual(first, second) {
 			t.Fatal("building a RayJob twice gave different objects")

@@ -15,16 +15,11 @@ import (
 // any accepted cluster, a Serve config the dashboard can take, and its
 // serve Service (or KubeRay's "no serve port" error).
 func FuzzRayService(f *testing.F) {
-	addSamples(f, rayv1.KindRayService)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		// The RayService controller's checks, in its order.
-		rs, ok := accepted(t, data, func(rs *rayv1.RayService) error {
-			return errors.Join(validation.RayServiceMetadata(rs.ObjectMeta), validation.RayServiceSpec(rs, gates),
-				serveapps.Validate(rs.Spec.ServeConfigV2))
-		})
-		if !ok {
-			return
-		}
+	// The RayService controller's checks, in its order.
+	fuzzAccepted(f, rayv1.KindRayService, func(rs *rayv1.RayService) error {
+		return errors.Join(validation.RayServiceMetadata(rs.ObjectMeta), validation.RayServiceSpec(rs, gates),
+			serveapps.Validate(rs.Spec.ServeConfigV2))
+	}, func(t *testing.T, rs *rayv1.RayService) {
 		cluster := clusterowner.Build(rs, rayv1.KindRayService, rs.Name+"-abcde", &rs.Spec.RayClusterSpec)
 		if err := validateCluster(cluster); err != nil {
 			t.Fatalf("an accepted RayService makes a cluster that validation refuses: %v", err)
