@@ -59,6 +59,24 @@ func (e *cacheEnv) waitPoll(t *testing.T) poll {
 	}
 }
 
+// wantPoll waits for the next poll and checks it; what names it in a
+// failure.
+func (e *cacheEnv) wantPoll(t *testing.T, what string, want poll) {
+	t.Helper()
+	if diff := cmp.Diff(want, e.waitPoll(t)); diff != "" {
+		t.Fatalf("%s (-want +got):\n%s", what, diff)
+	}
+}
+
+// polledAnswer: a call finds no answer and starts a poll (ErrAgain), the
+// poll comes as want, and the next call answers status and err.
+func (e *cacheEnv) polledAnswer(t *testing.T, what string, want poll, status rayv1.JobStatus, err error) {
+	t.Helper()
+	e.want(t, want.JobID, "<nil>", dashboard.ErrAgain)
+	e.wantPoll(t, what, want)
+	e.want(t, want.JobID, status, err)
+}
+
 // get calls GetJobInfo and reduces the answer to (status, error).
 func (e *cacheEnv) get(t *testing.T, jobID string) (rayv1.JobStatus, error) {
 	t.Helper()
@@ -94,20 +112,14 @@ func TestCachePollsUntilTerminal(t *testing.T) {
 	env := startCache(t)
 	env.submit(t, "j", rayv1.JobStatusRunning)
 
-	env.want(t, "j", "<nil>", dashboard.ErrAgain)
-	if diff := cmp.Diff(poll{"j", true}, env.waitPoll(t)); diff != "" {
-		t.Fatalf("first poll (-want +got):\n%s", diff)
-	}
-	env.want(t, "j", rayv1.JobStatusRunning, nil)
+	env.polledAnswer(t, "first poll", poll{"j", true}, rayv1.JobStatusRunning, nil)
 
 	// The dashboard changes, the cache does not until the next poll is due.
 	env.fake.SetJobStatus("j", rayv1.JobStatusSucceeded, "")
 	env.clock.Step(dashboard.CachePollInterval - time.Millisecond)
 	env.want(t, "j", rayv1.JobStatusRunning, nil)
 	env.clock.Step(time.Millisecond)
-	if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
-		t.Fatalf("terminal poll (-want +got):\n%s", diff)
-	}
+	env.wantPoll(t, "terminal poll", poll{"j", false})
 	env.want(t, "j", rayv1.JobStatusSucceeded, nil)
 
 	// Polling stopped: only the expiry sweep's ticker waits on the clock.
@@ -119,18 +131,10 @@ func TestCachePollsUntilTerminal(t *testing.T) {
 func TestCacheReturnsAnErrorOnceThenPollsAgain(t *testing.T) {
 	env := startCache(t)
 
-	env.want(t, "lost", "<nil>", dashboard.ErrAgain)
-	if diff := cmp.Diff(poll{"lost", false}, env.waitPoll(t)); diff != "" {
-		t.Fatalf("poll (-want +got):\n%s", diff)
-	}
-	env.want(t, "lost", "<nil>", dashboard.ErrNotFound)
+	env.polledAnswer(t, "poll", poll{"lost", false}, "<nil>", dashboard.ErrNotFound)
 	// The error was consumed: the next call starts a new poll.
 	env.submit(t, "lost", rayv1.JobStatusPending)
-	env.want(t, "lost", "<nil>", dashboard.ErrAgain)
-	if diff := cmp.Diff(poll{"lost", true}, env.waitPoll(t)); diff != "" {
-		t.Fatalf("poll (-want +got):\n%s", diff)
-	}
-	env.want(t, "lost", rayv1.JobStatusPending, nil)
+	env.polledAnswer(t, "poll", poll{"lost", true}, rayv1.JobStatusPending, nil)
 }
 
 func TestCacheStopAndDeleteClearTheEntry(t *testing.T) {
@@ -183,18 +187,12 @@ func TestCacheDropsAStaleTaskAfterStop(t *testing.T) {
 	if err := env.client.StopJob(t.Context(), "j"); err != nil {
 		t.Fatal(err)
 	}
-	env.want(t, "j", "<nil>", dashboard.ErrAgain)
-	if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
-		t.Fatalf("second task's poll (-want +got):\n%s", diff)
-	}
-	env.want(t, "j", rayv1.JobStatusStopped, nil)
+	env.polledAnswer(t, "second task's poll", poll{"j", false}, rayv1.JobStatusStopped, nil)
 
 	// The first task wakes up, sees it no longer owns the entry and ends.
 	env.fake.SetJobStatus("j", rayv1.JobStatusFailed, "")
 	env.clock.Step(dashboard.CachePollInterval)
-	if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
-		t.Fatalf("stale task (-want +got):\n%s", diff)
-	}
+	env.wantPoll(t, "stale task", poll{"j", false})
 	env.want(t, "j", rayv1.JobStatusStopped, nil)
 }
 
@@ -240,9 +238,7 @@ func TestCacheRecoversWhenTheDashboardDoes(t *testing.T) {
 
 			for range 2 {
 				env.want(t, "j", "<nil>", dashboard.ErrAgain)
-				if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
-					t.Fatalf("failing poll (-want +got):\n%s", diff)
-				}
+				env.wantPoll(t, "failing poll", poll{"j", false})
 				if got := env.clock.Waiters(); got != 1 {
 					t.Fatalf("clock waiters = %d after a failed poll, want 1 (the sweep)", got)
 				}
@@ -250,17 +246,11 @@ func TestCacheRecoversWhenTheDashboardDoes(t *testing.T) {
 			}
 
 			env.fake.SetError(dashboardtest.OpGetJobInfo, nil)
-			env.want(t, "j", "<nil>", dashboard.ErrAgain)
-			if diff := cmp.Diff(poll{"j", true}, env.waitPoll(t)); diff != "" {
-				t.Fatalf("poll after recovery (-want +got):\n%s", diff)
-			}
-			env.want(t, "j", rayv1.JobStatusRunning, nil)
+			env.polledAnswer(t, "poll after recovery", poll{"j", true}, rayv1.JobStatusRunning, nil)
 
 			env.fake.SetJobStatus("j", rayv1.JobStatusSucceeded, "")
 			env.clock.Step(dashboard.CachePollInterval)
-			if diff := cmp.Diff(poll{"j", false}, env.waitPoll(t)); diff != "" {
-				t.Fatalf("next poll (-want +got):\n%s", diff)
-			}
+			env.wantPoll(t, "next poll", poll{"j", false})
 			env.want(t, "j", rayv1.JobStatusSucceeded, nil)
 		})
 	}
