@@ -6,34 +6,27 @@ import (
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
-// Event reasons. Those KubeRay also emits keep KubeRay's names.
+// Event reasons. Those KubeRay also emits keep KubeRay's names. The
+// RayCluster and Service events of a RayJob are clusterowner's, which makes
+// those objects.
 const (
 	reasonStatusChanged                 = "JobDeploymentStatusChanged"
 	reasonInvalidSpec                   = "InvalidRayJobSpec"
 	reasonInvalidMetadata               = "InvalidRayJobMetadata"
 	reasonInvalidStatus                 = "InvalidRayJobStatus"
-	reasonCreatedRayCluster             = clusterowner.ReasonCreatedRayCluster
-	reasonFailedToCreateRayCluster      = clusterowner.ReasonFailedToCreateRayCluster
-	reasonDeletedRayCluster             = clusterowner.ReasonDeletedRayCluster
-	reasonFailedToDeleteRayCluster      = clusterowner.ReasonFailedToDeleteRayCluster
-	reasonUpdatedRayCluster             = clusterowner.ReasonUpdatedRayCluster
-	reasonFailedToUpdateRayCluster      = clusterowner.ReasonFailedToUpdateRayCluster
 	reasonRayClusterNotFound            = "RayClusterNotFound"
 	reasonCreatedSubmitter              = "CreatedRayJobSubmitter"
 	reasonFailedToCreateSubmitter       = "FailedToCreateRayJobSubmitter"
 	reasonDeletedSubmitter              = "DeletedRayJobSubmitter"
 	reasonFailedToDeleteSubmitter       = "FailedToDeleteRayJobSubmitter"
-	reasonCreatedService                = clusterowner.ReasonCreatedService
-	reasonUpdatedService                = clusterowner.ReasonUpdatedService
-	reasonFailedToCreateService         = clusterowner.ReasonFailedToCreateService
 	reasonSubmittedJob                  = "SubmittedRayJob"
 	reasonFailedToSubmitJob             = "FailedToSubmitRayJob"
 	reasonStoppedJob                    = "StoppedRayJob"
 	reasonFailedToStopJob               = "FailedToStopRayJob"
 	reasonDeletedRayJob                 = "DeletedRayJob"
 	reasonFailedToDeleteRayJob          = "FailedToDeleteRayJob"
-	reasonSuspendedWorkerGroups         = reasonUpdatedRayCluster
-	reasonFailedToSuspendWorkerGroup    = reasonFailedToUpdateRayCluster
+	reasonSuspendedWorkerGroups         = clusterowner.ReasonUpdatedRayCluster
+	reasonFailedToSuspendWorkerGroup    = clusterowner.ReasonFailedToUpdateRayCluster
 	reasonAuthSecretNotFound            = "AuthSecretNotFound"
 	reasonBatchSchedulerCleanedUp       = "BatchSchedulerCleanedUp"
 	reasonFailedToCleanupBatchScheduler = "FailedToCleanupBatchScheduler"
