@@ -16,6 +16,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/kaischeduler"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/schedulerplugins"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/yunikorn"
+	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
 // taskGroupNames decodes a task-groups annotation into the groups' names
@@ -39,8 +40,8 @@ func TestYuniKorn(t *testing.T) {
 		yunikorn.LabelApplicationID: "app-yk", yunikorn.LabelQueue: "root.ray", batchscheduler.LabelGangSchedulingEnabled: "true",
 	})
 	rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr.To[int32](1)
-	w.create(rc)
-	for _, pod := range w.pods("yk", 3) {
+	w.Create(rc)
+	for _, pod := range w.WaitPods("yk", nil, 3) {
 		if pod.Spec.SchedulerName != "yunikorn" || pod.Labels["applicationId"] != "app-yk" || pod.Labels["queue"] != "root.ray" ||
 			pod.Annotations[yunikorn.AnnotationTaskGroupName] != pod.Labels[rayv1.LabelGroup] {
 			t.Errorf("Pod %s: schedulerName %q labels %v annotations %v", pod.Name, pod.Spec.SchedulerName, pod.Labels, pod.Annotations)
@@ -52,22 +53,22 @@ func TestYuniKorn(t *testing.T) {
 
 	// A K8sJobMode RayJob: its task groups, with the submitter, travel on
 	// the cluster to every Pod, and the submitter is its own group.
-	w.create(newRayJob("ykjob", rayv1.K8sJobMode, map[string]string{
+	w.Create(newRayJob("ykjob", rayv1.K8sJobMode, map[string]string{
 		yunikorn.LabelApplicationID: "app-job", batchscheduler.LabelGangSchedulingEnabled: "",
 	}))
-	cluster := w.clusterOf("ykjob")
+	cluster := w.RayJobCluster("ykjob")
 	withSubmitter := map[string]int32{"headgroup": 1, "small": 0, "submitter": 1}
 	if diff := cmp.Diff(withSubmitter, taskGroupNames(t, cluster.Annotations[yunikorn.AnnotationTaskGroups])); diff != "" {
 		t.Errorf("cluster task groups (-want +got):\n%s", diff)
 	}
-	for _, pod := range w.pods(cluster.Name, 2) {
+	for _, pod := range w.WaitPods(cluster.Name, nil, 2) {
 		if pod.Labels["applicationId"] != "app-job" || pod.Annotations[yunikorn.AnnotationTaskGroups] != cluster.Annotations[yunikorn.AnnotationTaskGroups] {
 			t.Errorf("Pod %s labels %v annotations %v", pod.Name, pod.Labels, pod.Annotations)
 		}
 	}
-	w.runPods(cluster.Name, 2)
+	w.RunPods(cluster.Name, 2)
 	submitter := &batchv1.Job{}
-	w.waitGet("ykjob", submitter)
+	w.WaitGet("ykjob", submitter)
 	tmpl := submitter.Spec.Template
 	if tmpl.Spec.SchedulerName != "yunikorn" || tmpl.Annotations[yunikorn.AnnotationTaskGroupName] != "submitter" || tmpl.Labels["applicationId"] != "app-job" {
 		t.Errorf("submitter template: schedulerName %q labels %v annotations %v", tmpl.Spec.SchedulerName, tmpl.Labels, tmpl.Annotations)
@@ -79,28 +80,28 @@ func TestYuniKorn(t *testing.T) {
 
 func TestKAIScheduler(t *testing.T) {
 	w := newWorld(t, kaischeduler.Name)
-	w.create(newCluster("kai", 1, map[string]string{kaischeduler.LabelQueue: "team-a"}))
-	for _, pod := range w.pods("kai", 2) {
+	w.Create(newCluster("kai", 1, map[string]string{kaischeduler.LabelQueue: "team-a"}))
+	for _, pod := range w.WaitPods("kai", nil, 2) {
 		if pod.Spec.SchedulerName != "kai-scheduler" || pod.Labels[kaischeduler.LabelQueue] != "team-a" {
 			t.Errorf("Pod %s: schedulerName %q labels %v", pod.Name, pod.Spec.SchedulerName, pod.Labels)
 		}
 	}
 
 	// K8sJobMode is refused before any cluster is made.
-	w.create(newRayJob("k8s", rayv1.K8sJobMode, map[string]string{kaischeduler.LabelQueue: "team-a"}))
-	notes := w.waitEvent("k8s", "FailedBatchScheduling")
-	if want := "batch scheduler kai-scheduler: KAI-Scheduler does not support RayJob with K8sJobMode: the submitter pod is created after RayCluster is ready, preventing proper gang scheduling"; notes[0] != want {
-		t.Errorf("event note %q", notes[0])
+	w.Create(newRayJob("k8s", rayv1.K8sJobMode, map[string]string{kaischeduler.LabelQueue: "team-a"}))
+	note := w.WaitEvent("k8s", "FailedBatchScheduling").Note
+	if want := "batch scheduler kai-scheduler: KAI-Scheduler does not support RayJob with K8sJobMode: the submitter pod is created after RayCluster is ready, preventing proper gang scheduling"; note != want {
+		t.Errorf("event note %q", note)
 	}
-	w.consistently("the refused RayJob to stay Initializing without a cluster", 4*time.Second, func() (bool, error) {
-		j := w.job("k8s")
-		return j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusInitializing && !w.get(j.Status.RayClusterName, &rayv1.RayCluster{}), nil
+	w.Consistently("the refused RayJob to stay Initializing without a cluster", 4*time.Second, func() (bool, error) {
+		j := w.RayJob("k8s")
+		return j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusInitializing && !w.Get(j.Status.RayClusterName, &rayv1.RayCluster{}), nil
 	})
 
 	// SidecarMode runs, with the queue on the cluster's Pods.
-	w.create(newRayJob("sidecar", rayv1.SidecarMode, map[string]string{kaischeduler.LabelQueue: "team-b"}))
-	cluster := w.clusterOf("sidecar")
-	for _, pod := range w.pods(cluster.Name, 2) {
+	w.Create(newRayJob("sidecar", rayv1.SidecarMode, map[string]string{kaischeduler.LabelQueue: "team-b"}))
+	cluster := w.RayJobCluster("sidecar")
+	for _, pod := range w.WaitPods(cluster.Name, nil, 2) {
 		if pod.Spec.SchedulerName != "kai-scheduler" || pod.Labels[kaischeduler.LabelQueue] != "team-b" {
 			t.Errorf("Pod %s: schedulerName %q labels %v", pod.Name, pod.Spec.SchedulerName, pod.Labels)
 		}
@@ -112,40 +113,40 @@ func TestSchedulerPlugins(t *testing.T) {
 	rc := newCluster("sp", 2, map[string]string{batchscheduler.LabelGangSchedulingEnabled: "true"})
 	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
 	rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr.To[int32](1)
-	w.create(rc)
+	w.Create(rc)
 	pg := &schedv1alpha1.PodGroup{}
-	w.waitGet("sp", pg)
+	w.WaitGet("sp", pg)
 	// The head and the 2 desired workers, autoscaling or not, as KubeRay.
-	if pg.Spec.MinMember != 3 || !cmp.Equal(map[string]string{"cpu": "1500m", "memory": "3Gi"}, canonical(pg.Spec.MinResources)) {
-		t.Errorf("PodGroup minMember %d minResources %v", pg.Spec.MinMember, canonical(pg.Spec.MinResources))
+	if pg.Spec.MinMember != 3 || !cmp.Equal(map[string]string{"cpu": "1500m", "memory": "3Gi"}, wrappers.ResourceStrings(pg.Spec.MinResources)) {
+		t.Errorf("PodGroup minMember %d minResources %v", pg.Spec.MinMember, wrappers.ResourceStrings(pg.Spec.MinResources))
 	}
 	if refs := pg.OwnerReferences; len(refs) != 1 || refs[0].Kind != "RayCluster" || refs[0].Name != "sp" || refs[0].UID == "" {
 		t.Errorf("owner references %+v", refs)
 	}
-	for _, pod := range w.pods("sp", 3) {
+	for _, pod := range w.WaitPods("sp", nil, 3) {
 		if pod.Spec.SchedulerName != "scheduler-plugins-scheduler" || pod.Labels[schedulerplugins.LabelPodGroup] != "sp" {
 			t.Errorf("Pod %s: schedulerName %q labels %v", pod.Name, pod.Spec.SchedulerName, pod.Labels)
 		}
 	}
 
-	w.create(newCluster("nogang", 1, nil))
-	for _, pod := range w.pods("nogang", 2) {
+	w.Create(newCluster("nogang", 1, nil))
+	for _, pod := range w.WaitPods("nogang", nil, 2) {
 		if _, ok := pod.Labels[schedulerplugins.LabelPodGroup]; ok || pod.Spec.SchedulerName != "scheduler-plugins-scheduler" {
 			t.Errorf("Pod %s: schedulerName %q labels %v", pod.Name, pod.Spec.SchedulerName, pod.Labels)
 		}
 	}
-	if w.get("nogang", &schedv1alpha1.PodGroup{}) {
+	if w.Get("nogang", &schedv1alpha1.PodGroup{}) {
 		t.Error("a PodGroup without ray.io/gang-scheduling-enabled")
 	}
 
 	// RayJobs are RayCluster-only territory: refused.
-	w.create(newRayJob("spjob", rayv1.SidecarMode, map[string]string{batchscheduler.LabelGangSchedulingEnabled: "true"}))
-	w.eventually("the refusal in status.message", func() (bool, error) {
-		j := w.job("spjob")
+	w.Create(newRayJob("spjob", rayv1.SidecarMode, map[string]string{batchscheduler.LabelGangSchedulingEnabled: "true"}))
+	w.Eventually("the refusal in status.message", func() (bool, error) {
+		j := w.RayJob("spjob")
 		return j.Status.Message == "batch scheduler scheduler-plugins: currently only RayCluster is supported, got *v1.RayJob", fmt.Errorf("%q", j.Status.Message)
 	})
-	w.waitEvent("spjob", "FailedBatchScheduling")
-	if j := w.job("spjob"); j.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || w.get(j.Status.RayClusterName, &rayv1.RayCluster{}) {
+	w.WaitEvent("spjob", "FailedBatchScheduling")
+	if j := w.RayJob("spjob"); j.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusInitializing || w.Get(j.Status.RayClusterName, &rayv1.RayCluster{}) {
 		t.Errorf("refused RayJob: %s, cluster %q created", j.Status.JobDeploymentStatus, j.Status.RayClusterName)
 	}
 }

@@ -20,13 +20,13 @@ func TestMillionReplicasDoNotStarveOtherClusters(t *testing.T) {
 	w := newWorld(t, func(o *raycluster.Options) { o.MaxPodWritesPerPass = 50 })
 	huge := group("huge", 1_000_000)
 	huge.MaxReplicas = ptr.To[int32](1_000_000)
-	w.create(w.newCluster("million", huge))
-	w.eventually("the million-replica cluster's first Pods", func() (bool, error) {
-		return len(w.pods("million", nil)) > 50, nil
+	w.Create(w.newCluster("million", huge))
+	w.Eventually("the million-replica cluster's first Pods", func() (bool, error) {
+		return len(w.Pods("million", nil)) > 50, nil
 	})
-	w.create(w.newCluster("small", group("workers", 2)))
-	w.waitPods("small", nil, 3)
-	if n := len(w.pods("million", nil)); n > 100_000 {
+	w.Create(w.newCluster("small", group("workers", 2)))
+	w.WaitPods("small", nil, 3)
+	if n := len(w.Pods("million", nil)); n > 100_000 {
 		t.Errorf("the million-replica cluster already has %d Pods; the small one should not have waited for them", n)
 	}
 }
@@ -40,7 +40,7 @@ func TestTenThousandWorkerGroupsRefusedClearly(t *testing.T) {
 	for i := range groups {
 		groups[i] = group(fmt.Sprintf("g%d", i), 1)
 	}
-	err := w.c.Create(t.Context(), w.newCluster("ten-thousand-groups", groups...))
+	err := w.Client.Create(t.Context(), w.newCluster("ten-thousand-groups", groups...))
 	if err == nil {
 		t.Fatal("a RayCluster with 10,000 worker groups was accepted")
 	}

@@ -18,50 +18,29 @@ import (
 // createFTCluster creates a GCS fault tolerant cluster, waits for its
 // finalizer and Pods, deletes it and returns the cleanup Job once created.
 func (w *world) createAndDeleteFTCluster(name string, annotations map[string]string) *batchv1.Job {
-	w.t.Helper()
+	w.T.Helper()
 	rc := w.newCluster(name, group("small", 1))
 	rc.Annotations = annotations
 	rc.Spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379"}
-	w.create(rc)
-	w.eventually("the Redis cleanup finalizer", func() (bool, error) {
-		return controllerutil.ContainsFinalizer(w.cluster(name), rayv1.GCSFaultToleranceRedisCleanupFinalizer), nil
+	w.Create(rc)
+	w.Eventually("the Redis cleanup finalizer", func() (bool, error) {
+		return controllerutil.ContainsFinalizer(w.RayCluster(name), rayv1.GCSFaultToleranceRedisCleanupFinalizer), nil
 	})
-	w.waitPods(name, nil, 2)
-	if err := w.c.Delete(context.Background(), w.cluster(name)); err != nil {
-		w.t.Fatal(err)
+	w.WaitPods(name, nil, 2)
+	if err := w.Client.Delete(context.Background(), w.RayCluster(name)); err != nil {
+		w.T.Fatal(err)
 	}
-	w.waitPods(name, map[string]string{rayv1.LabelNodeType: "head"}, 0)
-	w.waitPods(name, map[string]string{rayv1.LabelNodeType: "worker"}, 0)
+	w.WaitPods(name, map[string]string{rayv1.LabelNodeType: "head"}, 0)
+	w.WaitPods(name, map[string]string{rayv1.LabelNodeType: "worker"}, 0)
 	job := &batchv1.Job{}
-	w.eventually("the Redis cleanup Job", func() (bool, error) {
-		err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name + "-redis-cleanup"}, job)
+	w.Eventually("the Redis cleanup Job", func() (bool, error) {
+		err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: name + "-redis-cleanup"}, job)
 		return err == nil, client.IgnoreNotFound(err)
 	})
-	if w.cluster(name) == nil {
-		w.t.Fatal("cluster deleted before its cleanup Job finished")
+	if w.RayCluster(name) == nil {
+		w.T.Fatal("cluster deleted before its cleanup Job finished")
 	}
 	return job
-}
-
-// finishJob sets the Job's status as the Job controller would.
-func (w *world) finishJob(job *batchv1.Job, failed bool) {
-	w.t.Helper()
-	now := metav1.Now()
-	job.Status.StartTime = &now
-	cond := func(t batchv1.JobConditionType) batchv1.JobCondition {
-		return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now}
-	}
-	if failed {
-		job.Status.Failed = 1
-		job.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget), cond(batchv1.JobFailed)}
-	} else {
-		job.Status.Succeeded = 1
-		job.Status.CompletionTime = &now
-		job.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet), cond(batchv1.JobComplete)}
-	}
-	if err := w.c.Status().Update(context.Background(), job); err != nil {
-		w.t.Fatal(err)
-	}
 }
 
 func TestGCSFTDeletionThroughCleanupJob(t *testing.T) {
@@ -75,11 +54,11 @@ func TestGCSFTDeletionThroughCleanupJob(t *testing.T) {
 			if ref := metav1.GetControllerOf(job); ref == nil || ref.Name != name {
 				t.Errorf("cleanup Job controller = %v", ref)
 			}
-			w.waitEvent(name, "CreatedRedisCleanupJob")
-			w.finishJob(job, failed)
-			w.eventually("the RayCluster to be gone", func() (bool, error) { return w.cluster(name) == nil, nil })
+			w.WaitEvent(name, "CreatedRedisCleanupJob")
+			w.FinishJob(job.Name, !failed)
+			w.Eventually("the RayCluster to be gone", func() (bool, error) { return w.RayCluster(name) == nil, nil })
 			if failed {
-				w.waitEvent(name, "RedisCleanupJobFailed")
+				w.WaitEvent(name, "RedisCleanupJobFailed")
 			}
 		})
 	}
@@ -96,15 +75,15 @@ func TestGCSFTDeletionTimeout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
 			w.createAndDeleteFTCluster(name, tc.annotations)
-			deletedAt := w.cluster(name).DeletionTimestamp.Time
+			deletedAt := w.RayCluster(name).DeletionTimestamp.Time
 
 			// Just before the timeout the cleanup still holds the cluster.
 			w.clock.SetTime(deletedAt.Add(tc.timeout - 10*time.Second))
-			w.consistently("the cluster waiting for its cleanup", 3*time.Second, func() (bool, error) { return w.cluster(name) != nil, nil })
+			w.Consistently("the cluster waiting for its cleanup", 3*time.Second, func() (bool, error) { return w.RayCluster(name) != nil, nil })
 
 			w.clock.SetTime(deletedAt.Add(tc.timeout))
-			w.eventually("the RayCluster to be gone", func() (bool, error) { return w.cluster(name) == nil, nil })
-			e := w.waitEvent(name, "ForceDeletedStuckCluster")
+			w.Eventually("the RayCluster to be gone", func() (bool, error) { return w.RayCluster(name) == nil, nil })
+			e := w.WaitEvent(name, "ForceDeletedStuckCluster")
 			if e.Type != corev1.EventTypeWarning {
 				t.Errorf("event type = %s, want Warning", e.Type)
 			}

@@ -21,10 +21,10 @@ func conditionTrue(s *rayv1.RayClusterStatus, t rayv1.RayClusterConditionType) b
 
 func TestClusterBecomesReady(t *testing.T) {
 	w := newWorld(t)
-	w.create(w.newCluster("ready", group("small", 2)))
+	w.Create(w.newCluster("ready", group("small", 2)))
 
-	head := w.waitPods("ready", headLabels(), 1)
-	workers := w.waitPods("ready", groupLabels("small"), 2)
+	w.WaitPods("ready", headLabels(), 1)
+	w.WaitPods("ready", groupLabels("small"), 2)
 	rc := w.waitStatus("ready", "provisioning", func(s *rayv1.RayClusterStatus) bool {
 		c := meta.FindStatusCondition(s.Conditions, string(rayv1.RayClusterProvisioned))
 		return c != nil && c.Reason == rayv1.RayClusterPodsProvisioning
@@ -33,13 +33,13 @@ func TestClusterBecomesReady(t *testing.T) {
 		t.Error("HeadPodReady true before the head runs")
 	}
 
-	w.markReady(append(head, workers...))
+	w.RunPods("ready", 3)
 	rc = w.waitStatus("ready", "ready", func(s *rayv1.RayClusterStatus) bool {
 		return s.State == rayv1.Ready && conditionTrue(s, rayv1.RayClusterProvisioned) &&
 			conditionTrue(s, rayv1.HeadPodReady) && s.ReadyWorkerReplicas == 2
 	})
 	s := rc.Status
-	head = w.pods("ready", headLabels())
+	head := w.Pods("ready", headLabels())
 	want := map[string]any{
 		"availableWorkerReplicas": int32(2), "desiredWorkerReplicas": int32(2), "minWorkerReplicas": int32(0), "maxWorkerReplicas": int32(10),
 		"desiredCPU": "1500m", "desiredMemory": "3Gi", "head.podName": head[0].Name, "head.podIP": head[0].Status.PodIP,
@@ -65,7 +65,7 @@ func TestClusterBecomesReady(t *testing.T) {
 
 	// Every child has the RayCluster as controller owner.
 	svc := &corev1.Service{}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: "ready-head-svc"}, svc); err != nil {
+	if err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: "ready-head-svc"}, svc); err != nil {
 		t.Fatal(err)
 	}
 	for _, obj := range []client.Object{svc, &head[0]} {
@@ -73,16 +73,16 @@ func TestClusterBecomesReady(t *testing.T) {
 			t.Errorf("%s has controller %v, want the RayCluster", obj.GetName(), ref)
 		}
 	}
-	w.waitEvent("ready", "CreatedHeadPod")
+	w.WaitEvent("ready", "CreatedHeadPod")
 }
 
 func TestScaleUpAndDown(t *testing.T) {
 	w := newWorld(t)
-	w.create(w.newCluster("scale", group("small", 1)))
-	w.waitPods("scale", groupLabels("small"), 1)
+	w.Create(w.newCluster("scale", group("small", 1)))
+	w.WaitPods("scale", groupLabels("small"), 1)
 
 	w.edit("scale", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4) })
-	pods := w.waitPods("scale", groupLabels("small"), 4)
+	pods := w.WaitPods("scale", groupLabels("small"), 4)
 	w.waitStatus("scale", "4 desired workers", func(s *rayv1.RayClusterStatus) bool { return s.DesiredWorkerReplicas == 4 })
 
 	// The autoscaler's way: lower replicas and name the victim.
@@ -91,19 +91,19 @@ func TestScaleUpAndDown(t *testing.T) {
 		rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](3)
 		rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{victim}
 	})
-	pods = w.waitPods("scale", groupLabels("small"), 3)
+	pods = w.WaitPods("scale", groupLabels("small"), 3)
 	for _, p := range pods {
 		if p.Name == victim {
 			t.Errorf("Pod %s named in workersToDelete survived", victim)
 		}
 	}
-	w.eventually("workersToDelete cleared", func() (bool, error) {
-		return len(w.cluster("scale").Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete) == 0, nil
+	w.Eventually("workersToDelete cleared", func() (bool, error) {
+		return len(w.RayCluster("scale").Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete) == 0, nil
 	})
 
 	// Without the autoscaler, lowering replicas deletes Pods itself.
 	w.edit("scale", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](1) })
-	w.waitPods("scale", groupLabels("small"), 1)
+	w.WaitPods("scale", groupLabels("small"), 1)
 	w.waitStatus("scale", "1 desired worker", func(s *rayv1.RayClusterStatus) bool { return s.DesiredWorkerReplicas == 1 })
 }
 
@@ -111,18 +111,18 @@ func TestAutoscalerOnlyDeletesNamedWorkers(t *testing.T) {
 	w := newWorld(t)
 	rc := w.newCluster("auto", group("small", 3))
 	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
-	w.create(rc)
-	pods := w.waitPods("auto", groupLabels("small"), 3)
+	w.Create(rc)
+	pods := w.WaitPods("auto", groupLabels("small"), 3)
 
 	w.edit("auto", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](1) })
 	w.waitStatus("auto", "1 desired worker", func(s *rayv1.RayClusterStatus) bool { return s.DesiredWorkerReplicas == 1 })
-	w.consistently("no random deletion with the autoscaler on", waitTimeout/10, func() (bool, error) {
-		return len(w.pods("auto", groupLabels("small"))) == 3, nil
+	w.Consistently("no random deletion with the autoscaler on", w.Timeout/10, func() (bool, error) {
+		return len(w.Pods("auto", groupLabels("small"))) == 3, nil
 	})
 	w.edit("auto", func(rc *rayv1.RayCluster) {
 		rc.Spec.WorkerGroupSpecs[0].ScaleStrategy.WorkersToDelete = []string{pods[0].Name, pods[1].Name}
 	})
-	left := w.waitPods("auto", groupLabels("small"), 1)
+	left := w.WaitPods("auto", groupLabels("small"), 1)
 	if left[0].Name != pods[2].Name {
 		t.Errorf("remaining worker = %s, want %s", left[0].Name, pods[2].Name)
 	}
@@ -134,17 +134,17 @@ func TestAutoscalerRBACAndIngress(t *testing.T) {
 	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
 	rc.Spec.HeadGroupSpec.EnableIngress = ptr.To(true)
 	rc.Annotations = map[string]string{rayv1.AnnotationIngressClass: "nginx"}
-	w.create(rc)
-	w.waitPods("rbac", headLabels(), 1)
+	w.Create(rc)
+	w.WaitPods("rbac", headLabels(), 1)
 
-	key := client.ObjectKey{Namespace: w.ns, Name: "rbac"}
+	key := client.ObjectKey{Namespace: w.NS, Name: "rbac"}
 	sa, role, binding := &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}
 	ingress := &networkingv1.Ingress{}
 	for _, o := range []struct {
 		obj client.Object
 		key client.ObjectKey
-	}{{sa, key}, {role, key}, {binding, key}, {ingress, client.ObjectKey{Namespace: w.ns, Name: "rbac-head-ingress"}}} {
-		if err := w.c.Get(context.Background(), o.key, o.obj); err != nil {
+	}{{sa, key}, {role, key}, {binding, key}, {ingress, client.ObjectKey{Namespace: w.NS, Name: "rbac-head-ingress"}}} {
+		if err := w.Client.Get(context.Background(), o.key, o.obj); err != nil {
 			t.Fatalf("getting %T %s: %v", o.obj, o.key, err)
 		}
 		if ref := metav1.GetControllerOf(o.obj); ref == nil || ref.Name != "rbac" {
@@ -157,7 +157,7 @@ func TestAutoscalerRBACAndIngress(t *testing.T) {
 	if ingress.Spec.IngressClassName == nil || *ingress.Spec.IngressClassName != "nginx" {
 		t.Errorf("ingress class = %v, want nginx", ingress.Spec.IngressClassName)
 	}
-	head := w.pods("rbac", headLabels())[0]
+	head := w.Pods("rbac", headLabels())[0]
 	if head.Spec.ServiceAccountName != "rbac" || len(head.Spec.Containers) != 2 {
 		t.Errorf("head service account %q with %d containers, want the autoscaler sidecar", head.Spec.ServiceAccountName, len(head.Spec.Containers))
 	}
@@ -168,21 +168,21 @@ func TestUserNamedServiceAccountMustExist(t *testing.T) {
 	rc := w.newCluster("mysa", group("small", 1))
 	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
 	rc.Spec.HeadGroupSpec.Template.Spec.ServiceAccountName = "users-sa"
-	w.create(rc)
-	w.waitEvent("mysa", "AutoscalerServiceAccountNotFound")
-	if n := len(w.pods("mysa", nil)); n != 0 {
+	w.Create(rc)
+	w.WaitEvent("mysa", "AutoscalerServiceAccountNotFound")
+	if n := len(w.Pods("mysa", nil)); n != 0 {
 		t.Errorf("%d Pods created without the service account", n)
 	}
-	w.create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "users-sa"}})
-	w.waitPods("mysa", headLabels(), 1)
+	w.Create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.NS, Name: "users-sa"}})
+	w.WaitPods("mysa", headLabels(), 1)
 }
 
 func TestMultiHostGroup(t *testing.T) {
 	w := newWorld(t)
 	g := group("tpu", 2)
 	g.NumOfHosts = 2
-	w.create(w.newCluster("multi", g))
-	pods := w.waitPods("multi", groupLabels("tpu"), 4)
+	w.Create(w.newCluster("multi", g))
+	pods := w.WaitPods("multi", groupLabels("tpu"), 4)
 	replicas := map[string]int{}
 	for _, p := range pods {
 		replicas[p.Labels[rayv1.LabelWorkerReplicaName]]++
@@ -190,7 +190,7 @@ func TestMultiHostGroup(t *testing.T) {
 	if len(replicas) != 2 {
 		t.Errorf("replicas = %v, want 2 of 2 hosts", replicas)
 	}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: "multi-headless"}, &corev1.Service{}); err != nil {
+	if err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: "multi-headless"}, &corev1.Service{}); err != nil {
 		t.Errorf("headless Service: %v", err)
 	}
 	w.waitStatus("multi", "4 desired workers", func(s *rayv1.RayClusterStatus) bool {
@@ -199,15 +199,15 @@ func TestMultiHostGroup(t *testing.T) {
 
 	// Scaling down removes a whole replica; losing a host replaces the replica.
 	w.edit("multi", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](1) })
-	pods = w.waitPods("multi", groupLabels("tpu"), 2)
+	pods = w.WaitPods("multi", groupLabels("tpu"), 2)
 	if pods[0].Labels[rayv1.LabelWorkerReplicaName] != pods[1].Labels[rayv1.LabelWorkerReplicaName] {
 		t.Errorf("the two remaining Pods belong to different replicas")
 	}
-	if err := w.c.Delete(context.Background(), &pods[0]); err != nil {
+	if err := w.Client.Delete(context.Background(), &pods[0]); err != nil {
 		t.Fatal(err)
 	}
-	w.eventually("a complete new replica", func() (bool, error) {
-		now := w.pods("multi", groupLabels("tpu"))
+	w.Eventually("a complete new replica", func() (bool, error) {
+		now := w.Pods("multi", groupLabels("tpu"))
 		return len(now) == 2 && now[0].Labels[rayv1.LabelWorkerReplicaName] == now[1].Labels[rayv1.LabelWorkerReplicaName] &&
 			now[0].Labels[rayv1.LabelWorkerReplicaName] != pods[1].Labels[rayv1.LabelWorkerReplicaName], nil
 	})
@@ -215,8 +215,8 @@ func TestMultiHostGroup(t *testing.T) {
 
 func TestSuspendAndResume(t *testing.T) {
 	w := newWorld(t)
-	w.create(w.newCluster("susp", group("small", 2)))
-	w.markReady(w.waitPods("susp", nil, 3))
+	w.Create(w.newCluster("susp", group("small", 2)))
+	w.RunPods("susp", 3)
 	w.waitStatus("susp", "provisioned", func(s *rayv1.RayClusterStatus) bool { return conditionTrue(s, rayv1.RayClusterProvisioned) })
 
 	w.edit("susp", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr.To(true) })
@@ -226,13 +226,13 @@ func TestSuspendAndResume(t *testing.T) {
 	if conditionTrue(&rc.Status, rayv1.RayClusterSuspending) || conditionTrue(&rc.Status, rayv1.RayClusterProvisioned) {
 		t.Errorf("suspended cluster conditions: %+v", rc.Status.Conditions)
 	}
-	if n := len(w.pods("susp", nil)); n != 0 {
+	if n := len(w.Pods("susp", nil)); n != 0 {
 		t.Errorf("suspended cluster has %d Pods", n)
 	}
-	w.waitEvent("susp", "DeletedPod")
+	w.WaitEvent("susp", "DeletedPod")
 
 	w.edit("susp", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr.To(false) })
-	w.markReady(w.waitPods("susp", nil, 3))
+	w.RunPods("susp", 3)
 	w.waitStatus("susp", "provisioned again", func(s *rayv1.RayClusterStatus) bool {
 		return !conditionTrue(s, rayv1.RayClusterSuspended) && conditionTrue(s, rayv1.RayClusterProvisioned)
 	})
@@ -240,13 +240,13 @@ func TestSuspendAndResume(t *testing.T) {
 
 func TestDeletedHeadPodIsRecreated(t *testing.T) {
 	w := newWorld(t)
-	w.create(w.newCluster("headless-no-more", group("small", 1)))
-	head := w.waitPods("headless-no-more", headLabels(), 1)[0]
-	if err := w.c.Delete(context.Background(), &head); err != nil {
+	w.Create(w.newCluster("headless-no-more", group("small", 1)))
+	head := w.WaitPods("headless-no-more", headLabels(), 1)[0]
+	if err := w.Client.Delete(context.Background(), &head); err != nil {
 		t.Fatal(err)
 	}
-	w.eventually("a new head Pod", func() (bool, error) {
-		heads := w.pods("headless-no-more", headLabels())
+	w.Eventually("a new head Pod", func() (bool, error) {
+		heads := w.Pods("headless-no-more", headLabels())
 		return len(heads) == 1 && heads[0].Name != head.Name, nil
 	})
 }
@@ -255,7 +255,7 @@ func TestInvalidSpecGetsConditionAndEventAndNoPods(t *testing.T) {
 	w := newWorld(t)
 	rc := w.newCluster("invalid", group("small", 1))
 	rc.Spec.WorkerGroupSpecs = append(rc.Spec.WorkerGroupSpecs, group("small", 1)) // duplicate name
-	w.create(rc)
+	w.Create(rc)
 	rc = w.waitStatus("invalid", "ValidationFailed", func(s *rayv1.RayClusterStatus) bool {
 		return meta.IsStatusConditionTrue(s.Conditions, string(rayv1.RayClusterValidationFailed))
 	})
@@ -263,14 +263,14 @@ func TestInvalidSpecGetsConditionAndEventAndNoPods(t *testing.T) {
 	if cond.Reason != "InvalidRayClusterSpec" || cond.Message != `worker group names must be unique: "small" is used more than once` {
 		t.Errorf("condition = %+v", cond)
 	}
-	w.waitEvent("invalid", "InvalidRayClusterSpec")
-	if n := len(w.pods("invalid", nil)); n != 0 {
+	w.WaitEvent("invalid", "InvalidRayClusterSpec")
+	if n := len(w.Pods("invalid", nil)); n != 0 {
 		t.Errorf("%d Pods created for an invalid cluster", n)
 	}
 
 	// Fixing the spec clears the condition and creates the cluster.
 	w.edit("invalid", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[1].GroupName = "other" })
-	w.waitPods("invalid", groupLabels("other"), 1)
+	w.WaitPods("invalid", groupLabels("other"), 1)
 	w.waitStatus("invalid", "no ValidationFailed", func(s *rayv1.RayClusterStatus) bool {
 		return meta.FindStatusCondition(s.Conditions, string(rayv1.RayClusterValidationFailed)) == nil
 	})

@@ -1,10 +1,7 @@
 package raycluster_test
 
 import (
-	"context"
-	"fmt"
 	"maps"
-	"os"
 	"sync/atomic"
 	"testing"
 
@@ -33,30 +30,23 @@ func TestThroughTheOperator(t *testing.T) {
 	if !operatorRuns.CompareAndSwap(false, true) {
 		t.Skip("operator.New already ran in this process")
 	}
-	env := testenv.Shared(t)
-	ns := env.Namespace(t)
+	w := &world{World: testenv.NewWorld(t, testenv.Shared(t))}
+	ns := w.NS
 	cfg := configv1alpha1.Configuration{
 		MetricsAddr: "0", ProbeAddr: "0", EnableMetrics: true, EnableLeaderElection: ptr.To(false), WatchNamespace: ns,
 	}
 	configv1alpha1.SetDefaults(&cfg)
-	mgr, err := operator.New(operator.Settings{Config: cfg, Knobs: configv1alpha1.DefaultKnobs(), Features: features.NewGate()}, env.Config)
+	mgr, err := operator.New(operator.Settings{Config: cfg, Knobs: configv1alpha1.DefaultKnobs(), Features: features.NewGate()}, w.Env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	var run testenv.Runner
+	run.Start(mgr)
+	t.Cleanup(run.Stop)
 
-	w := &world{t: t, env: env, c: env.Client, ns: ns}
-	w.create(w.newCluster("via-operator", group("small", 2)))
-	w.waitPods("via-operator", nil, 3)
-	w.eventually("kuberay_cluster_info for the cluster", func() (bool, error) {
+	w.Create(w.newCluster("via-operator", group("small", 2)))
+	w.WaitPods("via-operator", nil, 3)
+	w.Eventually("kuberay_cluster_info for the cluster", func() (bool, error) {
 		families, err := ctrlmetrics.Registry.Gather()
 		if err != nil {
 			return false, err
@@ -91,32 +81,26 @@ func assertAuthSecretThroughCache(w *world) {
 	cluster := w.newCluster("with-auth", group("small", 1))
 	cluster.Spec.RayVersion = "2.52.0"
 	cluster.Spec.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken}
-	w.create(cluster)
-	w.waitPods("with-auth", nil, 2)
+	w.Create(cluster)
+	w.WaitPods("with-auth", nil, 2)
 	secret := &corev1.Secret{}
-	if err := w.c.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: "with-auth"}, secret); err != nil {
-		w.t.Fatalf("auth Secret: %v", err)
+	if err := w.Client.Get(w.T.Context(), client.ObjectKey{Namespace: w.NS, Name: "with-auth"}, secret); err != nil {
+		w.T.Fatalf("auth Secret: %v", err)
 	}
 	if want := map[string]string{rayv1.LabelCluster: "with-auth"}; !maps.Equal(secret.Labels, want) {
-		w.t.Errorf("auth Secret labels = %v, want %v", secret.Labels, want)
+		w.T.Errorf("auth Secret labels = %v, want %v", secret.Labels, want)
 	}
 	w.edit("with-auth", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](2) })
-	w.waitPods("with-auth", nil, 3)
-	events := &corev1.EventList{}
-	if err := w.c.List(w.t.Context(), events, client.InNamespace(w.ns)); err != nil {
-		w.t.Fatal(err)
+	w.WaitPods("with-auth", nil, 3)
+	for _, e := range w.Events("with-auth", "FailedToCreateSecret") {
+		w.T.Errorf("event %s: %s", e.Reason, e.Note)
 	}
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == "with-auth" && e.Reason == "FailedToCreateSecret" {
-			w.t.Errorf("event %s: %s", e.Reason, e.Message)
-		}
+	if err := w.Client.Delete(w.T.Context(), secret); err != nil {
+		w.T.Fatal(err)
 	}
-	if err := w.c.Delete(w.t.Context(), secret); err != nil {
-		w.t.Fatal(err)
-	}
-	w.eventually("a new auth Secret after the old one was deleted", func() (bool, error) {
+	w.Eventually("a new auth Secret after the old one was deleted", func() (bool, error) {
 		again := &corev1.Secret{}
-		err := w.c.Get(w.t.Context(), client.ObjectKeyFromObject(secret), again)
+		err := w.Client.Get(w.T.Context(), client.ObjectKeyFromObject(secret), again)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}

@@ -16,8 +16,8 @@ import (
 // denyPods makes the API server reject Pod creation in the test namespace
 // with a ValidatingAdmissionPolicy, and returns a function lifting the ban.
 func (w *world) denyPods() func() {
-	w.t.Helper()
-	return testenv.Deny(w.t, w.c, w.ns, "deny-pods-"+w.ns, admissionregistrationv1.Create,
+	w.T.Helper()
+	return testenv.Deny(w.T, w.Client, w.NS, "deny-pods-"+w.NS, admissionregistrationv1.Create,
 		admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
 		"no Pods in this namespace")
 }
@@ -29,15 +29,15 @@ func TestPodCreationFailureSetsReplicaFailure(t *testing.T) {
 	w := newWorld(t)
 	allow := w.denyPods()
 	// The policy takes effect asynchronously: wait until it rejects a Pod.
-	w.eventually("the admission policy to reject Pods", func() (bool, error) {
-		probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, GenerateName: "probe-"}, Spec: template("probe").Spec}
-		err := w.c.Create(context.Background(), probe)
+	w.Eventually("the admission policy to reject Pods", func() (bool, error) {
+		probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: w.NS, GenerateName: "probe-"}, Spec: group("probe", 1).Template.Spec}
+		err := w.Client.Create(context.Background(), probe)
 		if err == nil {
-			return false, w.c.Delete(context.Background(), probe)
+			return false, w.Client.Delete(context.Background(), probe)
 		}
 		return true, nil
 	})
-	w.create(w.newCluster("quota", group("small", 1)))
+	w.Create(w.newCluster("quota", group("small", 1)))
 
 	rc := w.waitStatus("quota", "ReplicaFailure", func(s *rayv1.RayClusterStatus) bool {
 		return meta.IsStatusConditionTrue(s.Conditions, string(rayv1.RayClusterReplicaFailure))
@@ -45,10 +45,10 @@ func TestPodCreationFailureSetsReplicaFailure(t *testing.T) {
 	if c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); c.Reason != "FailedCreateHeadPod" {
 		t.Errorf("ReplicaFailure reason = %s (%s), want FailedCreateHeadPod", c.Reason, c.Message)
 	}
-	w.waitEvent("quota", "FailedToCreateHeadPod")
+	w.WaitEvent("quota", "FailedToCreateHeadPod")
 
 	allow()
-	w.waitPods("quota", nil, 2)
+	w.WaitPods("quota", nil, 2)
 	w.waitStatus("quota", "no ReplicaFailure", func(s *rayv1.RayClusterStatus) bool {
 		return meta.FindStatusCondition(s.Conditions, string(rayv1.RayClusterReplicaFailure)) == nil
 	})

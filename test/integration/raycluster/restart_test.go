@@ -15,24 +15,24 @@ import (
 // the missing Pods a second time.
 func TestRestartDuringScaleCreatesNoDuplicates(t *testing.T) {
 	w := newWorld(t)
-	w.create(w.newCluster("restart", group("small", 1)))
-	w.waitPods("restart", groupLabels("small"), 1)
+	w.Create(w.newCluster("restart", group("small", 1)))
+	w.WaitPods("restart", groupLabels("small"), 1)
 
 	for _, replicas := range []int32{8, 3, 10} {
-		before := len(w.pods("restart", groupLabels("small")))
+		before := len(w.Pods("restart", groupLabels("small")))
 		w.edit("restart", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To(replicas) })
 		// Stop as soon as the scale has visibly started.
-		w.eventually("the scale to start", func() (bool, error) {
-			return len(w.pods("restart", groupLabels("small"))) != before, nil
+		w.Eventually("the scale to start", func() (bool, error) {
+			return len(w.Pods("restart", groupLabels("small"))) != before, nil
 		})
-		w.stop()
-		w.start()
-		w.waitPods("restart", groupLabels("small"), int(replicas))
-		w.consistently("exactly the desired workers", 2*time.Second, func() (bool, error) {
-			return len(w.pods("restart", groupLabels("small"))) == int(replicas), nil
+		w.op.Stop()
+		w.op.Start()
+		w.WaitPods("restart", groupLabels("small"), int(replicas))
+		w.Consistently("exactly the desired workers", 2*time.Second, func() (bool, error) {
+			return len(w.Pods("restart", groupLabels("small"))) == int(replicas), nil
 		})
 	}
-	if n := len(w.pods("restart", headLabels())); n != 1 {
+	if n := len(w.Pods("restart", headLabels())); n != 1 {
 		t.Errorf("head Pods = %d, want 1", n)
 	}
 }

@@ -19,13 +19,13 @@ func TestServeServiceAndCustomHeadService(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "my-head", Annotations: map[string]string{"team": "ray"}},
 		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort},
 	}
-	w.create(rc)
-	w.waitPods("svcs", headLabels(), 1)
+	w.Create(rc)
+	w.WaitPods("svcs", headLabels(), 1)
 
 	head, serve := &corev1.Service{}, &corev1.Service{}
 	for name, svc := range map[string]*corev1.Service{"my-head": head, "svcs-serve-svc": serve} {
-		w.eventually("Service "+name, func() (bool, error) {
-			err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, svc)
+		w.Eventually("Service "+name, func() (bool, error) {
+			err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: name}, svc)
 			return err == nil, client.IgnoreNotFound(err)
 		})
 	}

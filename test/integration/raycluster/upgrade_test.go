@@ -12,8 +12,8 @@ func TestRecreateUpgradeReplacesEveryPod(t *testing.T) {
 	w := newWorld(t)
 	rc := w.newCluster("recreate", group("small", 2))
 	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{Type: ptr.To(rayv1.RayClusterRecreate)}
-	w.create(rc)
-	before := w.waitPods("recreate", nil, 3)
+	w.Create(rc)
+	before := w.WaitPods("recreate", nil, 3)
 	old := map[string]bool{}
 	for _, p := range before {
 		old[p.Name] = true
@@ -21,19 +21,19 @@ func TestRecreateUpgradeReplacesEveryPod(t *testing.T) {
 
 	// Scaling is not a spec change that recreates.
 	w.edit("recreate", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](3) })
-	w.waitPods("recreate", nil, 4)
-	for _, p := range w.pods("recreate", nil) {
+	w.WaitPods("recreate", nil, 4)
+	for _, p := range w.Pods("recreate", nil) {
 		old[p.Name] = true
 	}
-	if n := len(w.pods("recreate", headLabels())); n != 1 || !old[w.pods("recreate", headLabels())[0].Name] {
+	if n := len(w.Pods("recreate", headLabels())); n != 1 || !old[w.Pods("recreate", headLabels())[0].Name] {
 		t.Fatal("scaling replaced the head")
 	}
 
 	w.edit("recreate", func(rc *rayv1.RayCluster) {
 		rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
 	})
-	w.eventually("every Pod replaced with the new template", func() (bool, error) {
-		pods := w.pods("recreate", nil)
+	w.Eventually("every Pod replaced with the new template", func() (bool, error) {
+		pods := w.Pods("recreate", nil)
 		if len(pods) != 4 {
 			return false, nil
 		}
@@ -47,5 +47,5 @@ func TestRecreateUpgradeReplacesEveryPod(t *testing.T) {
 		}
 		return true, nil
 	})
-	w.waitEvent("recreate", "DeletedPod")
+	w.WaitEvent("recreate", "DeletedPod")
 }

@@ -1,17 +1,15 @@
 package raycronjob_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -24,14 +22,13 @@ import (
 // --enable-metrics) creates the RayJobs and feeds its metrics into
 // controller-runtime's registry, which the metrics endpoint serves.
 func TestOperatorWiresRayCronJob(t *testing.T) {
-	env := testenv.Shared(t)
-	w := &world{t: t, env: env, c: env.Client, ns: env.Namespace(t), clock: clocktesting.NewFakeClock(time.Now())}
-	startOperatorRayCronJob(t, w)
+	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: clocktesting.NewFakeClock(time.Now())}
+	startOperatorRayCronJob(w)
 
 	_, first := w.createCronJob(everyMinute("wired").Obj())
 	w.waitScheduled("wired", first)
 
-	w.eventually("the RayCronJob metrics in the registry", func() (bool, error) {
+	w.Eventually("the RayCronJob metrics in the registry", func() (bool, error) {
 		families, err := ctrlmetrics.Registry.Gather()
 		if err != nil {
 			return false, err
@@ -41,8 +38,8 @@ func TestOperatorWiresRayCronJob(t *testing.T) {
 			labels map[string]string
 			value  float64
 		}{
-			{"kuberay_cronjob_info", map[string]string{"name": "wired", "namespace": w.ns, "schedule": "* * * * *", "time_zone": "UTC", "concurrency_policy": "Allow"}, 1},
-			{"kuberay_cronjob_rayjob_creations_total", map[string]string{"name": "wired", "namespace": w.ns, "outcome": "created"}, 1},
+			{"kuberay_cronjob_info", map[string]string{"name": "wired", "namespace": w.NS, "schedule": "* * * * *", "time_zone": "UTC", "concurrency_policy": "Allow"}, 1},
+			{"kuberay_cronjob_rayjob_creations_total", map[string]string{"name": "wired", "namespace": w.NS, "outcome": "created"}, 1},
 		} {
 			if got, ok := seriesValue(families, want.family, want.labels); !ok || got != want.value {
 				return false, fmt.Errorf("%s%v = %v (present %v), want %v", want.family, want.labels, got, ok, want.value)
@@ -54,44 +51,29 @@ func TestOperatorWiresRayCronJob(t *testing.T) {
 
 // startOperatorRayCronJob runs, for w's namespace, the RayCronJob controller
 // set up exactly as the operator sets it up with the gate on and metrics.
-func startOperatorRayCronJob(t *testing.T, w *world) {
-	t.Helper()
-	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{
-		Scheme:     w.env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      operator.CacheOptions(w.ns),
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+func startOperatorRayCronJob(w *world) {
+	w.T.Helper()
 	gate := features.NewGate()
 	if err := gate.Set("RayCronJob=true"); err != nil {
-		t.Fatal(err)
+		w.T.Fatal(err)
 	}
 	deps := operator.Deps{
 		Config:   configv1alpha1.Configuration{EnableMetrics: true, ReconcileConcurrency: 1},
 		Features: gate,
 		Clock:    w.clock,
 	}
-	found := false
-	for _, c := range operator.DefaultControllers() {
-		if c.Name != "RayCronJob" {
-			continue
+	w.op = testenv.StartOperator(w.T, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
+		for _, c := range operator.DefaultControllers() {
+			if c.Name != "RayCronJob" {
+				continue
+			}
+			if !c.Enabled(deps) {
+				return errors.New("the RayCronJob controller is off with its gate on")
+			}
+			return c.Setup(mgr, deps)
 		}
-		found = true
-		if !c.Enabled(deps) {
-			t.Fatal("the RayCronJob controller is off with its gate on")
-		}
-		if err := c.Setup(mgr, deps); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !found {
-		t.Fatal("the operator registers no RayCronJob controller")
-	}
-	w.run.Start(mgr)
-	t.Cleanup(w.stop)
+		return errors.New("the operator registers no RayCronJob controller")
+	})
 }
 
 // seriesValue returns the value of the series of family carrying all

@@ -22,7 +22,7 @@ func TestForbidSkipsWhileRunning(t *testing.T) {
 	w.setJobStatus(running, func(j *wrappers.RayJobWrapper) { j.DeploymentStatus(rayv1.JobDeploymentStatusRunning) })
 
 	w.waitScheduled("forbid", first.Add(time.Minute))
-	if !w.hasEvent("forbid", "JobAlreadyActive") {
+	if len(w.Events("forbid", "JobAlreadyActive")) == 0 {
 		t.Error("no JobAlreadyActive event")
 	}
 	if diff := cmp.Diff([]string{running}, w.rayJobNames()); diff != "" {
@@ -31,7 +31,7 @@ func TestForbidSkipsWhileRunning(t *testing.T) {
 
 	ended := first.Add(time.Minute + 30*time.Second).Truncate(time.Second)
 	w.setJobStatus(running, func(j *wrappers.RayJobWrapper) { j.Finished(true, ended) })
-	w.eventually("status after the RayJob finished", func() (bool, error) {
+	w.Eventually("status after the RayJob finished", func() (bool, error) {
 		st := w.cronJob("forbid").Status
 		return len(st.Active) == 0 && st.LastSuccessfulTime != nil && st.LastSuccessfulTime.Time.Equal(ended), nil
 	})
@@ -58,7 +58,7 @@ func TestReplaceReplacesRunning(t *testing.T) {
 	if len(cj.Status.Active) != 1 || cj.Status.Active[0].Name != jobName("replace", second) {
 		t.Errorf("status.active %+v, want only %s", cj.Status.Active, jobName("replace", second))
 	}
-	if !w.hasEvent("replace", "DeletedRayJob") {
+	if len(w.Events("replace", "DeletedRayJob")) == 0 {
 		t.Error("no DeletedRayJob event")
 	}
 }
@@ -79,10 +79,10 @@ func TestHistoryPruning(t *testing.T) {
 	// 0, 2, 4 succeeded; 1, 3, 5 failed. The pass after the last status
 	// change prunes 0 and 1, 3.
 	want := namesOf("prune", times[2], times[4], times[5])
-	w.eventually("the history pruned to the limits", func() (bool, error) {
+	w.Eventually("the history pruned to the limits", func() (bool, error) {
 		return cmp.Equal(want, w.rayJobNames()), nil
 	})
-	if !w.hasEvent("prune", "DeletedRayJob") {
+	if len(w.Events("prune", "DeletedRayJob")) == 0 {
 		t.Error("no DeletedRayJob event")
 	}
 }

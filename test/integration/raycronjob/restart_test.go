@@ -16,9 +16,9 @@ func TestOperatorRestartCreatesNoDuplicate(t *testing.T) {
 	_, first := w.createCronJob(everyMinute("restart").Obj())
 	w.waitScheduled("restart", first)
 
-	w.stop()
+	w.op.Stop()
 	w.clock.SetTime(first.Add(3*time.Minute + 20*time.Second))
-	w.start()
+	w.op.Start()
 	w.waitScheduled("restart", first.Add(3*time.Minute))
 	if diff := cmp.Diff(namesOf("restart", minutes(first, 4)...), w.rayJobNames()); diff != "" {
 		t.Fatalf("RayJobs after a restart with downtime (-want +got):\n%s", diff)
@@ -26,19 +26,19 @@ func TestOperatorRestartCreatesNoDuplicate(t *testing.T) {
 
 	// The operator dies after creating the RayJobs but before its status
 	// write lands: lastScheduleTime is back at the first time.
-	w.stop()
+	w.op.Stop()
 	cj := w.cronJob("restart")
 	cj.Status.LastScheduleTime = timeOf(first)
-	if err := w.c.Status().Update(t.Context(), cj); err != nil {
+	if err := w.Client.Status().Update(t.Context(), cj); err != nil {
 		t.Fatal(err)
 	}
-	w.start()
+	w.op.Start()
 	w.waitScheduled("restart", first.Add(3*time.Minute))
 	if diff := cmp.Diff(namesOf("restart", minutes(first, 4)...), w.rayJobNames()); diff != "" {
 		t.Fatalf("RayJobs after a restart with a lost status write (-want +got):\n%s", diff)
 	}
 
-	w.restart()
+	w.op.Restart()
 	w.waitScheduled("restart", first.Add(4*time.Minute))
 	if diff := cmp.Diff(namesOf("restart", minutes(first, 5)...), w.rayJobNames()); diff != "" {
 		t.Errorf("RayJobs after a plain restart and the next time (-want +got):\n%s", diff)

@@ -16,7 +16,7 @@ import (
 func TestRayJobsOnSchedule(t *testing.T) {
 	w := newWorld(t)
 	cj, first := w.createCronJob(everyMinute("nightly").Obj())
-	w.eventually("the first pass (SpecValid)", func() (bool, error) {
+	w.Eventually("the first pass (SpecValid)", func() (bool, error) {
 		return len(w.cronJob("nightly").Status.Conditions) == 1, nil
 	})
 	if names := w.rayJobNames(); len(names) != 0 {
@@ -52,14 +52,14 @@ func TestRayJobsOnSchedule(t *testing.T) {
 	var active []string
 	for _, ref := range cj.Status.Active {
 		active = append(active, ref.Name)
-		if ref.Kind != "RayJob" || ref.APIVersion != "ray.io/v1" || ref.Namespace != w.ns || ref.UID == "" {
+		if ref.Kind != "RayJob" || ref.APIVersion != "ray.io/v1" || ref.Namespace != w.NS || ref.UID == "" {
 			t.Errorf("active reference %+v", ref)
 		}
 	}
 	if diff := cmp.Diff(namesOf("nightly", first, second), active); diff != "" {
 		t.Errorf("status.active (-want +got):\n%s", diff)
 	}
-	if !w.hasEvent("nightly", "CreatedRayJob") {
+	if len(w.Events("nightly", "CreatedRayJob")) == 0 {
 		t.Error("no CreatedRayJob event")
 	}
 }
@@ -70,7 +70,7 @@ func TestSuspendedCreatesNothing(t *testing.T) {
 	w := newWorld(t)
 	_, first := w.createCronJob(everyMinute("paused").Suspend(true).Obj())
 	w.advanceTo(first.Add(2*time.Minute+10*time.Second), "the SuspendedRayCronJob event", func() (bool, error) {
-		return w.hasEvent("paused", "SuspendedRayCronJob"), nil
+		return len(w.Events("paused", "SuspendedRayCronJob")) > 0, nil
 	})
 	if names := w.rayJobNames(); len(names) != 0 {
 		t.Fatalf("RayJobs while suspended: %v", names)
@@ -78,7 +78,7 @@ func TestSuspendedCreatesNothing(t *testing.T) {
 
 	cj := w.cronJob("paused")
 	cj.Spec.Suspend = false
-	if err := w.c.Update(t.Context(), cj); err != nil {
+	if err := w.Client.Update(t.Context(), cj); err != nil {
 		t.Fatal(err)
 	}
 	w.waitScheduled("paused", first.Add(2*time.Minute))
@@ -92,12 +92,12 @@ func TestSuspendedCreatesNothing(t *testing.T) {
 func TestInvalidRayCronJob(t *testing.T) {
 	w := newWorld(t)
 	w.createCronJob(everyMinute("broken").Schedule("CRON_TZ=UTC * * * * *").Obj())
-	w.eventually("SpecValid False", func() (bool, error) {
+	w.Eventually("SpecValid False", func() (bool, error) {
 		cj := w.cronJob("broken")
 		return len(cj.Status.Conditions) == 1 && cj.Status.Conditions[0].Status == metav1.ConditionFalse &&
 			cj.Status.Conditions[0].Message == "spec.schedule must not set a time zone (TZ= or CRON_TZ=): use spec.timeZone", nil
 	})
-	if !w.hasEvent("broken", "InvalidRayCronJobSpec") {
+	if len(w.Events("broken", "InvalidRayCronJobSpec")) == 0 {
 		t.Error("no InvalidRayCronJobSpec event")
 	}
 	if names := w.rayJobNames(); len(names) != 0 {

@@ -18,16 +18,16 @@ import (
 func TestUserNamedAuthSecretWithOperatorCache(t *testing.T) {
 	w := newWorldWithOperatorCache(t)
 
-	w.create(&corev1.Secret{
+	w.Create(&corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "my-token"},
 		Data:       map[string][]byte{"auth_token": []byte("s3cret")},
 	})
-	w.create(rayJob("auth", rayv1.HTTPMode, func(j *rayv1.RayJob) {
+	w.Create(rayJob("auth", rayv1.HTTPMode, func(j *rayv1.RayJob) {
 		j.Spec.RayClusterSpec.RayVersion = "2.52.0"
 		j.Spec.RayClusterSpec.AuthOptions = &rayv1.AuthOptions{Mode: rayv1.AuthModeToken, SecretName: new("my-token")}
 	}))
-	w.makeClusterReady(w.clusterOf("auth").Name)
-	w.eventually("the operator to submit", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
+	w.makeClusterReady(w.RayJobCluster("auth").Name)
+	w.Eventually("the operator to submit", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
 	_, tokens := w.dash.ProvidedFor()
 	if !slices.Contains(tokens, "s3cret") || slices.Contains(tokens, "") {
 		t.Errorf("dashboard clients were made with tokens %q, want only %q", tokens, "s3cret")

@@ -19,37 +19,37 @@ func TestHTTPModeThroughDashboardFaults(t *testing.T) {
 	if w.dash.SetFault(dashboardtest.OpSubmitJob, dashboardtest.FaultServerError, "") == nil {
 		t.Fatal("no fault error")
 	}
-	w.create(rayJob("faulty", rayv1.HTTPMode))
-	w.makeClusterReady(w.clusterOf("faulty").Name)
-	w.eventually("a status message about the failed submission", func() (bool, error) {
-		job := w.job("faulty")
+	w.Create(rayJob("faulty", rayv1.HTTPMode))
+	w.makeClusterReady(w.RayJobCluster("faulty").Name)
+	w.Eventually("a status message about the failed submission", func() (bool, error) {
+		job := w.RayJob("faulty")
 		return job.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning &&
 			strings.HasPrefix(job.Status.Message, "Failed to submit Ray job "+job.Status.JobID+": ray dashboard POST /api/jobs/: 500"), nil
 	})
 
 	w.dash.SetError(dashboardtest.OpSubmitJob, nil)
 	w.clock.Step(time.Minute) // past any back-off
-	w.eventually("the Ray job on the dashboard", func() (bool, error) {
-		_, ok := w.dash.Job(w.job("faulty").Status.JobID)
+	w.Eventually("the Ray job on the dashboard", func() (bool, error) {
+		_, ok := w.dash.Job(w.RayJob("faulty").Status.JobID)
 		return ok, nil
 	})
 
-	jobID := w.job("faulty").Status.JobID
+	jobID := w.RayJob("faulty").Status.JobID
 	if w.dash.SetFault(dashboardtest.OpGetJobInfo, dashboardtest.FaultServerError, jobID) == nil {
 		t.Fatal("no fault error")
 	}
 	w.dash.SetJobStatus(jobID, rayv1.JobStatusSucceeded, "set by test")
 	w.clock.Step(time.Minute)
-	w.eventually("a status message about the failed job info request", func() (bool, error) {
-		return strings.HasPrefix(w.job("faulty").Status.Message, "Failed to get Ray job "+jobID+" from the dashboard: ray dashboard GET /api/jobs/"+jobID+": 500"), nil
+	w.Eventually("a status message about the failed job info request", func() (bool, error) {
+		return strings.HasPrefix(w.RayJob("faulty").Status.Message, "Failed to get Ray job "+jobID+" from the dashboard: ray dashboard GET /api/jobs/"+jobID+": 500"), nil
 	})
-	if job := w.job("faulty"); job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
+	if job := w.RayJob("faulty"); job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
 		t.Fatalf("%s while the dashboard fails, want Running", job.Status.JobDeploymentStatus)
 	}
 
 	w.dash.SetError(dashboardtest.OpGetJobInfo, nil)
 	w.clock.Step(time.Minute)
-	job := w.waitFor("faulty", rayv1.JobDeploymentStatusComplete)
+	job := w.WaitRayJob("faulty", rayv1.JobDeploymentStatusComplete)
 	if job.Status.JobStatus != rayv1.JobStatusSucceeded || job.Status.Message != "set by test" {
 		t.Errorf("status %s %q, want SUCCEEDED \"set by test\"", job.Status.JobStatus, job.Status.Message)
 	}

@@ -17,34 +17,34 @@ import (
 // submitLikeSubmitter plays the submitter Pod (or sidecar): the Ray job of
 // jobName appears on the dashboard, RUNNING.
 func (w *world) submitLikeSubmitter(jobName string) {
-	w.t.Helper()
-	job := w.job(jobName)
+	w.T.Helper()
+	job := w.RayJob(jobName)
 	w.dash.AddJob(dashboard.JobInfo{Type: "SUBMISSION", SubmissionID: job.Status.JobID, JobStatus: rayv1.JobStatusRunning, StartTime: 1})
 }
 
 func TestLifecycleK8sJobMode(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("k8s", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.ShutdownAfterJobFinishes = true }))
+	w.Create(rayJob("k8s", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.ShutdownAfterJobFinishes = true }))
 
-	w.waitFor("k8s", rayv1.JobDeploymentStatusInitializing)
-	cluster := w.clusterOf("k8s")
+	w.WaitRayJob("k8s", rayv1.JobDeploymentStatusInitializing)
+	cluster := w.RayJobCluster("k8s")
 	if ref := metav1.GetControllerOf(cluster); ref == nil || ref.Kind != "RayJob" || ref.Name != "k8s" {
 		t.Errorf("cluster controller reference %v", ref)
 	}
 	if cluster.Labels[rayv1.LabelOriginatedFromCRName] != "k8s" || cluster.Labels[rayv1.LabelOriginatedFromCRD] != "RayJob" {
 		t.Errorf("cluster labels %v", cluster.Labels)
 	}
-	if job := w.job("k8s"); len(job.Finalizers) != 1 || job.Finalizers[0] != rayv1.RayJobStopJobFinalizer {
+	if job := w.RayJob("k8s"); len(job.Finalizers) != 1 || job.Finalizers[0] != rayv1.RayJobStopJobFinalizer {
 		t.Errorf("finalizers %v", job.Finalizers)
 	}
 
 	w.makeClusterReady(cluster.Name)
-	job := w.waitFor("k8s", rayv1.JobDeploymentStatusRunning)
-	if want := cluster.Name + "-head-svc." + w.ns + ".svc.cluster.local:8265"; job.Status.DashboardURL != want {
+	job := w.WaitRayJob("k8s", rayv1.JobDeploymentStatusRunning)
+	if want := cluster.Name + "-head-svc." + w.NS + ".svc.cluster.local:8265"; job.Status.DashboardURL != want {
 		t.Errorf("dashboard URL %q, want %q", job.Status.DashboardURL, want)
 	}
 	submitter := &batchv1.Job{}
-	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: "k8s"}, submitter); err != nil {
+	if err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: "k8s"}, submitter); err != nil {
 		t.Fatalf("submitter Job: %v", err)
 	}
 	if *submitter.Spec.BackoffLimit != 2 || !strings.Contains(submitter.Spec.Template.Spec.Containers[0].Args[0], "ray job submit") {
@@ -52,20 +52,20 @@ func TestLifecycleK8sJobMode(t *testing.T) {
 	}
 
 	w.submitLikeSubmitter("k8s")
-	w.eventually("the job status RUNNING", func() (bool, error) { return w.job("k8s").Status.JobStatus == rayv1.JobStatusRunning, nil })
-	w.eventually("the RayJob head Service", func() (bool, error) {
+	w.Eventually("the job status RUNNING", func() (bool, error) { return w.RayJob("k8s").Status.JobStatus == rayv1.JobStatusRunning, nil })
+	w.Eventually("the RayJob head Service", func() (bool, error) {
 		svc := &corev1.Service{}
-		err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: "k8s-head-svc"}, svc)
+		err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: "k8s-head-svc"}, svc)
 		return err == nil && svc.Spec.Selector[rayv1.LabelCluster] == cluster.Name, client.IgnoreNotFound(err)
 	})
 
 	w.setRayJobStatus("k8s", rayv1.JobStatusSucceeded)
-	w.finishSubmitter("k8s", true)
-	job = w.waitFor("k8s", rayv1.JobDeploymentStatusComplete)
+	w.FinishJob("k8s", true)
+	job = w.WaitRayJob("k8s", rayv1.JobDeploymentStatusComplete)
 	if job.Status.JobStatus != rayv1.JobStatusSucceeded || *job.Status.Succeeded != 1 || job.Status.EndTime == nil {
 		t.Errorf("status %+v", job.Status)
 	}
-	w.eventually("the cluster to be deleted (shutdownAfterJobFinishes)", func() (bool, error) { return len(w.clusters()) == 0, nil })
+	w.Eventually("the cluster to be deleted (shutdownAfterJobFinishes)", func() (bool, error) { return len(w.clusters()) == 0, nil })
 	if len(w.submitterJobs()) != 1 {
 		t.Error("the finished submitter Job should be kept for its logs")
 	}
@@ -73,16 +73,16 @@ func TestLifecycleK8sJobMode(t *testing.T) {
 
 func TestLifecycleHTTPMode(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("http", rayv1.HTTPMode))
-	w.makeClusterReady(w.clusterOf("http").Name)
-	w.waitFor("http", rayv1.JobDeploymentStatusRunning)
-	w.eventually("the operator to submit", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
+	w.Create(rayJob("http", rayv1.HTTPMode))
+	w.makeClusterReady(w.RayJobCluster("http").Name)
+	w.WaitRayJob("http", rayv1.JobDeploymentStatusRunning)
+	w.Eventually("the operator to submit", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
 	sub := w.dash.Submissions()[0]
-	if sub.SubmissionID != w.job("http").Status.JobID || sub.Entrypoint != "python -c 'print(1)'" {
+	if sub.SubmissionID != w.RayJob("http").Status.JobID || sub.Entrypoint != "python -c 'print(1)'" {
 		t.Errorf("submission %+v", sub)
 	}
 	w.setRayJobStatus("http", rayv1.JobStatusFailed)
-	job := w.waitFor("http", rayv1.JobDeploymentStatusFailed)
+	job := w.WaitRayJob("http", rayv1.JobDeploymentStatusFailed)
 	if job.Status.Reason != rayv1.AppFailed || len(w.submitterJobs()) != 0 || len(w.dash.Submissions()) != 1 {
 		t.Errorf("reason %q, %d submitter Jobs, %d submissions", job.Status.Reason, len(w.submitterJobs()), len(w.dash.Submissions()))
 	}
@@ -90,25 +90,25 @@ func TestLifecycleHTTPMode(t *testing.T) {
 
 func TestLifecycleHTTPModeResubmitsOnANewHead(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("resubmit", rayv1.HTTPMode))
-	w.makeClusterReady(w.clusterOf("resubmit").Name)
-	w.eventually("the first submission", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
-	w.dash.ForgetJob(w.job("resubmit").Status.JobID)
-	w.eventually("a resubmission", func() (bool, error) { return len(w.dash.Submissions()) == 2, nil })
+	w.Create(rayJob("resubmit", rayv1.HTTPMode))
+	w.makeClusterReady(w.RayJobCluster("resubmit").Name)
+	w.Eventually("the first submission", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
+	w.dash.ForgetJob(w.RayJob("resubmit").Status.JobID)
+	w.Eventually("a resubmission", func() (bool, error) { return len(w.dash.Submissions()) == 2, nil })
 }
 
 func TestLifecycleInteractiveMode(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("interactive", rayv1.InteractiveMode))
-	w.makeClusterReady(w.clusterOf("interactive").Name)
-	w.waitFor("interactive", rayv1.JobDeploymentStatusWaiting)
+	w.Create(rayJob("interactive", rayv1.InteractiveMode))
+	w.makeClusterReady(w.RayJobCluster("interactive").Name)
+	w.WaitRayJob("interactive", rayv1.JobDeploymentStatusWaiting)
 
 	w.dash.AddJob(dashboard.JobInfo{SubmissionID: "users-job", JobStatus: rayv1.JobStatusRunning, StartTime: 1})
-	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "interactive", Namespace: w.ns}}
-	w.update(job, false, func() { job.Spec.JobID = "users-job" })
-	w.waitFor("interactive", rayv1.JobDeploymentStatusRunning)
+	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "interactive", Namespace: w.NS}}
+	w.Update(job, func() { job.Spec.JobID = "users-job" })
+	w.WaitRayJob("interactive", rayv1.JobDeploymentStatusRunning)
 	w.dash.SetJobStatus("users-job", rayv1.JobStatusSucceeded, "")
-	done := w.waitFor("interactive", rayv1.JobDeploymentStatusComplete)
+	done := w.WaitRayJob("interactive", rayv1.JobDeploymentStatusComplete)
 	if done.Status.JobID != "users-job" || len(w.dash.Submissions()) != 0 {
 		t.Errorf("job id %q, %d submissions", done.Status.JobID, len(w.dash.Submissions()))
 	}
@@ -116,8 +116,8 @@ func TestLifecycleInteractiveMode(t *testing.T) {
 
 func TestLifecycleSidecarMode(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("sidecar", rayv1.SidecarMode))
-	cluster := w.clusterOf("sidecar")
+	w.Create(rayJob("sidecar", rayv1.SidecarMode))
+	cluster := w.RayJobCluster("sidecar")
 	head := cluster.Spec.HeadGroupSpec.Template.Spec
 	if len(head.Containers) != 2 || head.Containers[1].Name != "ray-job-submitter" || head.RestartPolicy != corev1.RestartPolicyNever ||
 		cluster.Annotations[rayv1.AnnotationDisableProvisionedHeadRestart] != "true" {
@@ -129,17 +129,17 @@ func TestLifecycleSidecarMode(t *testing.T) {
 			rayv1.LabelCluster: cluster.Name, rayv1.LabelNodeType: string(rayv1.HeadNode)}},
 		Spec: *head.DeepCopy(),
 	}
-	w.create(pod)
+	w.Create(pod)
 	w.makeClusterReady(cluster.Name)
-	w.waitFor("sidecar", rayv1.JobDeploymentStatusRunning)
+	w.WaitRayJob("sidecar", rayv1.JobDeploymentStatusRunning)
 	if len(w.submitterJobs()) != 0 {
 		t.Error("SidecarMode created a submitter Job")
 	}
 	w.submitLikeSubmitter("sidecar")
 	w.setRayJobStatus("sidecar", rayv1.JobStatusSucceeded)
-	w.update(pod, true, func() {
+	w.UpdateStatus(pod, func() {
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "ray-job-submitter", Image: "rayproject/ray:2.9.0", ImageID: "x",
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.Now(), StartedAt: metav1.Now()}}}}
 	})
-	w.waitFor("sidecar", rayv1.JobDeploymentStatusComplete)
+	w.WaitRayJob("sidecar", rayv1.JobDeploymentStatusComplete)
 }

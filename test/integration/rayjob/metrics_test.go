@@ -1,18 +1,16 @@
 package rayjob_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -26,17 +24,16 @@ import (
 // collector in controller-runtime's registry, which the metrics endpoint
 // serves, and records the execution duration of an attempt into it.
 func TestOperatorWiresRayJobMetrics(t *testing.T) {
-	env := testenv.Shared(t)
-	w := &world{t: t, env: env, c: env.Client, ns: env.Namespace(t), clock: clocktesting.NewFakeClock(time.Now())}
-	startOperatorRayJob(t, w, configv1alpha1.Configuration{EnableMetrics: true, ReconcileConcurrency: 1})
+	w := emptyWorld(t)
+	startOperatorRayJob(w, configv1alpha1.Configuration{EnableMetrics: true, ReconcileConcurrency: 1})
 
-	w.create(rayJob("metered", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = ptr.To[int32](5) }))
-	w.waitFor("metered", rayv1.JobDeploymentStatusInitializing)
+	w.Create(rayJob("metered", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = ptr.To[int32](5) }))
+	w.WaitRayJob("metered", rayv1.JobDeploymentStatusInitializing)
 	w.clock.Step(6 * time.Second)
-	w.waitFor("metered", rayv1.JobDeploymentStatusFailed)
+	w.WaitRayJob("metered", rayv1.JobDeploymentStatusFailed)
 
-	labels := map[string]string{"name": "metered", "namespace": w.ns}
-	w.eventually("the RayJob metrics in the registry", func() (bool, error) {
+	labels := map[string]string{"name": "metered", "namespace": w.NS}
+	w.Eventually("the RayJob metrics in the registry", func() (bool, error) {
 		families, err := ctrlmetrics.Registry.Gather()
 		if err != nil {
 			return false, err
@@ -59,37 +56,23 @@ func TestOperatorWiresRayJobMetrics(t *testing.T) {
 
 // startOperatorRayJob runs, for w's namespace, the RayJob controller set up
 // exactly as the operator sets it up, with cfg.
-func startOperatorRayJob(t *testing.T, w *world, cfg configv1alpha1.Configuration) {
-	t.Helper()
-	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{
-		Scheme:     w.env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+func startOperatorRayJob(w *world, cfg configv1alpha1.Configuration) {
+	w.T.Helper()
 	deps := operator.Deps{
 		Config:   cfg,
 		Knobs:    configv1alpha1.Knobs{RayJobDeploymentStatusTransitionGrace: 300 * time.Second, ClusterDomain: "cluster.local"},
 		Features: features.NewGate(),
 		Clock:    w.clock,
 	}
-	found := false
-	for _, c := range operator.DefaultControllers() {
-		if c.Name == "RayJob" {
-			found = true
-			if err := c.Setup(mgr, deps); err != nil {
-				t.Fatal(err)
+	cacheOpts := cache.Options{DefaultNamespaces: map[string]cache.Config{w.NS: {}}}
+	w.op = testenv.StartOperator(w.T, w.Env, cacheOpts, func(mgr manager.Manager) error {
+		for _, c := range operator.DefaultControllers() {
+			if c.Name == "RayJob" {
+				return c.Setup(mgr, deps)
 			}
 		}
-	}
-	if !found {
-		t.Fatal("the operator registers no RayJob controller")
-	}
-	w.run.Start(mgr)
-	t.Cleanup(w.stop)
+		return errors.New("the operator registers no RayJob controller")
+	})
 }
 
 // with returns a copy of labels with one more label.

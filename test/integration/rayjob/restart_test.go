@@ -15,23 +15,23 @@ func keyOf(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace
 // cluster or submitter Job, and that the Ray job was submitted at most once
 // per attempt.
 func (w *world) invariants(attempts int) {
-	w.t.Helper()
+	w.T.Helper()
 	if n := len(w.clusters()); n > 1 {
-		w.t.Errorf("%d RayClusters", n)
+		w.T.Errorf("%d RayClusters", n)
 	}
 	if n := len(w.submitterJobs()); n > 1 {
-		w.t.Errorf("%d submitter Jobs", n)
+		w.T.Errorf("%d submitter Jobs", n)
 	}
 	ids := map[string]int{}
 	for _, s := range w.dash.Submissions() {
 		ids[s.SubmissionID]++
 	}
 	if len(ids) > attempts {
-		w.t.Errorf("submissions for %d job ids, want at most %d", len(ids), attempts)
+		w.T.Errorf("submissions for %d job ids, want at most %d", len(ids), attempts)
 	}
 	for id, n := range ids {
 		if n > 1 {
-			w.t.Errorf("Ray job %s submitted %d times", id, n)
+			w.T.Errorf("Ray job %s submitted %d times", id, n)
 		}
 	}
 }
@@ -40,32 +40,32 @@ func (w *world) invariants(attempts int) {
 // K8sJobMode RayJob passes through.
 func TestOperatorRestartK8sJobMode(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("restart", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.ShutdownAfterJobFinishes = true }))
+	w.Create(rayJob("restart", rayv1.K8sJobMode, func(j *rayv1.RayJob) { j.Spec.ShutdownAfterJobFinishes = true }))
 
-	cluster := w.clusterOf("restart")
-	w.restart()
-	w.waitFor("restart", rayv1.JobDeploymentStatusInitializing)
-	if c := w.clusterOf("restart"); c.Name != cluster.Name || c.UID != cluster.UID {
+	cluster := w.RayJobCluster("restart")
+	w.op.Restart()
+	w.WaitRayJob("restart", rayv1.JobDeploymentStatusInitializing)
+	if c := w.RayJobCluster("restart"); c.Name != cluster.Name || c.UID != cluster.UID {
 		t.Fatalf("cluster changed across the restart: %s -> %s", cluster.Name, c.Name)
 	}
 	w.invariants(1)
 
 	w.makeClusterReady(cluster.Name)
-	w.waitFor("restart", rayv1.JobDeploymentStatusRunning)
-	w.restart()
+	w.WaitRayJob("restart", rayv1.JobDeploymentStatusRunning)
+	w.op.Restart()
 	w.submitLikeSubmitter("restart")
-	w.eventually("RUNNING", func() (bool, error) { return w.job("restart").Status.JobStatus == rayv1.JobStatusRunning, nil })
+	w.Eventually("RUNNING", func() (bool, error) { return w.RayJob("restart").Status.JobStatus == rayv1.JobStatusRunning, nil })
 	w.invariants(1)
 	if n := len(w.submitterJobs()); n != 1 {
 		t.Fatalf("%d submitter Jobs", n)
 	}
 
 	w.setRayJobStatus("restart", rayv1.JobStatusSucceeded)
-	w.finishSubmitter("restart", true)
-	w.waitFor("restart", rayv1.JobDeploymentStatusComplete)
-	w.restart()
-	w.eventually("the cluster to be deleted", func() (bool, error) { return len(w.clusters()) == 0, nil })
-	job := w.job("restart")
+	w.FinishJob("restart", true)
+	w.WaitRayJob("restart", rayv1.JobDeploymentStatusComplete)
+	w.op.Restart()
+	w.Eventually("the cluster to be deleted", func() (bool, error) { return len(w.clusters()) == 0, nil })
+	job := w.RayJob("restart")
 	if job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || *job.Status.Succeeded != 1 {
 		t.Errorf("after restart: %q succeeded %d", job.Status.JobDeploymentStatus, *job.Status.Succeeded)
 	}
@@ -76,40 +76,40 @@ func TestOperatorRestartK8sJobMode(t *testing.T) {
 // a retry and a suspension of an HTTPMode RayJob.
 func TestOperatorRestartHTTPMode(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("restarth", rayv1.HTTPMode, func(j *rayv1.RayJob) {
+	w.Create(rayJob("restarth", rayv1.HTTPMode, func(j *rayv1.RayJob) {
 		j.Spec.BackoffLimit = ptr.To[int32](1)
 		j.Spec.ShutdownAfterJobFinishes = true
 	}))
-	w.makeClusterReady(w.clusterOf("restarth").Name)
-	w.eventually("the submission", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
-	w.restart()
+	w.makeClusterReady(w.RayJobCluster("restarth").Name)
+	w.Eventually("the submission", func() (bool, error) { return len(w.dash.Submissions()) == 1, nil })
+	w.op.Restart()
 	w.setRayJobStatus("restarth", rayv1.JobStatusRunning)
-	w.eventually("RUNNING", func() (bool, error) { return w.job("restarth").Status.JobStatus == rayv1.JobStatusRunning, nil })
+	w.Eventually("RUNNING", func() (bool, error) { return w.RayJob("restarth").Status.JobStatus == rayv1.JobStatusRunning, nil })
 	w.invariants(1)
 
 	// Fail the first attempt; restart while it retries.
-	first := w.job("restarth").Status.RayClusterName
+	first := w.RayJob("restarth").Status.RayClusterName
 	w.setRayJobStatus("restarth", rayv1.JobStatusFailed)
-	w.restart()
-	w.eventually("the second attempt's cluster", func() (bool, error) {
-		job := w.job("restarth")
+	w.op.Restart()
+	w.Eventually("the second attempt's cluster", func() (bool, error) {
+		job := w.RayJob("restarth")
 		return job.Status.RayClusterName != "" && job.Status.RayClusterName != first, nil
 	})
-	w.restart()
-	w.eventually("only the new cluster left", func() (bool, error) { return len(w.clusters()) == 1, nil })
+	w.op.Restart()
+	w.Eventually("only the new cluster left", func() (bool, error) { return len(w.clusters()) == 1, nil })
 	w.invariants(2)
 
-	second := w.clusterOf("restarth").Name
+	second := w.RayJobCluster("restarth").Name
 	w.makeClusterReady(second)
-	w.eventually("the second submission", func() (bool, error) { return len(w.dash.Submissions()) == 2, nil })
-	w.restart()
+	w.Eventually("the second submission", func() (bool, error) { return len(w.dash.Submissions()) == 2, nil })
+	w.op.Restart()
 	w.setRayJobStatus("restarth", rayv1.JobStatusSucceeded)
-	job := w.waitFor("restarth", rayv1.JobDeploymentStatusComplete)
+	job := w.WaitRayJob("restarth", rayv1.JobDeploymentStatusComplete)
 	if *job.Status.Failed != 1 || *job.Status.Succeeded != 1 {
 		t.Errorf("failed %d succeeded %d", *job.Status.Failed, *job.Status.Succeeded)
 	}
-	w.restart()
-	w.eventually("the cluster to be deleted", func() (bool, error) { return len(w.clusters()) == 0, nil })
+	w.op.Restart()
+	w.Eventually("the cluster to be deleted", func() (bool, error) { return len(w.clusters()) == 0, nil })
 	w.invariants(2)
 }
 
@@ -117,21 +117,21 @@ func TestOperatorRestartHTTPMode(t *testing.T) {
 // waiting (InteractiveMode) RayJob's operator.
 func TestOperatorRestartWhileSuspendedAndWaiting(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("paused", rayv1.InteractiveMode, func(j *rayv1.RayJob) {
+	w.Create(rayJob("paused", rayv1.InteractiveMode, func(j *rayv1.RayJob) {
 		j.Spec.Suspend = true
 		j.Spec.ShutdownAfterJobFinishes = true
 	}))
-	w.waitFor("paused", rayv1.JobDeploymentStatusSuspended)
-	w.restart()
-	w.waitFor("paused", rayv1.JobDeploymentStatusSuspended)
+	w.WaitRayJob("paused", rayv1.JobDeploymentStatusSuspended)
+	w.op.Restart()
+	w.WaitRayJob("paused", rayv1.JobDeploymentStatusSuspended)
 	if n := len(w.clusters()); n != 0 {
 		t.Fatalf("%d clusters while suspended", n)
 	}
-	job := w.job("paused")
-	w.update(job, false, func() { job.Spec.Suspend = false })
-	w.makeClusterReady(w.clusterOf("paused").Name)
-	w.waitFor("paused", rayv1.JobDeploymentStatusWaiting)
-	w.restart()
-	w.waitFor("paused", rayv1.JobDeploymentStatusWaiting)
+	job := w.RayJob("paused")
+	w.Update(job, func() { job.Spec.Suspend = false })
+	w.makeClusterReady(w.RayJobCluster("paused").Name)
+	w.WaitRayJob("paused", rayv1.JobDeploymentStatusWaiting)
+	w.op.Restart()
+	w.WaitRayJob("paused", rayv1.JobDeploymentStatusWaiting)
 	w.invariants(0)
 }

@@ -18,26 +18,26 @@ func TestClusterSelector(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "shared"},
 		Spec:       *rayJob("x", rayv1.HTTPMode).Spec.RayClusterSpec,
 	}
-	w.create(shared)
+	w.Create(shared)
 	w.makeClusterReady("shared")
-	w.create(rayJob("selector", rayv1.HTTPMode, func(j *rayv1.RayJob) {
+	w.Create(rayJob("selector", rayv1.HTTPMode, func(j *rayv1.RayJob) {
 		j.Spec.RayClusterSpec = nil
 		j.Spec.ClusterSelector = map[string]string{"ray.io/cluster": "shared"}
 		j.Spec.ShutdownAfterJobFinishes = true
 	}))
-	job := w.waitFor("selector", rayv1.JobDeploymentStatusRunning)
+	job := w.WaitRayJob("selector", rayv1.JobDeploymentStatusRunning)
 	if job.Status.RayClusterName != "shared" {
 		t.Errorf("cluster %q", job.Status.RayClusterName)
 	}
 	w.setRayJobStatus("selector", rayv1.JobStatusSucceeded)
-	w.waitFor("selector", rayv1.JobDeploymentStatusComplete)
+	w.WaitRayJob("selector", rayv1.JobDeploymentStatusComplete)
 	time.Sleep(4 * time.Second) // a wrong deletion would happen on the next pass
 	clusters := w.clusters()
 	if len(clusters) != 1 || clusters[0].Name != "shared" || !clusters[0].DeletionTimestamp.IsZero() {
 		t.Errorf("clusters %v", clusters)
 	}
 	svc := &corev1.Service{}
-	if err := w.c.Get(t.Context(), keyOf(w.ns, "selector-head-svc"), svc); err == nil {
+	if err := w.Client.Get(t.Context(), keyOf(w.NS, "selector-head-svc"), svc); err == nil {
 		t.Error("a head Service was created for a selected cluster")
 	}
 }
@@ -46,17 +46,17 @@ func TestClusterSelector(t *testing.T) {
 // Ray job, and the finalizer lets the RayJob go.
 func TestDeleteWhileRunningStopsTheRayJob(t *testing.T) {
 	w := newWorld(t)
-	w.create(rayJob("doomed", rayv1.HTTPMode))
-	w.makeClusterReady(w.clusterOf("doomed").Name)
-	w.waitFor("doomed", rayv1.JobDeploymentStatusRunning)
+	w.Create(rayJob("doomed", rayv1.HTTPMode))
+	w.makeClusterReady(w.RayJobCluster("doomed").Name)
+	w.WaitRayJob("doomed", rayv1.JobDeploymentStatusRunning)
 	w.setRayJobStatus("doomed", rayv1.JobStatusRunning)
-	id := w.job("doomed").Status.JobID
-	w.eventually("the RayJob to see RUNNING", func() (bool, error) { return w.job("doomed").Status.JobStatus == rayv1.JobStatusRunning, nil })
+	id := w.RayJob("doomed").Status.JobID
+	w.Eventually("the RayJob to see RUNNING", func() (bool, error) { return w.RayJob("doomed").Status.JobStatus == rayv1.JobStatusRunning, nil })
 
-	if err := w.c.Delete(t.Context(), w.job("doomed")); err != nil {
+	if err := w.Client.Delete(t.Context(), w.RayJob("doomed")); err != nil {
 		t.Fatal(err)
 	}
-	w.eventually("the RayJob to be gone", func() (bool, error) { return w.job("doomed") == nil, nil })
+	w.Eventually("the RayJob to be gone", func() (bool, error) { return w.RayJob("doomed") == nil, nil })
 	if info, ok := w.dash.Job(id); !ok || info.JobStatus != rayv1.JobStatusStopped {
 		t.Errorf("Ray job %q after deletion, want STOPPED", info.JobStatus)
 	}
@@ -67,28 +67,28 @@ func TestDeleteWhileRunningStopsTheRayJob(t *testing.T) {
 func TestDeletionRulesDeleteWorkersThenSelf(t *testing.T) {
 	w := newWorld(t)
 	succeeded := rayv1.JobStatusSucceeded
-	w.create(rayJob("rules", rayv1.HTTPMode, func(j *rayv1.RayJob) {
+	w.Create(rayJob("rules", rayv1.HTTPMode, func(j *rayv1.RayJob) {
 		j.Spec.DeletionStrategy = &rayv1.DeletionStrategy{DeletionRules: []rayv1.DeletionRule{
 			{Policy: rayv1.DeleteWorkers, Condition: rayv1.DeletionCondition{JobStatus: &succeeded, TTLSeconds: 0}},
 			{Policy: rayv1.DeleteSelf, Condition: rayv1.DeletionCondition{JobStatus: &succeeded, TTLSeconds: 60}},
 		}}
 	}))
-	cluster := w.clusterOf("rules")
+	cluster := w.RayJobCluster("rules")
 	w.makeClusterReady(cluster.Name)
-	w.waitFor("rules", rayv1.JobDeploymentStatusRunning)
+	w.WaitRayJob("rules", rayv1.JobDeploymentStatusRunning)
 	w.setRayJobStatus("rules", rayv1.JobStatusSucceeded)
-	w.waitFor("rules", rayv1.JobDeploymentStatusComplete)
-	w.eventually("the workers to be suspended", func() (bool, error) {
-		err := w.c.Get(t.Context(), keyOf(w.ns, cluster.Name), cluster)
+	w.WaitRayJob("rules", rayv1.JobDeploymentStatusComplete)
+	w.Eventually("the workers to be suspended", func() (bool, error) {
+		err := w.Client.Get(t.Context(), keyOf(w.NS, cluster.Name), cluster)
 		return err == nil && cluster.Spec.WorkerGroupSpecs[0].Suspend != nil && *cluster.Spec.WorkerGroupSpecs[0].Suspend, err
 	})
-	if w.job("rules") == nil {
+	if w.RayJob("rules") == nil {
 		t.Fatal("RayJob deleted before its TTL")
 	}
 	w.clock.Step(61 * time.Second)
 	// Touch the RayJob so the operator looks again now rather than at the
 	// (real-time) requeue.
-	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "rules", Namespace: w.ns}}
-	w.update(job, false, func() { job.Annotations = map[string]string{"touch": "1"} })
-	w.eventually("the RayJob to delete itself", func() (bool, error) { return w.job("rules") == nil, nil })
+	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "rules", Namespace: w.NS}}
+	w.Update(job, func() { job.Annotations = map[string]string{"touch": "1"} })
+	w.Eventually("the RayJob to delete itself", func() (bool, error) { return w.RayJob("rules") == nil, nil })
 }

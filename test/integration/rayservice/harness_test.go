@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,10 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
@@ -27,21 +24,19 @@ import (
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(logr.Discard())
-	os.Exit(testenv.Main(m, testenv.WithGatewayAPI()))
-}
-
-// waitTimeout bounds every wait; the operator runs with short requeues.
-const waitTimeout = 30 * time.Second
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.WithGatewayAPI())) }
 
 // world is one test's namespace on the shared API server, the fakes the
 // operator talks to (Serve on every cluster, the proxy health of head Pods,
 // the clock, cluster-name suffixes), and the operator itself, which the
 // test can stop and start again.
 type world struct {
+	*testenv.World
+	// t, env, c and ns are the World's T, Env, Client and NS under the
+	// names the suite's tests use.
 	t     *testing.T
 	env   *testenv.Env
 	c     client.Client
@@ -49,7 +44,7 @@ type world struct {
 	serve *dashboardtest.ServeFleet
 	clock *clocktesting.FakeClock
 	opts  rayservice.Options
-	run   testenv.Runner
+	op    *testenv.Operator
 
 	mu        sync.Mutex
 	unhealthy map[string]bool // head Pods whose Serve proxy fails
@@ -59,55 +54,36 @@ type world struct {
 // newWorld starts an operator for a fresh namespace; mutate adjusts its
 // options first.
 func newWorld(t *testing.T, mutate ...func(*rayservice.Options)) *world {
-	env := testenv.Shared(t)
-	gate := features.NewGate()
+	tw := testenv.NewWorld(t, testenv.Shared(t))
 	w := &world{
-		t: t, env: env, c: env.Client, ns: env.Namespace(t),
+		World: tw, t: t, env: tw.Env, c: tw.Client, ns: tw.NS,
 		serve:     dashboardtest.NewServeFleet(),
 		clock:     clocktesting.NewFakeClock(time.Now()),
 		unhealthy: map[string]bool{},
 		opts: rayservice.Options{
-			ZeroDowntime: true, ClusterDomain: "cluster.local", Features: gate,
+			ZeroDowntime: true, ClusterDomain: "cluster.local", Features: features.NewGate(),
 			InFlightRequeue: 200 * time.Millisecond, IdleRequeue: 500 * time.Millisecond,
 		},
 	}
 	for _, m := range mutate {
 		m(&w.opts)
 	}
-	w.start()
-	t.Cleanup(w.stop)
+	// The operator's cache scoping; each start reads the options anew.
+	w.op = testenv.StartOperator(t, w.env, operator.CacheOptions(w.ns), func(mgr manager.Manager) error {
+		return rayservice.NewForManager(mgr, rayservice.Deps{
+			Clock: w.clock, Dashboards: w.serve.Provider(), ProxyHealth: w.proxyHealth, NameSuffix: w.nextSuffix,
+		}, w.opts).SetupWithManager(mgr, 1)
+	})
 	return w
 }
 
-// start runs a new operator with the operator's cache scoping.
-func (w *world) start() {
-	w.t.Helper()
-	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{
-		Scheme:     w.env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      operator.CacheOptions(w.ns),
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	r := rayservice.NewForManager(mgr, rayservice.Deps{
-		Clock: w.clock, Dashboards: w.serve.Provider(), ProxyHealth: w.proxyHealth, NameSuffix: w.nextSuffix,
-	}, w.opts)
-	if err := r.SetupWithManager(mgr, 1); err != nil {
-		w.t.Fatal(err)
-	}
-	w.run.Start(mgr)
-}
+func (w *world) start() { w.op.Start() }
 
-func (w *world) stop() { w.run.Stop() }
+func (w *world) stop() { w.op.Stop() }
 
 // restart stops the operator and starts a new one with empty caches, as a
 // crashed and rescheduled operator Pod would.
-func (w *world) restart() {
-	w.stop()
-	w.start()
-}
+func (w *world) restart() { w.op.Restart() }
 
 // proxyHealth is the Serve proxy of every head Pod: healthy unless the test
 // said otherwise.
@@ -127,61 +103,33 @@ func (w *world) nextSuffix() string {
 	return s
 }
 
-// eventually polls cond until it holds or waitTimeout passes.
+// eventually polls cond until it holds or the World's Timeout passes.
 func (w *world) eventually(what string, cond func() (bool, error)) {
 	w.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	var lastErr error
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		lastErr = err
-		time.Sleep(50 * time.Millisecond)
-	}
-	w.t.Fatalf("timed out waiting for %s (last: %v)", what, lastErr)
+	w.Eventually(what, cond)
 }
 
 // create creates obj in the test namespace.
 func (w *world) create(obj client.Object) {
 	w.t.Helper()
-	obj.SetNamespace(w.ns)
-	if err := w.c.Create(context.Background(), obj); err != nil {
-		w.t.Fatal(err)
-	}
+	w.Create(obj)
 }
 
 // update re-reads obj, applies mutate and writes it (its status when status
 // is set), retrying on conflicts.
 func (w *world) update(obj client.Object, status bool, mutate func()) {
 	w.t.Helper()
-	w.eventually("update of "+obj.GetName(), func() (bool, error) {
-		if err := w.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, err
-		}
-		mutate()
-		var err error
-		if status {
-			err = w.c.Status().Update(context.Background(), obj)
-		} else {
-			err = w.c.Update(context.Background(), obj)
-		}
-		return err == nil, err
-	})
+	if status {
+		w.UpdateStatus(obj, mutate)
+		return
+	}
+	w.Update(obj, mutate)
 }
 
 // rs reads a RayService; nil once it is gone.
 func (w *world) rs(name string) *rayv1.RayService {
 	w.t.Helper()
-	rs := &rayv1.RayService{}
-	if err := w.c.Get(context.Background(), types.NamespacedName{Namespace: w.ns, Name: name}, rs); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return nil
-		}
-		w.t.Fatal(err)
-	}
-	return rs
+	return testenv.GetOrNil(w.World, name, &rayv1.RayService{})
 }
 
 // waitStatus waits until the RayService's status satisfies ok.
@@ -201,14 +149,7 @@ func (w *world) waitStatus(name, what string, ok func(*rayv1.RayServiceStatuses)
 // cluster reads a RayCluster; nil when it does not exist.
 func (w *world) cluster(name string) *rayv1.RayCluster {
 	w.t.Helper()
-	c := &rayv1.RayCluster{}
-	if err := w.c.Get(context.Background(), types.NamespacedName{Namespace: w.ns, Name: name}, c); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return nil
-		}
-		w.t.Fatal(err)
-	}
-	return c
+	return w.RayCluster(name)
 }
 
 // waitCluster waits until a RayCluster exists and returns it.
@@ -227,9 +168,7 @@ func (w *world) waitCluster(name string) *rayv1.RayCluster {
 func (w *world) clusterNames() []string {
 	w.t.Helper()
 	list := &rayv1.RayClusterList{}
-	if err := w.c.List(context.Background(), list, client.InNamespace(w.ns)); err != nil {
-		w.t.Fatal(err)
-	}
+	w.List(list)
 	var names []string
 	for _, c := range list.Items {
 		if c.DeletionTimestamp.IsZero() {
@@ -242,14 +181,7 @@ func (w *world) clusterNames() []string {
 // service reads a Service; nil when it does not exist.
 func (w *world) service(name string) *corev1.Service {
 	w.t.Helper()
-	svc := &corev1.Service{}
-	if err := w.c.Get(context.Background(), types.NamespacedName{Namespace: w.ns, Name: name}, svc); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return nil
-		}
-		w.t.Fatal(err)
-	}
-	return svc
+	return testenv.GetOrNil(w.World, name, &corev1.Service{})
 }
 
 // bringUp plays the RayCluster controller for a cluster: a running, ready
@@ -269,9 +201,7 @@ func (w *world) bringUp(clusterName string) {
 // markRunningReady plays the kubelet for a Pod.
 func (w *world) markRunningReady(pod *corev1.Pod) {
 	w.t.Helper()
-	if err := testenv.MarkPodsRunningReady(context.Background(), w.c, pod); err != nil {
-		w.t.Fatal(err)
-	}
+	w.MarkRunningReady(pod)
 }
 
 // publishEndpoints plays the EndpointSlice controller for a Service with n
@@ -302,29 +232,11 @@ func conditionOf(st *rayv1.RayServiceStatuses, t rayv1.RayServiceConditionType) 
 	return c.Status, c.Reason
 }
 
-// rayService returns a RayService with a small cluster and one application.
+// rayService returns a RayService with a small cluster and one application
+// (wrappers.MakeRayService's, with what the API server sets left unset).
 func rayService(name string, mutate ...func(*rayv1.RayService)) *rayv1.RayService {
-	container := func(n string) []corev1.Container {
-		return []corev1.Container{{Name: n, Image: "rayproject/ray:2.60.0"}}
-	}
-	rs := &rayv1.RayService{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: rayv1.RayServiceSpec{
-			ServeConfigV2: "applications:\n  - name: app\n    import_path: app:app\n    route_prefix: /\n",
-			RayClusterSpec: rayv1.RayClusterSpec{
-				RayVersion: "2.60.0",
-				HeadGroupSpec: rayv1.HeadGroupSpec{
-					RayStartParams: map[string]string{},
-					Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: container("ray-head")}},
-				},
-				WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{
-					GroupName: "small", Replicas: ptr.To[int32](1), MinReplicas: ptr.To[int32](0), MaxReplicas: ptr.To[int32](3),
-					RayStartParams: map[string]string{},
-					Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: container("ray-worker")}},
-				}},
-			},
-		},
-	}
+	rs := wrappers.MakeRayService(name, "").Obj()
+	rs.UID, rs.Generation = "", 0
 	for _, m := range mutate {
 		m(rs)
 	}

@@ -115,9 +115,7 @@ func (w *world) editCluster(name string, mutate func(*rayv1.RayCluster)) {
 func (w *world) allClusters() []string {
 	w.t.Helper()
 	list := &rayv1.RayClusterList{}
-	if err := w.c.List(context.Background(), list, client.InNamespace(w.ns)); err != nil {
-		w.t.Fatal(err)
-	}
+	w.List(list)
 	names := make([]string, 0, len(list.Items))
 	for _, c := range list.Items {
 		names = append(names, c.Name)
@@ -280,33 +278,14 @@ func (w *world) newHeadPod(cluster, name string) {
 // events returns the events recorded about a RayService with reason.
 func (w *world) events(rsName, reason string) []eventsv1.Event {
 	w.t.Helper()
-	list := &eventsv1.EventList{}
-	if err := w.c.List(context.Background(), list, client.InNamespace(w.ns)); err != nil {
-		w.t.Fatal(err)
-	}
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "RayService" && e.Regarding.Name == rsName && e.Reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out
+	return w.Events(rsName, reason)
 }
 
 // waitEvent waits for an event about a RayService with reason and returns
 // it.
 func (w *world) waitEvent(rsName, reason string) eventsv1.Event {
 	w.t.Helper()
-	var found eventsv1.Event
-	w.eventually(fmt.Sprintf("event %s about %s", reason, rsName), func() (bool, error) {
-		evs := w.events(rsName, reason)
-		if len(evs) == 0 {
-			return false, nil
-		}
-		found = evs[0]
-		return true, nil
-	})
-	return found
+	return w.WaitEvent(rsName, reason)
 }
 
 // statusHistory records, from now on, every status a RayService is
@@ -405,13 +384,9 @@ const secondApp = "  - name: second\n    import_path: b:b\n    route_prefix: /b\
 // "reason: note".
 func (w *world) warnings(rsName string) []string {
 	w.t.Helper()
-	list := &eventsv1.EventList{}
-	if err := w.c.List(context.Background(), list, client.InNamespace(w.ns)); err != nil {
-		w.t.Fatal(err)
-	}
 	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Name == rsName && e.Type == corev1.EventTypeWarning {
+	for _, e := range w.Events(rsName, "") {
+		if e.Type == corev1.EventTypeWarning {
 			out = append(out, e.Reason+": "+e.Note)
 		}
 	}
