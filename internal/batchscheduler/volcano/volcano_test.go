@@ -284,3 +284,40 @@ func TestCleanupOnCompletion(t *testing.T) {
 		t.Errorf("a RayCluster: %v, %v; want nothing (its PodGroup goes with it)", cleaned, err)
 	}
 }
+
+// TestMultiHostGroupsMakeOneGang: KubeRay at feeaf72 writes no
+// subGroupPolicy (per-replica subgroups came after it, in ray-project/
+// kuberay#5249), whatever the RayMultiHostIndexing gate says: a multi-host
+// group counts numOfHosts Pods per replica in the one gang, and the
+// PodGroup is exactly that, with no subgroups and no minTaskMember.
+func TestMultiHostGroupsMakeOneGang(t *testing.T) {
+	s, c := newScheduler(t)
+	// head 1 CPU; "tpu": 2 replicas (1..3) of 4 hosts at 2 CPU; "cpu": 1
+	// replica (0..2) of one host at 500m.
+	clusterSpec := wrappers.MakeRayClusterSpec().
+		WorkerGroup("tpu", 2, 1, 3).Hosts("tpu", 4).WorkerGroup("cpu", 1, 0, 2).Hosts("cpu", 1).
+		Requests(rayv1.HeadGroupName, wrappers.Resources("cpu", "1")).
+		Requests("tpu", wrappers.Resources("cpu", "2")).Requests("cpu", wrappers.Resources("cpu", "500m")).Obj()
+	cluster := wrappers.MakeRayCluster("multi", "ns").Spec(clusterSpec).Obj()
+	cluster.UID = "uid-multi"
+	if err := s.DoBatchSchedulingOnSubmission(t.Context(), cluster); err != nil {
+		t.Fatal(err)
+	}
+	want := &volcanov1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: "ray-multi-pg", ResourceVersion: "1",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayCluster", Name: "multi", UID: "uid-multi", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Spec: volcanov1beta1.PodGroupSpec{
+			// The head, 2 x 4 TPU hosts and 1 CPU worker.
+			MinMember:    10,
+			MinResources: &corev1.ResourceList{"cpu": resource.MustParse("17500m")},
+		},
+		Status: volcanov1beta1.PodGroupStatus{Phase: volcanov1beta1.PodGroupPending},
+	}
+	got := getPodGroup(t, c, "ray-multi-pg")
+	got.TypeMeta = metav1.TypeMeta{}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("PodGroup (-want +got):\n%s", diff)
+	}
+}

@@ -38,8 +38,9 @@ type world struct {
 	sched batchscheduler.Scheduler
 }
 
-// newWorld starts the operator with the named plugin.
-func newWorld(t *testing.T, scheduler string) *world {
+// newWorld starts the operator with the named plugin; gates are set on its
+// feature gate.
+func newWorld(t *testing.T, scheduler string, gates ...map[string]bool) *world {
 	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), dash: dashboardtest.NewFake()}
 	// The RayJob controller polls every 3 s; a RayJob's way to Running
 	// takes several polls.
@@ -49,6 +50,11 @@ func newWorld(t *testing.T, scheduler string) *world {
 		t.Fatal(err)
 	}
 	gate := features.NewGate()
+	for _, g := range gates {
+		if err := gate.SetFromMap(g); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clock := clocktesting.NewFakeClock(time.Now())
 	testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
 		if w.sched, err = factory.New(t.Context(), w.Env.Config, mgr.GetClient()); err != nil {

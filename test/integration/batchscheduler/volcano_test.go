@@ -10,7 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -18,6 +20,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/volcano"
+	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
@@ -70,6 +73,38 @@ func TestVolcanoRayCluster(t *testing.T) {
 	w.Update(rc, func() { rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4) })
 	w.volcanoPodGroup("ray-gang-pg", 5, map[string]string{"cpu": "2500m", "memory": "5Gi"})
 	w.WaitPods("gang", nil, 5)
+}
+
+// TestVolcanoMultiHostGroupIsOneGang: with RayMultiHostIndexing on, the
+// Pods of a multi-host group carry their replica's name and index, and the
+// PodGroup still is one gang without subGroupPolicy, as KubeRay's at feeaf72
+// (the API server keeps the field: the CRD of the volcano.sh/apis module
+// has it).
+func TestVolcanoMultiHostGroupIsOneGang(t *testing.T) {
+	w := newWorld(t, volcano.Name, map[string]bool{string(features.RayMultiHostIndexing): true})
+	rc := newCluster("multi", 2, map[string]string{volcano.LabelQueueName: "q1"})
+	rc.Spec.WorkerGroupSpecs[0].NumOfHosts = 2
+	w.Create(rc)
+
+	pg := w.volcanoPodGroup("ray-multi-pg", 5, map[string]string{"cpu": "2500m", "memory": "5Gi"})
+	want := volcanov1beta1.PodGroupSpec{
+		MinMember:    5,
+		MinResources: &corev1.ResourceList{"cpu": resource.MustParse("2500m"), "memory": resource.MustParse("5Gi")},
+		Queue:        "q1",
+	}
+	if diff := cmp.Diff(want, pg.Spec, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("PodGroup spec (-want +got):\n%s", diff)
+	}
+	replicas := map[string]int{}
+	for _, pod := range w.WaitPods("multi", map[string]string{rayv1.LabelGroup: "small"}, 4) {
+		replicas[pod.Labels[rayv1.LabelWorkerReplicaName]]++
+		if pod.Labels[rayv1.LabelWorkerReplicaIndex] == "" || pod.Annotations[annotationGroupName] != "ray-multi-pg" {
+			t.Errorf("Pod %s: labels %v annotations %v", pod.Name, pod.Labels, pod.Annotations)
+		}
+	}
+	if len(replicas) != 2 {
+		t.Errorf("worker Pods by replica name: %v, want 2 replicas of 2", replicas)
+	}
 }
 
 func TestVolcanoAutoscalingGangIsMinReplicas(t *testing.T) {
