@@ -136,7 +136,7 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(5)
+	ports, err := FreePorts(5)
 	if err != nil {
 		return err
 	}

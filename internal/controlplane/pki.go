@@ -77,9 +77,9 @@ func randomToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// freePorts asks the kernel for n distinct unused TCP ports on 127.0.0.1.
+// FreePorts asks the kernel for n distinct unused TCP ports on 127.0.0.1.
 // Another process may grab one before it is used; the window is short.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

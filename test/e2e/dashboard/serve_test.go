@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/test/e2e/rayhead"
 )
 
@@ -40,7 +40,7 @@ func TestServeAgainstRealRay(t *testing.T) {
 	c := client(t, head.DashboardURL, "")
 
 	config, err := json.Marshal(map[string]any{
-		"http_options": map[string]any{"host": "127.0.0.1", "port": freePort(t)},
+		"http_options": map[string]any{"host": "127.0.0.1", "port": testenv.FreePorts(t, 1)[0]},
 		"applications": []map[string]any{{"name": "app1", "route_prefix": "/", "import_path": "e2e_serve_app:app"}},
 	})
 	if err != nil {
@@ -90,17 +90,6 @@ func describe(statuses map[string]*dashboard.ServeApplicationStatus, err error) 
 	}
 	out, _ := json.Marshal(statuses)
 	return string(out)
-}
-
-// freePort returns a port that was free a moment ago, for Serve's proxy.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // putApplications PUTs a Serve config until the dashboard answers: the

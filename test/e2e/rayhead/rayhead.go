@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 // VenvEnv names the environment variable that points at the Ray virtualenv.
@@ -90,7 +91,7 @@ func startOnce(t testing.TB, rayBin string, opts Options) (*Head, error) {
 	}
 	t.Cleanup(func() { removeAll(dir) })
 
-	ports := freePorts(t, 9)
+	ports := testenv.FreePorts(t, 9)
 	cmd := exec.Command(rayBin, startArgs(dir, ports)...)
 	cmd.Env = headEnv(dir, opts)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -171,27 +172,6 @@ func headEnv(dir string, opts Options) []string {
 		return append(env, "RAY_AUTH_MODE=disabled")
 	}
 	return append(env, "RAY_AUTH_MODE=token", "RAY_AUTH_TOKEN="+opts.AuthToken)
-}
-
-// freePorts returns n distinct ports that were free a moment ago.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, 0, n)
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
 }
 
 // waitReady polls until the head can take a job: GCS is healthy, the head

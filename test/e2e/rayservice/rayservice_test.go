@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -72,7 +71,7 @@ func start(t *testing.T) *world {
 	}
 	head := rayhead.Start(t, rayhead.Options{Env: []string{"PYTHONPATH=" + appDir}})
 	env := testenv.Start(t)
-	w := &world{t: t, c: env.Client, ns: env.Namespace(t), proxyPort: freePort(t)}
+	w := &world{t: t, c: env.Client, ns: env.Namespace(t), proxyPort: testenv.FreePorts(t, 1)[0]}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: operator.CacheOptions(w.ns),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -261,15 +260,4 @@ func TestRayServiceWithRealServe(t *testing.T) {
 		}
 		return details.TargetCapacity != nil && *details.TargetCapacity == 50, fmt.Sprint(details.TargetCapacity)
 	})
-}
-
-// freePort returns a port that was free a moment ago, for Serve's proxy.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }

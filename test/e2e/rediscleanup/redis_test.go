@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 // RedisServerEnv names the environment variable that holds the path of a
@@ -35,7 +37,7 @@ func startRedis(t *testing.T, password string) *redisServer {
 		t.Fatalf("%s is not set: run `make test-e2e`, or set it to a redis-server binary (hack/redis-server.sh prints one, installing Debian's redis-server when missing)", RedisServerEnv)
 	}
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testenv.FreePorts(t, 1)[0]
 	cmd := exec.Command(bin,
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--requirepass", password,
@@ -83,16 +85,6 @@ func startRedis(t *testing.T, password string) *redisServer {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // do runs one command after AUTH and fails t on error.

@@ -120,20 +120,9 @@ func writeKubeconfig(t *testing.T, data []byte) string {
 	return path
 }
 
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
-}
-
 func startOperator(t *testing.T, binary, kubeconfig string) *operatorProcess {
 	t.Helper()
-	op := &operatorProcess{output: &bytes.Buffer{}, metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
+	op := &operatorProcess{output: &bytes.Buffer{}, metricsAddr: testenv.FreeAddr(t), probeAddr: testenv.FreeAddr(t)}
 	op.cmd = exec.Command(binary,
 		"--kubeconfig="+kubeconfig,
 		"--metrics-addr="+op.metricsAddr,

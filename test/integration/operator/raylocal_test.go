@@ -29,7 +29,7 @@ func TestRayLocalWithKubeconfig(t *testing.T) {
 	env := testenv.Start(t, testenv.WithCRDDirs()) // a cluster without our CRDs
 	kubeconfig := writeKubeconfig(t, env.Kubeconfig)
 
-	op := &operatorProcess{output: &bytes.Buffer{}, metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
+	op := &operatorProcess{output: &bytes.Buffer{}, metricsAddr: testenv.FreeAddr(t), probeAddr: testenv.FreeAddr(t)}
 	op.cmd = exec.Command(binary, "--metrics-addr="+op.metricsAddr, "--health-probe-bind-address="+op.probeAddr)
 	op.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+t.TempDir())
 	op.cmd.Stdout, op.cmd.Stderr = op.output, op.output

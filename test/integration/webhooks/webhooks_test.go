@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -65,8 +64,8 @@ func start(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, env: env, c: env.Client, ns: env.Namespace(t), probeAddr: freeAddr(t), root: root}
-	port := freePort(t)
+	w := &world{t: t, env: env, c: env.Client, ns: env.Namespace(t), probeAddr: testenv.FreeAddr(t), root: root}
+	port := testenv.FreePorts(t, 1)[0]
 	cfg, err := webhooks.LocalConfiguration(filepath.Join(root, webhooks.ManifestPath), configurationName, "https://localhost:"+strconv.Itoa(port))
 	if err != nil {
 		t.Fatal(err)
@@ -302,25 +301,6 @@ func httpStatus(url string) int {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	_, port, err := net.SplitHostPort(freeAddr(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return must(strconv.Atoi(port))
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 func must[T any](v T, err error) T {
