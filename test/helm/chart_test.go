@@ -23,21 +23,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata from the chart")
 
-const (
-	releaseName      = "kuberay-operator"
-	releaseNamespace = "ray-system"
-)
-
-// operatorID is the ServiceAccount the chart's defaults create.
-var operatorID = installcheck.Identity{Namespace: releaseNamespace, ServiceAccount: "kuberay-operator"}
-
 // goldenCases are the values files under testdata with a golden rendering;
 // "default" is the chart's own values.
 var goldenCases = []string{"default", "single-namespace", "webhook", "kuberay"}
 
 // release is the release of a case, with extra --set values.
 func release(c string, set ...string) helmchart.Release {
-	r := helmchart.Release{Name: releaseName, Namespace: releaseNamespace, Set: set}
+	r := helmchart.Release{Name: helmchart.ReleaseName, Namespace: helmchart.ReleaseNamespace, Set: set}
 	if c != "default" {
 		r.ValuesFiles = []string{filepath.Join("testdata", c+".values.yaml")}
 	}

@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 )
 
@@ -53,7 +54,7 @@ func TestCRDsAreGenerated(t *testing.T) {
 				if diff := cmp.Diff(wantAnnotations, got.Annotations); diff != "" {
 					t.Errorf("CRD %s annotations (-want +got):\n%s", got.Name, diff)
 				}
-				if got.Labels["app.kubernetes.io/instance"] != releaseName {
+				if got.Labels["app.kubernetes.io/instance"] != helmchart.ReleaseName {
 					t.Errorf("CRD %s labels %v lack the release's", got.Name, got.Labels)
 				}
 			}

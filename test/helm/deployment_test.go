@@ -15,6 +15,7 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 )
 
@@ -39,8 +40,8 @@ func TestDeploymentSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.values, func(t *testing.T) {
 			objs := render(t, release(tt.values, "crds.install=false"))
-			d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", releaseNamespace, releaseName))
-			s := installcheck.CheckDeployment(t, d, installcheck.DeploymentCheck{Identity: operatorID, Objects: objs})
+			d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
+			s := installcheck.CheckDeployment(t, d, installcheck.DeploymentCheck{Identity: helmchart.Operator(), Objects: objs})
 			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 				t.Errorf("strategy = %q, want Recreate", d.Spec.Strategy.Type)
 			}
@@ -83,9 +84,9 @@ func checkWebhookContainer(t *testing.T, s operator.Settings, d *appsv1.Deployme
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 	w := s.Webhooks
-	if !w.Enabled || w.Namespace != releaseNamespace || w.ServiceName != "kuberay-operator-webhook-service" ||
+	if !w.Enabled || w.Namespace != helmchart.ReleaseNamespace || w.ServiceName != "kuberay-operator-webhook-service" ||
 		w.ConfigurationName != "kuberay-operator-validating-webhook-configuration" || w.SecretName != "kuberay-operator-webhook-server-cert" {
-		t.Errorf("webhook settings %+v do not name the chart's Service, configuration and Secret in %s", w, releaseNamespace)
+		t.Errorf("webhook settings %+v do not name the chart's Service, configuration and Secret in %s", w, helmchart.ReleaseNamespace)
 	}
 	installcheck.CheckWebhookServing(t, d, w)
 }
@@ -205,8 +206,8 @@ func checkLogVolume(t *testing.T, spec corev1.PodSpec, c corev1.Container) {
 func TestConfigFileMatchesFlags(t *testing.T) {
 	resolve := func(set ...string) operator.Settings {
 		objs := render(t, release("kuberay", append(set, "crds.install=false")...))
-		d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", releaseNamespace, releaseName))
-		return installcheck.ResolveContainer(t, d.Spec.Template.Spec, installcheck.DeploymentCheck{Identity: operatorID, Objects: objs})
+		d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
+		return installcheck.ResolveContainer(t, d.Spec.Template.Spec, installcheck.DeploymentCheck{Identity: helmchart.Operator(), Objects: objs})
 	}
 	file := resolve()
 	flags := resolve("configuration.enabled=false",

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 )
 
@@ -53,8 +54,8 @@ func TestRefusedValues(t *testing.T) {
 // front of the container's metrics port, selecting the operator Pods.
 func TestService(t *testing.T) {
 	objs := render(t, release("kuberay", "crds.install=false"))
-	d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", releaseNamespace, releaseName))
-	svc := installcheck.Convert[corev1.Service](t, installcheck.Find(t, objs, "Service", releaseNamespace, releaseName))
+	d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
+	svc := installcheck.Convert[corev1.Service](t, installcheck.Find(t, objs, "Service", helmchart.ReleaseNamespace, helmchart.ReleaseName))
 	want := []corev1.ServicePort{{Name: "http", Port: 9090, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}}
 	if diff := cmp.Diff(want, svc.Spec.Ports); diff != "" {
 		t.Errorf("Service ports (-want +got):\n%s", diff)
@@ -70,8 +71,8 @@ func TestService(t *testing.T) {
 // say, and that none is rendered by default.
 func TestServiceMonitor(t *testing.T) {
 	objs := render(t, release("kuberay", "crds.install=false"))
-	svc := installcheck.Find(t, objs, "Service", releaseNamespace, releaseName)
-	sm := installcheck.Find(t, objs, "ServiceMonitor", "monitoring", releaseName)
+	svc := installcheck.Find(t, objs, "Service", helmchart.ReleaseNamespace, helmchart.ReleaseName)
+	sm := installcheck.Find(t, objs, "ServiceMonitor", "monitoring", helmchart.ReleaseName)
 	if sm.GetAPIVersion() != "monitoring.coreos.com/v1" {
 		t.Errorf("ServiceMonitor apiVersion %q", sm.GetAPIVersion())
 	}
@@ -80,7 +81,7 @@ func TestServiceMonitor(t *testing.T) {
 	}
 	spec, _, _ := unstructured.NestedMap(sm.Object, "spec")
 	want := map[string]any{
-		"namespaceSelector": map[string]any{"matchNames": []any{releaseNamespace}},
+		"namespaceSelector": map[string]any{"matchNames": []any{helmchart.ReleaseNamespace}},
 		"selector":          spec["selector"],
 		"endpoints":         []any{map[string]any{"port": "http", "path": "/metrics", "interval": "15s", "honorLabels": false}},
 	}
@@ -103,15 +104,15 @@ func TestServiceMonitor(t *testing.T) {
 // permissions to do so; and that none of them is rendered by default.
 func TestWebhookObjects(t *testing.T) {
 	objs := render(t, release("webhook", "crds.install=false"))
-	d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", releaseNamespace, releaseName))
-	svc := installcheck.Convert[corev1.Service](t, installcheck.Find(t, objs, "Service", releaseNamespace, releaseName+"-webhook-service"))
+	d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
+	svc := installcheck.Convert[corev1.Service](t, installcheck.Find(t, objs, "Service", helmchart.ReleaseNamespace, helmchart.ReleaseName+"-webhook-service"))
 	if diff := cmp.Diff([]corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromString("webhook-server"), Protocol: corev1.ProtocolTCP}}, svc.Spec.Ports); diff != "" {
 		t.Errorf("webhook Service ports (-want +got):\n%s", diff)
 	}
 	checkSelects(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, d.Spec.Template.Labels, "the operator Pods")
 
 	vwc := installcheck.Convert[admissionregistrationv1.ValidatingWebhookConfiguration](t,
-		installcheck.Find(t, objs, "ValidatingWebhookConfiguration", "", releaseName+"-validating-webhook-configuration"))
+		installcheck.Find(t, objs, "ValidatingWebhookConfiguration", "", helmchart.ReleaseName+"-validating-webhook-configuration"))
 	var want []admissionregistrationv1.ValidatingWebhook
 	for _, kind := range []string{"raycluster", "rayjob", "rayservice", "raycronjob"} {
 		want = append(want, validatingWebhook(kind))
@@ -120,18 +121,18 @@ func TestWebhookObjects(t *testing.T) {
 		t.Errorf("webhooks (-want +got):\n%s", diff)
 	}
 
-	role := installcheck.Convert[rbacv1.Role](t, installcheck.Find(t, objs, "Role", releaseNamespace, releaseName+"-webhook"))
+	role := installcheck.Convert[rbacv1.Role](t, installcheck.Find(t, objs, "Role", helmchart.ReleaseNamespace, helmchart.ReleaseName+"-webhook"))
 	wantRole := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "get", "list", "update", "watch"}}}
 	if diff := cmp.Diff(wantRole, role.Rules); diff != "" {
 		t.Errorf("webhook Role rules (-want +got):\n%s", diff)
 	}
-	clusterRole := installcheck.Convert[rbacv1.ClusterRole](t, installcheck.Find(t, objs, "ClusterRole", "", releaseName+"-webhook"))
+	clusterRole := installcheck.Convert[rbacv1.ClusterRole](t, installcheck.Find(t, objs, "ClusterRole", "", helmchart.ReleaseName+"-webhook"))
 	wantClusterRole := []rbacv1.PolicyRule{{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"}, Verbs: []string{"get", "list", "update", "watch"}}}
 	if diff := cmp.Diff(wantClusterRole, clusterRole.Rules); diff != "" {
 		t.Errorf("webhook ClusterRole rules (-want +got):\n%s", diff)
 	}
-	checkBinding(t, objs, installcheck.Find(t, objs, "Role", releaseNamespace, releaseName+"-webhook"))
-	checkBinding(t, objs, installcheck.Find(t, objs, "ClusterRole", "", releaseName+"-webhook"))
+	checkBinding(t, objs, installcheck.Find(t, objs, "Role", helmchart.ReleaseNamespace, helmchart.ReleaseName+"-webhook"))
+	checkBinding(t, objs, installcheck.Find(t, objs, "ClusterRole", "", helmchart.ReleaseName+"-webhook"))
 
 	for _, o := range render(t, release("default", "crds.install=false")) {
 		if strings.Contains(o.GetName(), "webhook") {
@@ -147,8 +148,8 @@ func validatingWebhook(kind string) admissionregistrationv1.ValidatingWebhook {
 	return admissionregistrationv1.ValidatingWebhook{
 		Name: "v" + kind + ".kb.io",
 		ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-			Namespace: releaseNamespace,
-			Name:      releaseName + "-webhook-service",
+			Namespace: helmchart.ReleaseNamespace,
+			Name:      helmchart.ReleaseName + "-webhook-service",
 			Path:      new("/validate-ray-io-v1-" + kind),
 			Port:      new(int32(443)),
 		}},

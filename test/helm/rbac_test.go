@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 )
 
@@ -45,7 +46,7 @@ func TestOperatorRulesAreGenerated(t *testing.T) {
 			objs := render(t, release(tt.values, append(tt.set, "crds.install=false")...))
 			var got []string
 			for _, o := range objs {
-				if (o.GetKind() == "Role" || o.GetKind() == "ClusterRole") && o.GetName() == releaseName {
+				if (o.GetKind() == "Role" || o.GetKind() == "ClusterRole") && o.GetName() == helmchart.ReleaseName {
 					got = append(got, o.GetKind()+"/"+o.GetNamespace())
 					checkRules(t, o, generated)
 					checkBinding(t, objs, o)
@@ -57,7 +58,7 @@ func TestOperatorRulesAreGenerated(t *testing.T) {
 			if diff := cmp.Diff(tt.roles, got); diff != "" {
 				t.Errorf("operator roles (-want +got):\n%s", diff)
 			}
-			le := installcheck.Find(t, objs, "Role", releaseNamespace, releaseName+"-leader-election")
+			le := installcheck.Find(t, objs, "Role", helmchart.ReleaseNamespace, helmchart.ReleaseName+"-leader-election")
 			checkRules(t, le, leader)
 			checkBinding(t, objs, le)
 		})
@@ -80,7 +81,7 @@ func TestUserRoles(t *testing.T) {
 		values, kind, namespace string
 	}{
 		{"default", "ClusterRole", ""},
-		{"single-namespace", "Role", releaseNamespace},
+		{"single-namespace", "Role", helmchart.ReleaseNamespace},
 	} {
 		t.Run(tt.values, func(t *testing.T) {
 			objs := render(t, release(tt.values, "crds.install=false"))
@@ -137,7 +138,7 @@ func checkBinding(t *testing.T, objs []*unstructured.Unstructured, role *unstruc
 	b := installcheck.Convert[rbacv1.RoleBinding](t, installcheck.Find(t, objs, role.GetKind()+"Binding", role.GetNamespace(), role.GetName()))
 	want := rbacv1.RoleBinding{
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: role.GetKind(), Name: role.GetName()},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: operatorID.ServiceAccount, Namespace: operatorID.Namespace}},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: helmchart.Operator().ServiceAccount, Namespace: helmchart.Operator().Namespace}},
 	}
 	if diff := cmp.Diff(want.RoleRef, b.RoleRef); diff != "" {
 		t.Errorf("%s %s roleRef (-want +got):\n%s", b.Kind, b.Name, diff)

@@ -27,6 +27,22 @@ const (
 	EnvHelm = "RAY_OPERATOR_HELM"
 )
 
+// The release docs/install.md installs (helm install kuberay-operator
+// --namespace ray-system).
+const (
+	// ReleaseName is its name; the chart's defaults give the operator's
+	// Deployment and ServiceAccount the same.
+	ReleaseName = "kuberay-operator"
+	// ReleaseNamespace is its namespace.
+	ReleaseNamespace = "ray-system"
+)
+
+// Operator is the identity the chart's defaults run the operator as: the
+// ServiceAccount ReleaseName in ReleaseNamespace.
+func Operator() installcheck.Identity {
+	return installcheck.Identity{Namespace: ReleaseNamespace, ServiceAccount: ReleaseName}
+}
+
 // Binary returns the helm executable: $RAY_OPERATOR_HELM, else the one the
 // Makefile installs into $CACHE/tools/helm-<HelmVersion>.
 func Binary() (string, error) {
@@ -113,6 +129,17 @@ func Parse(t testing.TB, manifest string) []*unstructured.Unstructured {
 		t.Fatalf("decoding the rendered chart: %v", err)
 	}
 	return objs
+}
+
+// Manifest parses the manifest helm installed for the release name of
+// namespace, on the API server of kubeconfig.
+func Manifest(t testing.TB, kubeconfig, name, namespace string) []*unstructured.Unstructured {
+	t.Helper()
+	manifest, err := Helm(t, "get", "manifest", name, "--namespace", namespace, "--kubeconfig", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Parse(t, manifest)
 }
 
 // Kubeconfig writes kubeconfig to a file for helm's --kubeconfig and

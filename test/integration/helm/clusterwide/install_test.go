@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -29,13 +28,6 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
-
-const (
-	releaseName      = "kuberay-operator"
-	releaseNamespace = "ray-system"
-)
-
-var operatorID = installcheck.Identity{Namespace: releaseNamespace, ServiceAccount: "kuberay-operator"}
 
 // crdNames are the CRDs of config/crd/bases.
 var crdNames = []string{"rayclusters.ray.io", "raycronjobs.ray.io", "rayjobs.ray.io", "rayservices.ray.io"}
@@ -60,7 +52,7 @@ func TestSwitchFromKubeRay(t *testing.T) {
 	}
 	adoptCRDs(t, kubeconfig)
 
-	release := helmchart.Release{Name: releaseName, Namespace: releaseNamespace}
+	release := helmchart.Release{Name: helmchart.ReleaseName, Namespace: helmchart.ReleaseNamespace}
 	helmchart.Install(t, "install", kubeconfig, olderChart(t), release)
 	if cols := liveCRD(t, env, "rayclusters.ray.io").Spec.Versions[0].AdditionalPrinterColumns; len(cols) != 0 {
 		t.Fatalf("after installing the older chart, RayCluster has printer columns %v: the adopted CRD was not updated", cols)
@@ -80,21 +72,21 @@ func TestSwitchFromKubeRay(t *testing.T) {
 
 	checkReleaseSize(t, env)
 
-	objs := releaseObjects(t, kubeconfig)
-	deploy := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", releaseNamespace, releaseName))
-	settings := installcheck.CheckDeployment(t, deploy, installcheck.DeploymentCheck{Identity: operatorID, Objects: objs})
+	objs := helmchart.Manifest(t, kubeconfig, helmchart.ReleaseName, helmchart.ReleaseNamespace)
+	deploy := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
+	settings := installcheck.CheckDeployment(t, deploy, installcheck.DeploymentCheck{Identity: helmchart.Operator(), Objects: objs})
 	if settings.Config.ReconcileConcurrency != 3 {
 		t.Errorf("after helm upgrade --set reconcileConcurrency=3, the operator runs with %d", settings.Config.ReconcileConcurrency)
 	}
 
 	t.Run("the service account holds every permission of the generated role", func(t *testing.T) {
 		accesses := installcheck.RuleAccesses(installcheck.GeneratedRole(t).Rules, "some-user-namespace")
-		installcheck.CheckAllowed(t, env.Client, operatorID, append(accesses, installcheck.LeaderElectionAccesses(operatorID)...))
+		installcheck.CheckAllowed(t, env.Client, helmchart.Operator(), append(accesses, installcheck.LeaderElectionAccesses(helmchart.Operator())...))
 	})
 	var clusterNamespace string
 	t.Run("the operator runs as installed", func(t *testing.T) {
 		clusterNamespace = env.Namespace(t)
-		installcheck.RunOperator(t, env, settings, operatorID, clusterNamespace)
+		installcheck.RunOperator(t, env, settings, helmchart.Operator(), clusterNamespace)
 	})
 
 	uninstallKeepsCRDs(t, env, kubeconfig, clusterNamespace)
@@ -111,7 +103,7 @@ func adoptCRDs(t *testing.T, kubeconfig string) {
 	}
 	for _, args := range [][]string{
 		append(append([]string{"label", "crd"}, crdNames...), "app.kubernetes.io/managed-by=Helm", "--overwrite"),
-		append(append([]string{"annotate", "crd"}, crdNames...), "meta.helm.sh/release-name="+releaseName, "meta.helm.sh/release-namespace="+releaseNamespace, "--overwrite"),
+		append(append([]string{"annotate", "crd"}, crdNames...), "meta.helm.sh/release-name="+helmchart.ReleaseName, "meta.helm.sh/release-namespace="+helmchart.ReleaseNamespace, "--overwrite"),
 	} {
 		cmd := exec.CommandContext(t.Context(), filepath.Join(binDir, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -143,21 +135,11 @@ func olderChart(t *testing.T) string {
 	return dir
 }
 
-// releaseObjects parses the manifest helm installed for the release.
-func releaseObjects(t *testing.T, kubeconfig string) []*unstructured.Unstructured {
-	t.Helper()
-	manifest, err := helmchart.Helm(t, "get", "manifest", releaseName, "--namespace", releaseNamespace, "--kubeconfig", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return helmchart.Parse(t, manifest)
-}
-
 // uninstallKeepsCRDs uninstalls the release and checks that the CRDs and
 // the RayCluster in namespace stay while the operator's objects go.
 func uninstallKeepsCRDs(t *testing.T, env *testenv.Env, kubeconfig, namespace string) {
 	t.Helper()
-	if out, err := helmchart.Helm(t, "uninstall", releaseName, "--namespace", releaseNamespace, "--kubeconfig", kubeconfig); err != nil {
+	if out, err := helmchart.Helm(t, "uninstall", helmchart.ReleaseName, "--namespace", helmchart.ReleaseNamespace, "--kubeconfig", kubeconfig); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, name := range crdNames {
@@ -167,7 +149,7 @@ func uninstallKeepsCRDs(t *testing.T, env *testenv.Env, kubeconfig, namespace st
 	if err := env.Client.List(t.Context(), clusters, client.InNamespace(namespace)); err != nil || len(clusters.Items) == 0 {
 		t.Errorf("after helm uninstall, RayClusters in %s: %d (err %v), want the sample", namespace, len(clusters.Items), err)
 	}
-	err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: releaseNamespace, Name: releaseName}, &appsv1.Deployment{})
+	err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: helmchart.ReleaseName}, &appsv1.Deployment{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("after helm uninstall, getting the Deployment: %v, want NotFound", err)
 	}
@@ -208,22 +190,22 @@ func generatedCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefin
 // Fail, a create is refused.
 func installWithWebhooks(t *testing.T, env *testenv.Env, kubeconfig string) {
 	t.Helper()
-	release := helmchart.Release{Name: releaseName, Namespace: releaseNamespace, Set: []string{"webhook.enabled=true", "crds.install=false"}}
+	release := helmchart.Release{Name: helmchart.ReleaseName, Namespace: helmchart.ReleaseNamespace, Set: []string{"webhook.enabled=true", "crds.install=false"}}
 	helmchart.Install(t, "install", kubeconfig, helmchart.Dir(t), release)
 
 	var allowed []installcheck.Access
 	for _, verb := range []string{"create", "get", "list", "update", "watch"} {
-		allowed = append(allowed, installcheck.Access{Resource: "secrets", Verb: verb, Namespace: releaseNamespace})
+		allowed = append(allowed, installcheck.Access{Resource: "secrets", Verb: verb, Namespace: helmchart.ReleaseNamespace})
 	}
 	for _, verb := range []string{"get", "list", "update", "watch"} {
 		allowed = append(allowed, installcheck.Access{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: verb})
 	}
 	for _, a := range allowed {
-		if !installcheck.Allowed(t, env.Client, operatorID, a) {
-			t.Errorf("with webhook.enabled, %s may not %s %s in %q", operatorID.User(), a.Verb, a.Resource, a.Namespace)
+		if !installcheck.Allowed(t, env.Client, helmchart.Operator(), a) {
+			t.Errorf("with webhook.enabled, %s may not %s %s in %q", helmchart.Operator().User(), a.Verb, a.Resource, a.Namespace)
 		}
 	}
-	installcheck.CheckDenied(t, env.Client, operatorID, []installcheck.Access{
+	installcheck.CheckDenied(t, env.Client, helmchart.Operator(), []installcheck.Access{
 		{Resource: "secrets", Verb: "update", Namespace: "some-user-namespace"},
 		{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: "delete"},
 		{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verb: "update"},
@@ -248,7 +230,7 @@ const secretLimit = 1 << 20
 func checkReleaseSize(t *testing.T, env *testenv.Env) {
 	t.Helper()
 	secrets := &corev1.SecretList{}
-	if err := env.Client.List(t.Context(), secrets, client.InNamespace(releaseNamespace), client.MatchingLabels{"owner": "helm", "name": releaseName}); err != nil {
+	if err := env.Client.List(t.Context(), secrets, client.InNamespace(helmchart.ReleaseNamespace), client.MatchingLabels{"owner": "helm", "name": helmchart.ReleaseName}); err != nil {
 		t.Fatal(err)
 	}
 	if len(secrets.Items) == 0 {

@@ -18,13 +18,9 @@ import (
 )
 
 const (
-	releaseName      = "kuberay-operator"
-	releaseNamespace = "ray-system"
-	watched          = "team-a"
-	unwatched        = "team-b"
+	watched   = "team-a"
+	unwatched = "team-b"
 )
-
-var operatorID = installcheck.Identity{Namespace: releaseNamespace, ServiceAccount: "kuberay-operator"}
 
 // TestSingleNamespaceInstall installs the chart watching the release
 // namespace and team-a, with the CRDs installed beforehand (as a namespace
@@ -40,39 +36,35 @@ func TestSingleNamespaceInstall(t *testing.T) {
 	}
 	kubeconfig := helmchart.Kubeconfig(t, env.Kubeconfig)
 	helmchart.Install(t, "install", kubeconfig, helmchart.Dir(t), helmchart.Release{
-		Name: releaseName, Namespace: releaseNamespace,
-		Set: []string{"singleNamespaceInstall=true", "watchNamespace={" + releaseNamespace + "," + watched + "}", "crds.install=false"},
+		Name: helmchart.ReleaseName, Namespace: helmchart.ReleaseNamespace,
+		Set: []string{"singleNamespaceInstall=true", "watchNamespace={" + helmchart.ReleaseNamespace + "," + watched + "}", "crds.install=false"},
 	})
-	manifest, err := helmchart.Helm(t, "get", "manifest", releaseName, "--namespace", releaseNamespace, "--kubeconfig", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := helmchart.Parse(t, manifest)
+	objs := helmchart.Manifest(t, kubeconfig, helmchart.ReleaseName, helmchart.ReleaseNamespace)
 	for _, o := range objs {
 		if o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding" {
 			t.Errorf("singleNamespaceInstall installs %s %s", o.GetKind(), o.GetName())
 		}
 	}
-	deploy := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", releaseNamespace, releaseName))
-	settings := installcheck.CheckDeployment(t, deploy, installcheck.DeploymentCheck{Identity: operatorID, Objects: objs})
-	if got, want := settings.Config.WatchNamespace, releaseNamespace+","+watched; got != want {
+	deploy := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
+	settings := installcheck.CheckDeployment(t, deploy, installcheck.DeploymentCheck{Identity: helmchart.Operator(), Objects: objs})
+	if got, want := settings.Config.WatchNamespace, helmchart.ReleaseNamespace+","+watched; got != want {
 		t.Errorf("the operator watches %q, want %q", got, want)
 	}
 
 	rules := installcheck.GeneratedRole(t).Rules
 	t.Run("the service account holds the generated role in the watched namespaces", func(t *testing.T) {
-		accesses := installcheck.LeaderElectionAccesses(operatorID)
-		for _, ns := range []string{releaseNamespace, watched} {
+		accesses := installcheck.LeaderElectionAccesses(helmchart.Operator())
+		for _, ns := range []string{helmchart.ReleaseNamespace, watched} {
 			accesses = append(accesses, installcheck.RuleAccesses(rules, ns)...)
 		}
-		installcheck.CheckAllowed(t, env.Client, operatorID, accesses)
+		installcheck.CheckAllowed(t, env.Client, helmchart.Operator(), accesses)
 	})
 	t.Run("and nothing in other namespaces or cluster-wide", func(t *testing.T) {
 		for _, ns := range []string{unwatched, ""} {
-			installcheck.CheckDenied(t, env.Client, operatorID, installcheck.RuleAccesses(rules, ns))
+			installcheck.CheckDenied(t, env.Client, helmchart.Operator(), installcheck.RuleAccesses(rules, ns))
 		}
 	})
 	t.Run("the operator runs as installed", func(t *testing.T) {
-		installcheck.RunOperator(t, env, settings, operatorID, watched)
+		installcheck.RunOperator(t, env, settings, helmchart.Operator(), watched)
 	})
 }
