@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/ray-operator/ray-operator/internal/auditlog"
 )
 
 // pollInterval is how often readiness is checked while starting.
@@ -38,22 +41,26 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds
 		return err
 	}
 	cp.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	err = cp.run(opts, binAPIServer, filepath.Join(opts.BinDir, binAPIServer), []string{
-		"--etcd-servers=" + etcdURL,
+	audit, err := auditArgs(opts.AuditLogPath)
+	if err != nil {
+		return err
+	}
+	err = cp.run(opts, binAPIServer, filepath.Join(opts.BinDir, binAPIServer), append(audit,
+		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(apiPort),
-		"--tls-cert-file=" + creds.servingCert,
-		"--tls-private-key-file=" + creds.servingKey,
-		"--token-auth-file=" + creds.tokenFile,
+		"--secure-port="+strconv.Itoa(apiPort),
+		"--tls-cert-file="+creds.servingCert,
+		"--tls-private-key-file="+creds.servingKey,
+		"--token-auth-file="+creds.tokenFile,
 		"--authorization-mode=RBAC",
-		"--service-account-issuer=" + cp.APIServerURL,
-		"--service-account-key-file=" + creds.saKey,
-		"--service-account-signing-key-file=" + creds.saKey,
-		"--service-cluster-ip-range=" + serviceClusterIPRange,
+		"--service-account-issuer="+cp.APIServerURL,
+		"--service-account-key-file="+creds.saKey,
+		"--service-account-signing-key-file="+creds.saKey,
+		"--service-cluster-ip-range="+serviceClusterIPRange,
 		"--allow-privileged=true",
-		"--cert-dir=" + filepath.Join(opts.StateDir, "pki"),
-	})
+		"--cert-dir="+filepath.Join(opts.StateDir, "pki"),
+	))
 	if err != nil {
 		return err
 	}
@@ -68,6 +75,24 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds
 		Burst:           2000,
 	}
 	return cp.waitAPIServerReady(ctx)
+}
+
+// auditArgs are the kube-apiserver flags of an audit log at path, none
+// when path is empty.
+func auditArgs(path string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	flags, err := auditlog.APIServerArgs(path)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]string, 0, len(flags))
+	for name, value := range flags {
+		args = append(args, "--"+name+"="+value)
+	}
+	sort.Strings(args)
+	return args, nil
 }
 
 // waitAPIServerReady polls /readyz until it answers ok.
@@ -95,6 +120,9 @@ func (cp *ControlPlane) startControllers(opts *Options, schedulerPort, kcmPort i
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--cert-dir=" + filepath.Join(opts.StateDir, "pki"),
+	}
+	if opts.ComponentQPS > 0 {
+		common = append(common, "--kube-api-qps="+strconv.Itoa(opts.ComponentQPS), "--kube-api-burst="+strconv.Itoa(2*opts.ComponentQPS))
 	}
 	err := cp.run(opts, binScheduler, filepath.Join(opts.BinDir, binScheduler),
 		append(common, "--secure-port="+strconv.Itoa(schedulerPort)))

@@ -55,6 +55,13 @@ type Options struct {
 	Log io.Writer
 	// StartTimeout bounds Start; default 2 minutes.
 	StartTimeout time.Duration
+	// AuditLogPath, when set, makes kube-apiserver write an audit log there
+	// (auditlog.Policy: every request at the Metadata level, JSON lines).
+	AuditLogPath string
+	// ComponentQPS, when positive, is the client QPS of kube-scheduler and
+	// kube-controller-manager (burst twice that) instead of their defaults
+	// (50 and 20), so that neither is the bottleneck of a benchmark.
+	ComponentQPS int
 }
 
 // ControlPlane is a running local control plane.

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 )
 
@@ -280,24 +281,16 @@ func (e *Env) Namespace(t testing.TB) string {
 	return ns.Name
 }
 
-// auditPolicy logs every request at the Metadata level.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-rules:
-- level: Metadata
-`
-
 // configureAudit makes api write its audit log to path as JSON lines, with
 // the policy written beside it.
 func configureAudit(api *envtest.APIServer, path string) error {
-	policy := path + ".policy.yaml"
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		return fmt.Errorf("writing the audit policy: %w", err)
+	flags, err := auditlog.APIServerArgs(path)
+	if err != nil {
+		return err
 	}
 	args := api.Configure()
-	args.Set("audit-policy-file", policy)
-	args.Set("audit-log-path", path)
-	args.Set("audit-log-format", "json")
-	args.Set("audit-log-mode", "blocking")
+	for name, value := range flags {
+		args.Set(name, value)
+	}
 	return nil
 }

@@ -1,8 +1,6 @@
 package operator_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -156,40 +155,6 @@ func waitPodCount(t *testing.T, c client.Client, ns, cluster string, ok func(int
 	t.Fatalf("cluster %s has %d Pods, want %s", cluster, got, want)
 }
 
-// auditEvent is the part of an audit log line the test reads.
-type auditEvent struct {
-	Stage string `json:"stage"`
-	Verb  string `json:"verb"`
-	User  struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-	} `json:"objectRef"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	StageTimestamp metav1.MicroTime `json:"stageTimestamp"`
-}
-
-func (e auditEvent) write() bool {
-	switch e.Verb {
-	case "create", "update", "patch", "delete", "deletecollection":
-		return e.Stage == "ResponseComplete"
-	}
-	return false
-}
-
-func (e auditEvent) succeeded() bool { return e.ResponseStatus != nil && e.ResponseStatus.Code < 300 }
-
-func (e auditEvent) resource() string {
-	if e.ObjectRef == nil {
-		return ""
-	}
-	return e.ObjectRef.Resource
-}
-
 // checkAudit reads the API server's audit log: operator-b wrote nothing
 // but Lease updates until it held the Lease; every successful Pod creation
 // in ns left a Pod (none was a duplicate that had to be removed); and both
@@ -201,7 +166,7 @@ func checkAudit(t *testing.T, path, ns string) {
 	// shows, see below.)
 	var bLeader time.Time
 	for _, e := range events {
-		if e.User.Username == "operator-b" && e.write() && e.succeeded() && e.resource() == "leases" {
+		if e.User.Username == "operator-b" && e.IsWrite() && e.Succeeded() && e.Resource() == "leases" {
 			bLeader = e.StageTimestamp.Time
 			break
 		}
@@ -211,13 +176,13 @@ func checkAudit(t *testing.T, path, ns string) {
 	}
 	podCreates := map[string]int{}
 	for _, e := range events {
-		if !e.write() || !strings.HasPrefix(e.User.Username, "operator-") {
+		if !e.IsWrite() || !strings.HasPrefix(e.User.Username, "operator-") {
 			continue
 		}
-		if e.User.Username == "operator-b" && e.StageTimestamp.Time.Before(bLeader) && e.resource() != "leases" {
-			t.Errorf("operator-b wrote %s %s before it led", e.Verb, e.resource())
+		if e.User.Username == "operator-b" && e.StageTimestamp.Time.Before(bLeader) && e.Resource() != "leases" {
+			t.Errorf("operator-b wrote %s %s before it led", e.Verb, e.Resource())
 		}
-		if e.Verb == "create" && e.resource() == "pods" && e.succeeded() && e.ObjectRef.Namespace == ns {
+		if e.Verb == "create" && e.Resource() == "pods" && e.Succeeded() && e.Namespace() == ns {
 			podCreates[e.User.Username]++
 		}
 	}
@@ -244,9 +209,9 @@ func checkAudit(t *testing.T, path, ns string) {
 // creations in ns, or a deadline passes. The API server writes an event's
 // ResponseComplete stage after the client has its answer, so the last
 // creations can reach the log a moment after their Pods are visible.
-func readAuditUntil(t *testing.T, path, ns string, want int) []auditEvent {
+func readAuditUntil(t *testing.T, path, ns string, want int) []auditlog.Event {
 	t.Helper()
-	var events []auditEvent
+	var events []auditlog.Event
 	for deadline := time.Now().Add(auditDeadline); ; time.Sleep(50 * time.Millisecond) {
 		events = readAudit(t, path)
 		if podCreations(events, ns) >= want || time.Now().After(deadline) {
@@ -255,32 +220,22 @@ func readAuditUntil(t *testing.T, path, ns string, want int) []auditEvent {
 	}
 }
 
-func podCreations(events []auditEvent, ns string) int {
+func podCreations(events []auditlog.Event, ns string) int {
 	n := 0
 	for _, e := range events {
-		if e.write() && e.Verb == "create" && e.resource() == "pods" && e.succeeded() && e.ObjectRef.Namespace == ns {
+		if e.IsWrite() && e.Verb == "create" && e.Resource() == "pods" && e.Succeeded() && e.Namespace() == ns {
 			n++
 		}
 	}
 	return n
 }
 
-// readAudit parses the complete lines of the audit log; a last line the
-// API server is still writing is left for the next read.
-func readAudit(t *testing.T, path string) []auditEvent {
+// readAudit parses the complete lines of the audit log.
+func readAudit(t *testing.T, path string) []auditlog.Event {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	events, err := auditlog.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := bytes.Split(data, []byte("\n"))
-	var out []auditEvent
-	for _, line := range lines[:len(lines)-1] {
-		var e auditEvent
-		if err := json.Unmarshal(line, &e); err != nil {
-			t.Fatalf("audit line: %v", err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return events
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clockTicks is Linux's USER_HZ, the unit of /proc/<pid>/stat CPU times.
+const clockTicks = 100
+
+// operatorProcess is the operator binary running against the control plane.
+type operatorProcess struct {
+	cmd       *exec.Cmd
+	probeAddr string
+	log       *os.File
+	done      chan struct{}
+	waitErr   error
+}
+
+// buildOperator builds the operator binary into dir.
+func buildOperator(ctx context.Context, root, dir string) (string, error) {
+	binary := filepath.Join(dir, "ray-operator")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/ray-operator")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/ray-operator: %w\n%s", err, out)
+	}
+	return binary, nil
+}
+
+// startOperator builds and starts the operator binary with kubeconfig and
+// the benchmark's operator flags; its log goes to dir/operator.log.
+func startOperator(ctx context.Context, o *options, kubeconfig, dir string) (*operatorProcess, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	binary, err := buildOperator(ctx, o.root, dir)
+	if err != nil {
+		return nil, err
+	}
+	probe, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "operator.log"))
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--enable-leader-election=false",
+		"--metrics-addr=" + metrics,
+		"--health-probe-bind-address=" + probe,
+	}, o.opArgs...)
+	p := &operatorProcess{cmd: exec.Command(binary, args...), probeAddr: probe, log: log, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	p.cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the operator: %w", err)
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// waitReady waits until the operator answers /readyz.
+func (p *operatorProcess) waitReady(ctx context.Context) error {
+	url := "http://" + p.probeAddr + "/readyz"
+	for {
+		resp, err := http.Get(url) //nolint:gosec,noctx // a local probe of the process just started
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return fmt.Errorf("the operator exited: %v (log %s)", p.waitErr, p.log.Name())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// cpuSeconds is the operator's user+system CPU time so far, from
+// /proc/<pid>/stat (0 once it has exited).
+func (p *operatorProcess) cpuSeconds() float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	return statCPUSeconds(data)
+}
+
+// statCPUSeconds reads utime and stime (fields 14 and 15) of a
+// /proc/<pid>/stat line; the command name in parentheses may hold spaces.
+func statCPUSeconds(stat []byte) float64 {
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	// fields[0] is the state (field 3), so field k is fields[k-3].
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / clockTicks
+}
+
+// stop stops the operator with SIGTERM and returns its peak RSS in MiB
+// (getrusage's ru_maxrss of the exited child).
+func (p *operatorProcess) stop() (float64, error) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.kill()
+		return 0, errors.New("the operator did not stop within 30 s of SIGTERM")
+	}
+	_ = p.log.Close()
+	usage, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, errors.New("no resource usage of the operator process")
+	}
+	return float64(usage.Maxrss) / 1024, nil // ru_maxrss is in KiB on Linux
+}
+
+// kill ends the operator at once, if it still runs.
+func (p *operatorProcess) kill() {
+	select {
+	case <-p.done:
+	default:
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}

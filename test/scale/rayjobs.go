@@ -1,0 +1,8 @@
+package main
+
+import (
+	"context"
+	"errors"
+)
+
+func (w *world) rayJobs(context.Context, *Result) error { return errors.New("TODO") }
