@@ -35,6 +35,8 @@ type Deps struct {
 	// nil for none; BatchSchedulerFactory made it.
 	BatchScheduler        batchscheduler.Scheduler
 	BatchSchedulerFactory batchscheduler.Factory
+	// Dashboards is Settings.Dashboards.
+	Dashboards dashboard.ClientProvider
 }
 
 // Controller is one kind's controller as the operator registers it.
@@ -129,11 +131,7 @@ func setupRayService(mgr manager.Manager, d Deps) error {
 	if err != nil {
 		return err
 	}
-	dashboards := dashboard.NewHTTPProvider()
-	if proxy != nil {
-		dashboards = proxy.Clients()
-	}
-	r := rayservice.NewForManager(mgr, rayservice.Deps{Clock: d.Clock, Dashboards: dashboards, KubeProxy: proxy}, rayservice.Options{
+	r := rayservice.NewForManager(mgr, rayservice.Deps{Clock: d.Clock, Dashboards: baseDashboards(d, proxy), KubeProxy: proxy}, rayservice.Options{
 		ZeroDowntime:         d.Knobs.ZeroDowntime,
 		ClusterDomain:        d.Knobs.ClusterDomain,
 		HeadServiceClusterIP: d.Knobs.RayHeadClusterIPService,
@@ -152,15 +150,24 @@ func kubeProxy(mgr manager.Manager, d Deps) (*dashboard.KubeProxy, error) {
 	return dashboard.NewKubeProxy(mgr.GetConfig())
 }
 
+// baseDashboards makes dashboard clients: through the API server's proxy
+// with --use-kubernetes-proxy, else Deps.Dashboards, else plain HTTP.
+func baseDashboards(d Deps, proxy *dashboard.KubeProxy) dashboard.ClientProvider {
+	switch {
+	case proxy != nil:
+		return proxy.Clients()
+	case d.Dashboards != nil:
+		return d.Dashboards
+	}
+	return dashboard.NewHTTPProvider()
+}
+
 // dashboardProvider returns the Ray dashboard clients the RayJob controller
 // uses: plain HTTP (through the API server with proxy), behind the job info
 // cache when AsyncJobInfoQuery is on (the cache's pollers then run with the
 // manager).
 func dashboardProvider(mgr manager.Manager, d Deps, proxy *dashboard.KubeProxy) (dashboard.ClientProvider, error) {
-	provider := dashboard.NewHTTPProvider()
-	if proxy != nil {
-		provider = proxy.Clients()
-	}
+	provider := baseDashboards(d, proxy)
 	if !d.Features.Enabled(features.AsyncJobInfoQuery) {
 		return provider, nil
 	}

@@ -74,7 +74,7 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := Deps{Config: s.Config, Knobs: s.Knobs, Features: s.Features, IsOpenShift: isOpenShift, Clock: clock.RealClock{}}
+	deps := Deps{Config: s.Config, Knobs: s.Knobs, Features: s.Features, IsOpenShift: isOpenShift, Clock: clock.RealClock{}, Dashboards: s.Dashboards}
 	if batch != nil {
 		deps.BatchSchedulerFactory = batch
 		if deps.BatchScheduler, err = batch.New(context.Background(), cfg, mgr.GetClient()); err != nil {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
@@ -26,4 +27,9 @@ type Settings struct {
 	Warnings []string
 	// Controllers replaces DefaultControllers when not nil (tests).
 	Controllers []Controller
+	// Dashboards, when not nil, makes the clients of Ray dashboards instead
+	// of plain HTTP (tests and benchmarks with simulated dashboards). The
+	// job info cache (AsyncJobInfoQuery) still wraps it; with
+	// --use-kubernetes-proxy the proxy's clients are used instead.
+	Dashboards dashboard.ClientProvider
 }

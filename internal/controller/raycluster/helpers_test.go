@@ -175,6 +175,19 @@ func runningReady(p *corev1.Pod) {
 }
 
 // eventReasons drains the recorder and returns "Type Reason" of each event.
+// eventStrings drains the recorded events: "<type> <reason> <note>".
+func (h *harness) eventStrings() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
 func (h *harness) eventReasons() []string {
 	var out []string
 	for {

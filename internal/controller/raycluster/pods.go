@@ -71,7 +71,7 @@ func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, g
 	}
 	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
 	ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
-	r.event(s.cluster, corev1.EventTypeNormal, ev.created, actionCreate, "Created %s Pod %s/%s", ev.role, pod.Namespace, pod.Name)
+	s.podEvents.add(podChange{reason: ev.created, action: actionCreate, role: ev.role, group: group}, pod.Name)
 	return nil
 }
 
@@ -89,7 +89,7 @@ func (r *Reconciler) deletePod(ctx context.Context, s *scope, pod *corev1.Pod, g
 	}
 	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Delete)
 	ctrl.LoggerFrom(ctx).Info("Deleted "+ev.role+" Pod", "pod", klog.KObj(pod), "reason", why)
-	r.event(s.cluster, corev1.EventTypeNormal, ev.deleted, actionDelete, "Deleted %s Pod %s/%s: %s", ev.role, pod.Namespace, pod.Name, why)
+	s.podEvents.add(podChange{reason: ev.deleted, action: actionDelete, role: ev.role, group: group, why: why}, pod.Name)
 	return nil
 }
 

@@ -199,6 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
 	reconcileErr := r.runSteps(ctx, s)
+	r.flushPodEvents(s)
 	return r.finishPass(ctx, s, reconcileErr)
 }
 

@@ -24,8 +24,14 @@ func TestReconcileCreatesACluster(t *testing.T) {
 	if diff := cmp.Diff(ctrl.Result{RequeueAfter: shortRequeue}, res); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
-	wantEvents := []string{"Normal CreatedService", "Normal CreatedHeadPod", "Normal CreatedWorkerPod", "Normal CreatedWorkerPod"}
-	if diff := cmp.Diff(wantEvents, h.eventReasons()); diff != "" {
+	// One event per kind of Pod change in a pass, naming every Pod.
+	workers := h.pods(groupPodLabels("small"))
+	wantEvents := []string{
+		"Normal CreatedService Created service default/rc-head-svc",
+		"Normal CreatedHeadPod Created head Pod default/" + h.pods(headPodLabels)[0].Name,
+		"Normal CreatedWorkerPod Created 2 worker Pods of group small in default: " + workers[0].Name + ", " + workers[1].Name,
+	}
+	if diff := cmp.Diff(wantEvents, h.eventStrings()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	if got := len(h.pods(headPodLabels)); got != 1 {

@@ -29,6 +29,9 @@ type scope struct {
 	// delete to scale; scaleDeferred says some were left for a later pass.
 	scaleBudget   int
 	scaleDeferred bool
+	// podEvents are the Pod creations and deletions of the pass, reported
+	// once it ends.
+	podEvents podEventBatch
 }
 
 func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"hash/fnv"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+)
+
+// Simulated dashboard behaviour.
+const (
+	// slowLatency is the answer time of a slow dashboard: just inside the
+	// client's 2 s timeout (dashboard.DefaultTimeout).
+	slowLatency = 1900 * time.Millisecond
+	// hangLatency is how long a timing-out dashboard holds a request: past
+	// the client's timeout.
+	hangLatency = 3 * time.Second
+	// hangFor is how long a timing-out dashboard keeps timing out after its
+	// first request; then it answers at the typical latency.
+	hangFor = time.Minute
+	// pendingFor and runningFor are how long each simulated Ray job is
+	// PENDING and then RUNNING before it SUCCEEDS.
+	pendingFor = time.Second
+	runningFor = 3 * time.Second
+)
+
+// dashClass is how a cluster's simulated dashboard behaves.
+type dashClass string
+
+const (
+	classTypical dashClass = "typical"
+	classSlow    dashClass = "slow"
+	classTimeout dashClass = "timeout"
+)
+
+// simDashboards are the dashboards of every cluster of a run, served by one
+// HTTP server over one shared fake (submission ids are unique per RayJob):
+// a client for a cluster's dashboard goes to /<cluster name>/ on it.
+type simDashboards struct {
+	fake    *dashboardtest.Fake
+	srv     *httptest.Server
+	latency time.Duration
+	slow    float64
+	timeout float64
+
+	mu         sync.Mutex
+	calls      map[string]int       // requests by cluster
+	firstCall  map[string]time.Time // first request by cluster
+	firstSeen  map[string]time.Time // job id -> when the job was first seen PENDING
+	runningAt  map[string]time.Time
+	totalCalls int
+}
+
+func newSimDashboards(o *options) *simDashboards {
+	d := &simDashboards{
+		fake: dashboardtest.NewFake(), latency: o.latency, slow: o.slowFraction, timeout: o.timeoutFraction,
+		calls: map[string]int{}, firstCall: map[string]time.Time{}, firstSeen: map[string]time.Time{}, runningAt: map[string]time.Time{},
+	}
+	if o.instant {
+		d.latency, d.slow, d.timeout = 0, 0, 0
+	}
+	d.srv = httptest.NewServer(d.delay(d.fake.Handler()))
+	return d
+}
+
+// classOf assigns a cluster its behaviour from a hash of its name, so that
+// a run is reproducible.
+func (d *simDashboards) classOf(cluster string) dashClass {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(cluster))
+	x := float64(h.Sum32()%10000) / 10000
+	switch {
+	case x < d.timeout:
+		return classTimeout
+	case x < d.timeout+d.slow:
+		return classSlow
+	}
+	return classTypical
+}
+
+// delay holds each request for its cluster's latency and counts it.
+func (d *simDashboards) delay(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cluster, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		wait := d.latencyOf(cluster)
+		select {
+		case <-time.After(wait):
+		case <-r.Context().Done():
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (d *simDashboards) latencyOf(cluster string) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls[cluster]++
+	d.totalCalls++
+	if _, ok := d.firstCall[cluster]; !ok {
+		d.firstCall[cluster] = time.Now()
+	}
+	switch d.classOf(cluster) {
+	case classSlow:
+		return slowLatency
+	case classTimeout:
+		if time.Since(d.firstCall[cluster]) < hangFor {
+			return hangLatency
+		}
+	}
+	return d.latency
+}
+
+// provider hands the operator clients of the simulated dashboards.
+func (d *simDashboards) provider() dashboard.ClientProvider {
+	return func(baseURL, token string) (dashboard.Client, error) {
+		host := strings.TrimPrefix(strings.TrimPrefix(baseURL, "http://"), "https://")
+		label, _, _ := strings.Cut(host, ".")
+		return dashboard.NewHTTPClient(d.srv.URL+"/"+strings.TrimSuffix(label, "-head-svc"), token)
+	}
+}
+
+// runJobs moves every submitted job along: PENDING for pendingFor, RUNNING
+// for runningFor, then SUCCEEDED, until ctx ends.
+func (d *simDashboards) runJobs(ctx context.Context) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		jobs, err := d.fake.ListJobs(ctx)
+		if err != nil {
+			continue
+		}
+		now := time.Now()
+		for _, job := range jobs {
+			d.advance(job.SubmissionID, job.JobStatus, now)
+		}
+	}
+}
+
+func (d *simDashboards) advance(id string, status rayv1.JobStatus, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch status {
+	case rayv1.JobStatusPending:
+		if _, ok := d.firstSeen[id]; !ok {
+			d.firstSeen[id] = now
+		}
+		if now.Sub(d.firstSeen[id]) >= pendingFor {
+			d.fake.SetJobStatus(id, rayv1.JobStatusRunning, "")
+			d.runningAt[id] = now
+		}
+	case rayv1.JobStatusRunning:
+		if now.Sub(d.runningAt[id]) >= runningFor {
+			d.fake.SetJobStatus(id, rayv1.JobStatusSucceeded, "done")
+		}
+	}
+}
+
+// callsTotal is the number of dashboard requests so far.
+func (d *simDashboards) callsTotal() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.totalCalls
+}
+
+func (d *simDashboards) close() { d.srv.Close() }
