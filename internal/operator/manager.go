@@ -152,6 +152,9 @@ func clientConfig(c configv1alpha1.Configuration, restConfig *rest.Config) *rest
 	cfg.UserAgent = UserAgent
 	if c.QPS != nil {
 		cfg.QPS = float32(*c.QPS)
+		if *c.QPS == 0 {
+			cfg.QPS = -1 // client-go: no rate limiter
+		}
 	}
 	if c.Burst != nil {
 		cfg.Burst = *c.Burst
@@ -185,14 +188,20 @@ func managerOptions(c configv1alpha1.Configuration, hooks webhooks.Options, sche
 // one authOptions.secretName names, must be read with mgr.GetAPIReader().
 func CacheOptions(watchNamespace string) cache.Options {
 	createdByOperator := mustSelector(rayv1.LabelCreatedBy, selection.Equals, rayv1.CreatedByOperator)
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:    {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
-		&batchv1.Job{}:   {Label: createdByOperator},
-		&corev1.Secret{}: {Label: mustSelector(rayv1.LabelCluster, selection.Exists)},
-		// Only the slices of serve Services: they mirror the Service's
-		// labels, and every serve Service carries ray.io/serve.
-		&discoveryv1.EndpointSlice{}: {Label: mustSelector(rayv1.LabelServe, selection.Exists)},
-	}}
+	opts := cache.Options{
+		// No controller reads managedFields, which are a large part of
+		// every object (a Pod carries the operator's, the scheduler's and
+		// the kubelet's). Updates of cached objects keep the stored ones:
+		// the API server leaves managedFields alone when a request has none.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:    {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
+			&batchv1.Job{}:   {Label: createdByOperator},
+			&corev1.Secret{}: {Label: mustSelector(rayv1.LabelCluster, selection.Exists)},
+			// Only the slices of serve Services: they mirror the Service's
+			// labels, and every serve Service carries ray.io/serve.
+			&discoveryv1.EndpointSlice{}: {Label: mustSelector(rayv1.LabelServe, selection.Exists)},
+		}}
 	if watchNamespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for ns := range strings.SplitSeq(watchNamespace, ",") {

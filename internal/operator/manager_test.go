@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -145,5 +147,56 @@ func TestBatchSchedulerScheme(t *testing.T) {
 	}
 	if _, err := batchSchedulerFactory(configv1alpha1.Configuration{BatchScheduler: "slurm"}); err == nil {
 		t.Error("no error for an unknown scheduler")
+	}
+}
+
+// TestCacheDropsManagedFields: cached objects carry no managedFields, the
+// largest part of a Pod that no controller reads.
+func TestCacheDropsManagedFields(t *testing.T) {
+	transform := CacheOptions("").DefaultTransform
+	if transform == nil {
+		t.Fatal("no default transform")
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-scheduler", Operation: metav1.ManagedFieldsOperationUpdate}}}}
+	out, err := transform(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+	if got.ManagedFields != nil || got.Name != "p" || got.Labels["a"] != "b" {
+		t.Errorf("transformed Pod %+v, want its metadata without managedFields", got.ObjectMeta)
+	}
+}
+
+// TestClientConfigRateLimit: the default qps of 0 gives a client without a
+// rate limiter (client-go builds none for a negative QPS); a set qps and
+// burst are passed through.
+func TestClientConfigRateLimit(t *testing.T) {
+	base := &rest.Config{Host: "https://example", QPS: 5, Burst: 10}
+	for _, tc := range []struct {
+		qps       float64
+		burst     int
+		wantQPS   float32
+		wantBurst int
+	}{
+		{0, 200, -1, 200},
+		{20, 30, 20, 30},
+	} {
+		cfg := clientConfig(configv1alpha1.Configuration{QPS: new(tc.qps), Burst: new(tc.burst)}, base)
+		if cfg.QPS != tc.wantQPS || cfg.Burst != tc.wantBurst {
+			t.Errorf("qps %v burst %d gave %v/%d, want %v/%d", tc.qps, tc.burst, cfg.QPS, cfg.Burst, tc.wantQPS, tc.wantBurst)
+		}
+		client, err := rest.RESTClientFor(&rest.Config{Host: cfg.Host, QPS: cfg.QPS, Burst: cfg.Burst,
+			ContentConfig: rest.ContentConfig{GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: scheme.Codecs.WithoutConversion()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limited := client.GetRateLimiter() != nil; limited != (tc.qps > 0) {
+			t.Errorf("qps %v: client has a rate limiter: %t", tc.qps, limited)
+		}
+	}
+	if base.QPS != 5 {
+		t.Error("clientConfig changed its input")
 	}
 }

@@ -20,7 +20,7 @@ func TestSetDefaults(t *testing.T) {
 		ReconcileConcurrency: 1,
 		LogFileEncoder:       "json",
 		LogStdoutEncoder:     "json",
-		QPS:                  new(float64(100)),
+		QPS:                  new(float64(0)),
 		Burst:                new(200),
 		CollectorImage:       DefaultCollectorImage,
 
@@ -141,10 +141,10 @@ func TestValidate(t *testing.T) {
 		"bad concurrency and client limits": {
 			cfg: valid(func(c *Configuration) {
 				c.ReconcileConcurrency = -1
-				c.QPS = new(float64(0))
+				c.QPS = new(float64(-1))
 				c.Burst = new(-3)
 			}),
-			wantErrs: []string{"reconcileConcurrency: must be at least 1", "qps: must be positive", "burst: must be positive"},
+			wantErrs: []string{"reconcileConcurrency: must be at least 1", "qps: must not be negative", "burst: must be positive"},
 		},
 		"bad namespaces": {
 			cfg:      valid(func(c *Configuration) { c.WatchNamespace = "ok,Not_OK,"; c.LeaderElectionNamespace = "x y" }),

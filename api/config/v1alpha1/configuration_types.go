@@ -81,10 +81,12 @@ type Configuration struct {
 	// KubeRay setting: KubeRay polls every RayService every 2 s.
 	RayServiceStatusPollInterval *metav1.Duration `json:"rayServiceStatusPollInterval,omitempty"`
 
-	// QPS limits requests per second to the API server.
+	// QPS limits requests per second to the API server; 0 (the default)
+	// sets no client-side limit and leaves fairness to the API server's
+	// Priority and Fairness. KubeRay's default is 100.
 	QPS *float64 `json:"qps,omitempty"`
 
-	// Burst is the request burst allowed above QPS.
+	// Burst is the request burst allowed above QPS (when QPS is set).
 	Burst *int `json:"burst,omitempty"`
 
 	// CollectorImage is the image of the history server collector sidecar.

@@ -12,7 +12,7 @@ const (
 	DefaultProbeAddr            = ":8082"
 	DefaultEnableLeaderElection = true
 	DefaultReconcileConcurrency = 1
-	DefaultQPS                  = float64(100)
+	DefaultQPS                  = float64(0) // no client-side limit: the API server's Priority and Fairness applies
 	DefaultBurst                = 200
 	DefaultLogEncoder           = EncoderJSON
 	DefaultCollectorImage       = "quay.io/kuberay/collector:nightly"

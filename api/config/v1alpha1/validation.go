@@ -83,8 +83,8 @@ func validateNamespaces(list string) error {
 
 func validateClient(cfg *Configuration) error {
 	var errs []error
-	if cfg.QPS != nil && *cfg.QPS <= 0 {
-		errs = append(errs, fmt.Errorf("qps: must be positive, got %v", *cfg.QPS))
+	if cfg.QPS != nil && *cfg.QPS < 0 {
+		errs = append(errs, fmt.Errorf("qps: must not be negative (0: no client-side limit), got %v", *cfg.QPS))
 	}
 	if cfg.Burst != nil && *cfg.Burst <= 0 {
 		errs = append(errs, fmt.Errorf("burst: must be positive, got %d", *cfg.Burst))

@@ -70,6 +70,7 @@ func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, g
 		return errors.Join(ev.createErr, err)
 	}
 	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
+	s.podsCreated = true
 	ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
 	s.podEvents.add(podChange{reason: ev.created, action: actionCreate, role: ev.role, group: group}, pod.Name)
 	return nil

@@ -25,6 +25,9 @@ import (
 // fundamental they are: reconcile, then status calculation, then the
 // status write; controller-runtime then retries with backoff.
 func (r *Reconciler) finishPass(ctx context.Context, s *scope, reconcileErr error) (ctrl.Result, error) {
+	if deferStatus(s, reconcileErr) {
+		return ctrl.Result{RequeueAfter: shortRequeue}, nil
+	}
 	status, calcErr := r.calculateStatus(ctx, s, reconcileErr)
 	changed, writeErr := false, error(nil)
 	if calcErr == nil {
@@ -39,6 +42,20 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope, reconcileErr erro
 		return ctrl.Result{RequeueAfter: shortRequeue}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.opts.RequeueAfter}, nil
+}
+
+// deferStatus says the pass leaves the status to the next one: it created
+// Pods without error and finished its scaling, so the cache cannot show
+// them yet and a status computed now would describe Pods that are already
+// outdated. The Pods' own events (or the short requeue) bring the next pass,
+// which writes the status from Pods the cache shows; when the Pods are
+// already up by then (a busy operator, a fast scheduler), the cluster gets
+// one status write, ready, instead of two. A pass that failed, that left
+// Pods for later (the per-pass write budget) or that has a fixed spec's
+// ValidationFailed condition to clear writes its status as usual.
+func deferStatus(s *scope, reconcileErr error) bool {
+	return reconcileErr == nil && s.podsCreated && !s.scaleDeferred &&
+		meta.FindStatusCondition(s.original.Status.Conditions, string(rayv1.RayClusterValidationFailed)) == nil
 }
 
 // observation is what the status is computed from.

@@ -190,3 +190,28 @@ func TestProvisionedDurationMetric(t *testing.T) {
 		t.Errorf("metrics of a deleted cluster not forgotten: %v", obs.seen)
 	}
 }
+
+// TestStatusWaitsForCreatedPods: the pass that creates a cluster's Pods
+// leaves the status alone (its cache cannot show them yet); the next pass
+// writes it from the Pods. When they are up by then, the cluster's first
+// status write is the ready one.
+func TestStatusWaitsForCreatedPods(t *testing.T) {
+	h := newHarness(t, Options{}, makeCluster("rc").worker("small", 2).obj())
+	res := h.mustReconcile("rc", 1)
+	if res.RequeueAfter != shortRequeue {
+		t.Errorf("requeue %v after creating Pods, want %v", res.RequeueAfter, shortRequeue)
+	}
+	if st := h.cluster("rc").Status; st.ObservedGeneration != 0 || st.LastUpdateTime != nil || len(st.Conditions) != 0 {
+		t.Fatalf("status written by the pass that created the Pods: %+v", st)
+	}
+	if got := len(h.pods(nil)); got != 3 {
+		t.Fatalf("%d Pods, want 3", got)
+	}
+	h.setPodStatus(podSelector(h.cluster("rc"), nil), runningReady)
+	h.mustReconcile("rc", 1)
+	st := h.cluster("rc").Status
+	if st.State != rayv1.Ready || st.ObservedGeneration != 1 || st.ReadyWorkerReplicas != 2 || st.DesiredWorkerReplicas != 2 {
+		t.Errorf("status after the next pass: state %q, observedGeneration %d, ready/desired workers %d/%d; want ready, 1, 2/2",
+			st.State, st.ObservedGeneration, st.ReadyWorkerReplicas, st.DesiredWorkerReplicas)
+	}
+}

@@ -25,6 +25,9 @@ type scope struct {
 	// podsWritten says the pass created, deleted or updated Pods (or tried
 	// to), so that pods may no longer show them.
 	podsWritten bool
+	// podsCreated says the pass created Pods, which its cache cannot show
+	// yet.
+	podsCreated bool
 	// scaleBudget is how many more worker Pods this pass may create or
 	// delete to scale; scaleDeferred says some were left for a later pass.
 	scaleBudget   int

@@ -133,6 +133,7 @@ func TestMultiHostGroupScalesInWholeReplicas(t *testing.T) {
 	if diff := cmp.Diff([]string{"0", "1"}, sortedCopy(indices)); diff != "" {
 		t.Errorf("replica indices (-want +got):\n%s", diff)
 	}
+	h.mustReconcile("rc", 1) // the pass that created the Pods left the status to this one
 	if got := h.cluster("rc").Status.DesiredWorkerReplicas; got != 8 {
 		t.Errorf("desiredWorkerReplicas = %d, want 8", got)
 	}
