@@ -144,7 +144,7 @@ verify-generated: generate ## Fail when the committed generated files differ fro
 ##@ Test
 
 GO_TEST_FLAGS ?= -count=1
-UNIT_PKGS = ./api/... ./cmd/... ./internal/...
+UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./test/scale/
 
 .PHONY: test
 test: verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
@@ -191,3 +191,14 @@ fuzz: ## Fuzz every target of internal/fuzz for FUZZTIME each; a crash is writte
 
 bench: ## Benchmarks (speed and memory targets are measured here, never in tests).
 	go test -run '^$$' -bench . -benchmem $(UNIT_PKGS)
+
+# bench-scale sizes, kinds and operator flags (see docs/dev/benchmarks.md).
+SCALE_SIZES ?= 100,300,1000
+SCALE_KINDS ?= raycluster,rayjob
+SCALE_OPERATOR_FLAGS ?=
+
+.PHONY: bench-scale
+bench-scale: $(KWOK) k8s-binaries ## Scale benchmark on the local control plane with kwok nodes: N RayClusters (operator binary) and N RayJobs (simulated dashboards); prints a table and JSON lines (also appended to .cache/bench-scale/results.jsonl). About 25 minutes for the default sizes.
+	mkdir -p .cache/bench-scale
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" go run ./test/scale \
+		-sizes "$(SCALE_SIZES)" -kinds "$(SCALE_KINDS)" -operator-flags "$(SCALE_OPERATOR_FLAGS)" -json .cache/bench-scale/results.jsonl

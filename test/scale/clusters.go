@@ -70,7 +70,7 @@ func benchCluster(name string, workers int) *rayv1.RayCluster {
 }
 
 func clusterReady(obj client.Object) bool {
-	return obj.(*rayv1.RayCluster).Status.State == rayv1.Ready //nolint:staticcheck // state is what users and KubeRay's own tests wait on
+	return obj.(*rayv1.RayCluster).Status.State == rayv1.Ready
 }
 
 // createAll calls create for 0..n-1 from createWorkers goroutines.

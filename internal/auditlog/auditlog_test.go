@@ -1,0 +1,71 @@
+package auditlog
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const sample = `{"stage":"ResponseComplete","verb":"create","userAgent":"ray-operator/v1 (linux/amd64)","objectRef":{"resource":"pods","namespace":"ns","name":"p"},"responseStatus":{"code":201}}
+{"stage":"ResponseComplete","verb":"patch","userAgent":"ray-operator/v1","objectRef":{"resource":"rayclusters","subresource":"status","namespace":"ns"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"create","userAgent":"ray-operator/v1","objectRef":{"resource":"events","namespace":"ns"},"responseStatus":{"code":201}}
+{"stage":"ResponseComplete","verb":"create","userAgent":"ray-operator/v1","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":409}}
+{"stage":"ResponseComplete","verb":"get","userAgent":"ray-operator/v1","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"create","userAgent":"kube-scheduler/v1.36","objectRef":{"resource":"pods","subresource":"binding"},"responseStatus":{"code":201}}
+{"stage":"Panic","verb":"update","userAgent":"ray-operator/v1","objectRef":{"resource":"pods"}}
+{"stage":"ResponseComplete","verb":"delete","userAgent":"ray-operator/v1","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200}}
+{"stage":"ResponseComp`
+
+// TestWriteCounts: only completed, successful writes of the selected
+// client count; a line still being written is left for the next read.
+func TestWriteCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(sample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	events, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 8 {
+		t.Fatalf("%d events, want 8 (the unterminated line left out)", len(events))
+	}
+	got := WriteCounts(events, ByUserAgent("ray-operator"))
+	want := Counts{"create pods": 1, "patch rayclusters/status": 1, "create events": 1, "delete pods": 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if got.Total() != 4 || got.Events() != 1 {
+		t.Errorf("total %d, events %d; want 4, 1", got.Total(), got.Events())
+	}
+	if diff := cmp.Diff([]string{"create events", "create pods", "delete pods", "patch rayclusters/status"}, got.Keys()); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+	if events[0].Namespace() != "ns" || events[5].ResourcePath() != "pods/binding" {
+		t.Errorf("namespace %q, resource path %q", events[0].Namespace(), events[5].ResourcePath())
+	}
+}
+
+func TestParseRejectsGarbage(t *testing.T) {
+	if _, err := Parse([]byte("{}\nnot json\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("error %v, want one naming line 2", err)
+	}
+}
+
+func TestAPIServerArgs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	args, err := APIServerArgs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := os.ReadFile(args["audit-policy-file"])
+	if err != nil || string(policy) != Policy {
+		t.Errorf("policy file %q (%v)", policy, err)
+	}
+	if args["audit-log-path"] != path || args["audit-log-format"] != "json" {
+		t.Errorf("args %v", args)
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"math"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestStatCPUSeconds(t *testing.T) {
+	// pid (comm with spaces) state ppid ... utime=250 stime=50 (fields 14, 15)
+	stat := []byte("42 (ray operator) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0 100 0 0")
+	if got := statCPUSeconds(stat); got != 3 {
+		t.Errorf("statCPUSeconds = %v, want 3", got)
+	}
+	if got := statCPUSeconds([]byte("garbage")); got != 0 {
+		t.Errorf("statCPUSeconds(garbage) = %v, want 0", got)
+	}
+}
+
+func TestHistogramQuantile(t *testing.T) {
+	h := &dto.Histogram{SampleCount: proto.Uint64(100), Bucket: []*dto.Bucket{
+		{UpperBound: proto.Float64(0.1), CumulativeCount: proto.Uint64(50)},
+		{UpperBound: proto.Float64(1), CumulativeCount: proto.Uint64(90)},
+		{UpperBound: proto.Float64(10), CumulativeCount: proto.Uint64(100)},
+	}}
+	for q, want := range map[float64]float64{0.5: 0.1, 0.25: 0.05, 0.7: 0.55, 0.95: 5.5} {
+		if got := histogramQuantile(q, h); math.Abs(got-want) > 1e-9 {
+			t.Errorf("quantile %v = %v, want %v", q, got, want)
+		}
+	}
+	if got := histogramQuantile(0.5, &dto.Histogram{}); got != 0 {
+		t.Errorf("empty histogram quantile = %v", got)
+	}
+}
+
+// TestDashboardClasses: the classes come out in about the fractions asked
+// for, and the same cluster always gets the same class.
+func TestDashboardClasses(t *testing.T) {
+	d := &simDashboards{slow: 0.05, timeout: 0.01}
+	counts := map[dashClass]int{}
+	for i := range 10000 {
+		counts[d.classOf("c"+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)))]++
+	}
+	if counts[classSlow] < 350 || counts[classSlow] > 650 || counts[classTimeout] < 50 || counts[classTimeout] > 150 {
+		t.Errorf("classes of 10,000 clusters: %v, want about 500 slow and 100 timing out", counts)
+	}
+	first := d.classOf("cluster-x")
+	for range 10 {
+		if d.classOf("cluster-x") != first {
+			t.Fatal("classOf is not deterministic")
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	o := options{sizes: "10, 20", kinds: "raycluster,rayjob", operatorFlags: "--qps=5  --burst=10", nodes: 1}
+	if err := o.complete(); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.sizeList) != 2 || o.sizeList[1] != 20 || len(o.kindList) != 2 || len(o.opArgs) != 2 || o.label != "--qps=5 --burst=10" {
+		t.Errorf("options %+v", o)
+	}
+	for _, bad := range []options{{sizes: "0", kinds: "raycluster", nodes: 1}, {sizes: "1", kinds: "raypod", nodes: 1}} {
+		if err := bad.complete(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
