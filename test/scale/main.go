@@ -35,6 +35,7 @@ func main() {
 	flag.StringVar(&o.sizes, "sizes", "100,300,1000", "Comma-separated numbers of RayClusters (or RayJobs) to create, one fresh control plane each.")
 	flag.StringVar(&o.operatorFlags, "operator-flags", "", "Extra flags for the operator, space-separated, e.g. \"--qps=1000 --burst=1000 --reconcile-concurrency=10\".")
 	flag.StringVar(&o.label, "label", "", "A label for the run in the report (default: the operator flags, or \"defaults\").")
+	flag.StringVar(&o.binary, "operator-binary", "", "raycluster: run this operator binary instead of building ./cmd/ray-operator (e.g. one built from an older commit, for a before/after table).")
 	flag.StringVar(&o.jsonOut, "json", "", "Append each run's JSON line to this file too.")
 	flag.StringVar(&o.stateDir, "state-dir", "", "Directory for the control plane's data, logs and the audit log (default <repo>/.cache/bench-scale).")
 	flag.IntVar(&o.nodes, "nodes", 10, "Number of kwok nodes.")
@@ -58,7 +59,7 @@ func main() {
 
 // options are the command's flags, parsed.
 type options struct {
-	kinds, sizes, operatorFlags, label, jsonOut, stateDir string
+	kinds, sizes, operatorFlags, label, jsonOut, stateDir, binary string
 	nodes, workers                                        int
 	slowFraction, timeoutFraction                         float64
 	latency                                               time.Duration

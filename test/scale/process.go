@@ -45,9 +45,12 @@ func startOperator(ctx context.Context, o *options, kubeconfig, dir string) (*op
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	binary, err := buildOperator(ctx, o.root, dir)
-	if err != nil {
-		return nil, err
+	binary := o.binary
+	if binary == "" {
+		var err error
+		if binary, err = buildOperator(ctx, o.root, dir); err != nil {
+			return nil, err
+		}
 	}
 	probe, err := freeAddr()
 	if err != nil {
