@@ -60,10 +60,10 @@ func main() {
 // options are the command's flags, parsed.
 type options struct {
 	kinds, sizes, operatorFlags, label, jsonOut, stateDir, binary string
-	nodes, workers                                        int
-	slowFraction, timeoutFraction                         float64
-	latency                                               time.Duration
-	instant                                               bool
+	nodes, workers                                                int
+	slowFraction, timeoutFraction                                 float64
+	latency                                                       time.Duration
+	instant                                                       bool
 
 	sizeList []int
 	kindList []string
