@@ -54,9 +54,9 @@ func TestDeploymentSettings(t *testing.T) {
 func checkDefaults(t *testing.T, s operator.Settings, d *appsv1.Deployment) {
 	t.Helper()
 	cfg := s.Config
-	if cfg.WatchNamespace != "" || !cfg.EnableMetrics || cfg.ReconcileConcurrency != 1 || *cfg.QPS != 0 || *cfg.Burst != 200 {
-		t.Errorf("defaults: watchNamespace %q, enableMetrics %t, reconcileConcurrency %d, qps %v, burst %d; want \"\", true, 1, 0, 200",
-			cfg.WatchNamespace, cfg.EnableMetrics, cfg.ReconcileConcurrency, *cfg.QPS, *cfg.Burst)
+	if cfg.WatchNamespace != "" || !cfg.EnableMetrics || cfg.ReconcileConcurrency != configv1alpha1.DefaultReconcileConcurrency() || *cfg.QPS != 0 || *cfg.Burst != 200 {
+		t.Errorf("defaults: watchNamespace %q, enableMetrics %t, reconcileConcurrency %d, qps %v, burst %d; want \"\", true, %d, 0, 200",
+			cfg.WatchNamespace, cfg.EnableMetrics, cfg.ReconcileConcurrency, *cfg.QPS, *cfg.Burst, configv1alpha1.DefaultReconcileConcurrency())
 	}
 	if s.Knobs.Webhooks {
 		t.Error("webhooks are on by default")

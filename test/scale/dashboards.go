@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
@@ -19,12 +20,9 @@ const (
 	// slowLatency is the answer time of a slow dashboard: just inside the
 	// client's 2 s timeout (dashboard.DefaultTimeout).
 	slowLatency = 1900 * time.Millisecond
-	// hangLatency is how long a timing-out dashboard holds a request: past
-	// the client's timeout.
+	// hangLatency is how long a request that times out is held: past the
+	// client's timeout.
 	hangLatency = 3 * time.Second
-	// hangFor is how long a timing-out dashboard keeps timing out after its
-	// first request; then it answers at the typical latency.
-	hangFor = time.Minute
 	// pendingFor and runningFor are how long each simulated Ray job is
 	// PENDING and then RUNNING before it SUCCEEDS.
 	pendingFor = time.Second
@@ -37,7 +35,6 @@ type dashClass string
 const (
 	classTypical dashClass = "typical"
 	classSlow    dashClass = "slow"
-	classTimeout dashClass = "timeout"
 )
 
 // simDashboards are the dashboards of every cluster of a run, served by one
@@ -52,16 +49,16 @@ type simDashboards struct {
 
 	mu         sync.Mutex
 	calls      map[string]int       // requests by cluster
-	firstCall  map[string]time.Time // first request by cluster
 	firstSeen  map[string]time.Time // job id -> when the job was first seen PENDING
 	runningAt  map[string]time.Time
 	totalCalls int
+	timeouts   int
 }
 
 func newSimDashboards(o *options) *simDashboards {
 	d := &simDashboards{
 		fake: dashboardtest.NewFake(), latency: o.latency, slow: o.slowFraction, timeout: o.timeoutFraction,
-		calls: map[string]int{}, firstCall: map[string]time.Time{}, firstSeen: map[string]time.Time{}, runningAt: map[string]time.Time{},
+		calls: map[string]int{}, firstSeen: map[string]time.Time{}, runningAt: map[string]time.Time{},
 	}
 	if o.instant {
 		d.latency, d.slow, d.timeout = 0, 0, 0
@@ -71,18 +68,25 @@ func newSimDashboards(o *options) *simDashboards {
 }
 
 // classOf assigns a cluster its behaviour from a hash of its name, so that
-// a run is reproducible.
+// a run is reproducible: a fraction d.slow of the dashboards is slow.
 func (d *simDashboards) classOf(cluster string) dashClass {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(cluster))
-	x := float64(h.Sum32()%10000) / 10000
-	switch {
-	case x < d.timeout:
-		return classTimeout
-	case x < d.timeout+d.slow:
+	if unit(cluster) < d.slow {
 		return classSlow
 	}
 	return classTypical
+}
+
+// timesOut says whether a cluster's nth request times out: a fraction
+// d.timeout of all requests, chosen by hash so that a run is reproducible.
+func (d *simDashboards) timesOut(cluster string, n int) bool {
+	return unit(fmt.Sprintf("%s#%d", cluster, n)) < d.timeout
+}
+
+// unit hashes s to [0, 1).
+func unit(s string) float64 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return float64(h.Sum32()%100000) / 100000
 }
 
 // delay holds each request for its cluster's latency and counts it.
@@ -104,16 +108,12 @@ func (d *simDashboards) latencyOf(cluster string) time.Duration {
 	defer d.mu.Unlock()
 	d.calls[cluster]++
 	d.totalCalls++
-	if _, ok := d.firstCall[cluster]; !ok {
-		d.firstCall[cluster] = time.Now()
-	}
-	switch d.classOf(cluster) {
-	case classSlow:
+	switch {
+	case d.timesOut(cluster, d.calls[cluster]):
+		d.timeouts++
+		return hangLatency
+	case d.classOf(cluster) == classSlow:
 		return slowLatency
-	case classTimeout:
-		if time.Since(d.firstCall[cluster]) < hangFor {
-			return hangLatency
-		}
 	}
 	return d.latency
 }
@@ -168,11 +168,12 @@ func (d *simDashboards) advance(id string, status rayv1.JobStatus, now time.Time
 	}
 }
 
-// callsTotal is the number of dashboard requests so far.
-func (d *simDashboards) callsTotal() int {
+// callCounts are the numbers of dashboard requests and of those that timed
+// out, so far.
+func (d *simDashboards) callCounts() (calls, timeouts int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.totalCalls
+	return d.totalCalls, d.timeouts
 }
 
 func (d *simDashboards) close() { d.srv.Close() }

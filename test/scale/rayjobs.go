@@ -50,7 +50,8 @@ func (w *world) rayJobs(ctx context.Context, res *Result) error {
 	}
 	res.TimeToReadySeconds = time.Since(began).Seconds()
 	res.CPUSeconds = selfCPUSeconds() - cpu0
-	res.Extra = map[string]float64{"dashboardCallsPerJob": float64(dash.callsTotal()) / float64(w.n)}
+	calls, timeouts := dash.callCounts()
+	res.Extra = map[string]float64{"dashboardCallsPerJob": float64(calls) / float64(w.n), "dashboardTimeouts": float64(timeouts)}
 	done.byClass(dash, res.Extra)
 	reconcileQuantiles(res.Extra)
 	writes, err := w.operatorWrites(ctx)

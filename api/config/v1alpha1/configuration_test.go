@@ -17,7 +17,7 @@ func TestSetDefaults(t *testing.T) {
 		MetricsAddr:          ":8080",
 		ProbeAddr:            ":8082",
 		EnableLeaderElection: new(true),
-		ReconcileConcurrency: 1,
+		ReconcileConcurrency: DefaultReconcileConcurrency(),
 		LogFileEncoder:       "json",
 		LogStdoutEncoder:     "json",
 		QPS:                  new(float64(0)),

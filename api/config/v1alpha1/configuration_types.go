@@ -56,7 +56,8 @@ type Configuration struct {
 	// DefaultPodAnnotations are added to every Ray Pod.
 	DefaultPodAnnotations map[string]string `json:"defaultPodAnnotations,omitempty"`
 
-	// ReconcileConcurrency is the number of workers of each controller.
+	// ReconcileConcurrency is the number of workers of each controller;
+	// unset, DefaultReconcileConcurrency() (KubeRay's default is 1).
 	ReconcileConcurrency int `json:"reconcileConcurrency,omitempty"`
 
 	// EnableBatchScheduler is the deprecated switch for Volcano; use

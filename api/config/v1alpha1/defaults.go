@@ -1,18 +1,20 @@
 package v1alpha1
 
 import (
+	"runtime"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Defaults, as KubeRay's.
+// Defaults, as KubeRay's except DefaultQPS and DefaultReconcileConcurrency.
 const (
 	DefaultMetricsAddr          = ":8080"
 	DefaultProbeAddr            = ":8082"
 	DefaultEnableLeaderElection = true
-	DefaultReconcileConcurrency = 1
-	DefaultQPS                  = float64(0) // no client-side limit: the API server's Priority and Fairness applies
+	// DefaultQPS sets no client-side limit: the API server's Priority and
+	// Fairness shares its capacity instead. KubeRay's is 100.
+	DefaultQPS = float64(0)
 	DefaultBurst                = 200
 	DefaultLogEncoder           = EncoderJSON
 	DefaultCollectorImage       = "quay.io/kuberay/collector:nightly"
@@ -20,6 +22,15 @@ const (
 	// Configuration.RayServiceStatusPollInterval.
 	DefaultRayServiceStatusPollInterval = 30 * time.Second
 )
+
+// DefaultReconcileConcurrency is the number of workers of each controller
+// unless set: four per CPU the process may use (GOMAXPROCS, which follows a
+// container's CPU limit), at least four. A pass mostly waits on the API
+// server or a Ray dashboard, so several workers per CPU keep one slow
+// dashboard from holding up every other RayJob. KubeRay's default is 1.
+func DefaultReconcileConcurrency() int {
+	return max(4, 4*runtime.GOMAXPROCS(0))
+}
 
 // Log encoders.
 const (
@@ -38,7 +49,7 @@ func SetDefaults(cfg *Configuration) {
 		cfg.EnableLeaderElection = new(DefaultEnableLeaderElection)
 	}
 	if cfg.ReconcileConcurrency == 0 {
-		cfg.ReconcileConcurrency = DefaultReconcileConcurrency
+		cfg.ReconcileConcurrency = DefaultReconcileConcurrency()
 	}
 	if cfg.QPS == nil {
 		cfg.QPS = new(DefaultQPS)

@@ -109,7 +109,9 @@ text, so that numbers keep their type (no float round trip).
 {{- $_ := set $c "metricsAddr" ":8080" }}
 {{- $_ = set $c "probeAddr" ":8082" }}
 {{- $_ = set $c "enableLeaderElection" (eq (include "ray-operator.isTrue" $v.leaderElectionEnabled) "true") }}
+{{- if not (kindIs "invalid" $v.reconcileConcurrency) }}
 {{- $_ = set $c "reconcileConcurrency" (include "ray-operator.whole" (dict "key" "reconcileConcurrency" "value" $v.reconcileConcurrency "min" 1) | int64) }}
+{{- end }}
 {{- $_ = set $c "qps" (include "ray-operator.number" (dict "key" "kubeClient.qps" "value" $v.kubeClient.qps) | float64) }}
 {{- $_ = set $c "burst" (include "ray-operator.whole" (dict "key" "kubeClient.burst" "value" $v.kubeClient.burst "min" 0) | int64) }}
 {{- with include "ray-operator.watchNamespace" .root }}
