@@ -14,10 +14,10 @@ const (
 	DefaultEnableLeaderElection = true
 	// DefaultQPS sets no client-side limit: the API server's Priority and
 	// Fairness shares its capacity instead. KubeRay's is 100.
-	DefaultQPS = float64(0)
-	DefaultBurst                = 200
-	DefaultLogEncoder           = EncoderJSON
-	DefaultCollectorImage       = "quay.io/kuberay/collector:nightly"
+	DefaultQPS            = float64(0)
+	DefaultBurst          = 200
+	DefaultLogEncoder     = EncoderJSON
+	DefaultCollectorImage = "quay.io/kuberay/collector:nightly"
 	// DefaultRayServiceStatusPollInterval is the default of
 	// Configuration.RayServiceStatusPollInterval.
 	DefaultRayServiceStatusPollInterval = 30 * time.Second
