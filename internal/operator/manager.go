@@ -195,7 +195,10 @@ func CacheOptions(watchNamespace string) cache.Options {
 		// the API server leaves managedFields alone when a request has none.
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:    {Label: mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode))},
+			&corev1.Pod{}: {
+				Label:     mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode)),
+				Transform: trimPod,
+			},
 			&batchv1.Job{}:   {Label: createdByOperator},
 			&corev1.Secret{}: {Label: mustSelector(rayv1.LabelCluster, selection.Exists)},
 			// Only the slices of serve Services: they mirror the Service's

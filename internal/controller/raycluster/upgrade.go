@@ -5,6 +5,7 @@ import (
 	//nolint:gosec // a change detector, not a security measure; KubeRay's hash
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
@@ -75,17 +76,21 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 	if len(heads) == 0 {
 		return false, nil
 	}
-	head := heads[0].DeepCopy()
+	before := &heads[0]
 	hash, err := specHash(&s.cluster.Spec)
 	if err != nil {
 		return false, err
 	}
-	if v := head.Annotations[annotationKubeRayVersion]; v != "" && v != r.operatorVersion() {
+	if v := before.Annotations[annotationKubeRayVersion]; v != "" && v != r.operatorVersion() {
+		// A merge patch of the two annotations: the cached Pod is trimmed
+		// (operator.CacheOptions), so it cannot be sent back whole.
+		head := before.DeepCopy()
 		head.Annotations[annotationRecreateHash] = hash
 		head.Annotations[annotationKubeRayVersion] = r.operatorVersion()
 		s.podsWritten = true
-		return false, r.client.Update(ctx, head)
+		return false, r.client.Patch(ctx, head, client.MergeFrom(before))
 	}
+	head := before
 	if old := head.Annotations[annotationRecreateHash]; old == "" || old == hash {
 		return false, nil
 	}
