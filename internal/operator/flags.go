@@ -132,7 +132,7 @@ func (f *Flags) Resolve(lookup configv1alpha1.LookupFunc) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	return Settings{Config: cfg, Knobs: knobs, Features: gate, Webhooks: hooks, Warnings: warnings}, nil
+	return Settings{Config: cfg, Knobs: knobs, Features: gate, Webhooks: hooks, Warnings: warnings, GCPercent: gcPercent(lookup)}, nil
 }
 
 // configuration returns the configuration from the file when one is named,

@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
@@ -25,7 +24,7 @@ func Run(ctx context.Context, s Settings, zapFlags *Flags, restConfig *rest.Conf
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
 	logSettings(logger.WithName("setup"), s)
-	logger.WithName("setup").Info("Garbage collector", "gcPercent", tuneGC(os.LookupEnv))
+	logger.WithName("setup").Info("Garbage collector", "gcPercent", applyGCPercent(s.GCPercent))
 
 	mgr, err := New(s, restConfig)
 	if err != nil {

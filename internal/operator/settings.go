@@ -27,6 +27,9 @@ type Settings struct {
 	Warnings []string
 	// Controllers replaces DefaultControllers when not nil (tests).
 	Controllers []Controller
+	// GCPercent is the garbage collector target Run sets; 0 leaves the
+	// runtime's (GOGC was set).
+	GCPercent int
 	// Dashboards, when not nil, makes the clients of Ray dashboards instead
 	// of plain HTTP (tests and benchmarks with simulated dashboards). The
 	// job info cache (AsyncJobInfoQuery) still wraps it; with
