@@ -2,6 +2,7 @@ package rayservice
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,9 +147,12 @@ func gatesByName(g map[featuregate.Feature]bool) map[string]bool {
 }
 
 // proxyHealth is the fake Serve proxy check: healthy unless unhealthy.
-func (e *testEnv) proxyHealth(_ context.Context, pod *corev1.Pod, port int32) bool {
+func (e *testEnv) proxyHealth(_ context.Context, pod *corev1.Pod, port int32) error {
 	e.proxyPorts[pod.Name] = port
-	return !e.unhealthy[pod.Name]
+	if e.unhealthy[pod.Name] {
+		return errors.New("503 Service Unavailable")
+	}
+	return nil
 }
 
 // reconcile runs one pass over the test RayService.

@@ -64,7 +64,7 @@ func (r *Reconciler) headPod(ctx context.Context, c *rayv1.RayCluster) (*corev1.
 func (r *Reconciler) setServeLabel(ctx context.Context, rs *rayv1.RayService, c *rayv1.RayCluster, head *corev1.Pod) error {
 	want := "false"
 	if !rs.Spec.ExcludeHeadPodFromServeSvc {
-		want = strconv.FormatBool(r.ProxyHealth(ctx, head, rayv1.ServePort(&c.Spec)))
+		want = strconv.FormatBool(r.ProxyHealth(ctx, head, rayv1.ServePort(&c.Spec)) == nil)
 	}
 	if head.Labels[rayv1.LabelServe] == want {
 		return nil

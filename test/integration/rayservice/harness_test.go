@@ -87,10 +87,13 @@ func (w *world) restart() { w.op.Restart() }
 
 // proxyHealth is the Serve proxy of every head Pod: healthy unless the test
 // said otherwise.
-func (w *world) proxyHealth(_ context.Context, pod *corev1.Pod, _ int32) bool {
+func (w *world) proxyHealth(_ context.Context, pod *corev1.Pod, _ int32) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return !w.unhealthy[pod.Name]
+	if w.unhealthy[pod.Name] {
+		return fmt.Errorf("serve proxy health check GET http://%s:8000/-/healthz: 503 Service Unavailable", pod.Name)
+	}
+	return nil
 }
 
 // nextSuffix hands out cluster-name suffixes "aaaaa", "bbbbb", ...
