@@ -351,12 +351,14 @@ func TestServeFaultsWhileInitializing(t *testing.T) {
 }
 
 // TestPendingClusterServeFaults: during a blue/green upgrade, a pending
-// cluster whose dashboard fails is not switched to (its applications may
-// run, but the operator has no fresh answer); the Services stay on the
-// active cluster; once it answers, the Services switch and it is promoted.
+// cluster whose dashboard fails is not switched to, even though an earlier
+// pass saw its applications RUNNING (the operator has no fresh answer);
+// the Services stay on the active cluster; once it answers, the Services
+// switch and it is promoted.
 func TestPendingClusterServeFaults(t *testing.T) {
 	newSpec := newVersion()
 	rs := noActiveApps(serving(rayService().ClusterSpec(newSpec))).PendingCluster(newCluster).
+		PendingApp("app", rayv1.ApplicationStatusRunning). // as an earlier pass saw it
 		Condition(rayv1.UpgradeInProgress, metav1.ConditionTrue, rayv1.BothActivePendingClustersExist, msgBothClusters, t0).Obj()
 	objs := append(replace(idleWorld(t, rs), servingCluster(t, rayService().Obj(), active).Obj()),
 		servingCluster(t, rs, newCluster).Obj(), headPod(newCluster).Obj())
