@@ -1,14 +1,20 @@
 package raycluster_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"runtime"
+	"time"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
+	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
+	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
 // TestMillionReplicasDoNotStarveOtherClusters: a cluster asking for a
@@ -48,3 +54,91 @@ func TestTenThousandWorkerGroupsRefusedClearly(t *testing.T) {
 		t.Errorf("rejection does not say the spec is too large: %v", err)
 	}
 }
+
+// TestLargestAcceptedRayClusters: the largest RayClusters the API server
+// stores (etcd refuses requests over 1.5 MiB) are either reconciled with
+// valid child names, or refused by validation with a condition naming the
+// field, and the operator's heap does not grow with passes over them.
+//   - LargestWorkerGroups groups with names at the label limit in a
+//     53-character cluster (~1.46 MB): 2 % more is refused by the API
+//     server; this one gets its head and two workers, and its status.
+//   - One head rayStartParam of LargestRayStartParam bytes: stored, but no
+//     Pod could carry it (nor Linux start it), so validation refuses it.
+func TestLargestAcceptedRayClusters(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	name := wrappers.LongName("c", 0, validation.MaxRayClusterNameLength)
+
+	err := w.c.Create(ctx, wrappers.LargeRayCluster(name, w.ns, wrappers.LargestWorkerGroups*102/100))
+	if err == nil || !strings.Contains(err.Error(), "request is too large") && !strings.Contains(err.Error(), "larger than max") {
+		t.Fatalf("2 %% more worker groups than LargestWorkerGroups: error %v, want the API server's size limit", err)
+	}
+
+	rc := wrappers.LargeRayCluster(name, w.ns, wrappers.LargestWorkerGroups)
+	data, err := json.Marshal(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := heapAfterGC()
+	w.create(rc)
+	groups := rc.Spec.WorkerGroupSpecs
+	first, last := groups[0].GroupName, groups[len(groups)-1].GroupName
+	w.waitPods(name, headLabels(), 1)
+	w.waitPods(name, groupLabels(first), 1)
+	w.waitPods(name, groupLabels(last), 1)
+	w.waitStatus(name, "its status", func(s *rayv1.RayClusterStatus) bool {
+		return s.DesiredWorkerReplicas == 2 && meta.FindStatusCondition(s.Conditions, string(rayv1.RayClusterProvisioned)) != nil
+	})
+	reconciled := heapAfterGC()
+
+	// New versions of the spec, each a pass that creates or deletes a
+	// worker: the operator keeps one copy of the object, not one per pass.
+	const passes = 2
+	for i := range passes {
+		w.edit(name, func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs[1].Replicas = ptr.To(int32(1 - i%2)) })
+		w.waitPods(name, groupLabels(groups[1].GroupName), 1-i%2)
+	}
+	after := heapAfterGC()
+	t.Logf("%d worker groups, %d bytes of JSON: heap %.1f MB before, %.1f MB reconciled, %.1f MB after %d more passes",
+		len(groups), len(data), mb(before), mb(reconciled), mb(after), passes)
+	if growth := int64(after) - int64(reconciled); growth > 3*int64(len(data)) {
+		t.Errorf("the heap grew by %.1f MB over %d passes on a %.1f MB object", mb(uint64(growth)), passes, mb(uint64(len(data))))
+	}
+
+	huge := wrappers.HugeParamRayCluster("huge-param", w.ns, wrappers.LargestRayStartParam)
+	w.create(huge)
+	refused := w.waitStatus("huge-param", "ValidationFailed", func(s *rayv1.RayClusterStatus) bool {
+		return meta.IsStatusConditionTrue(s.Conditions, string(rayv1.RayClusterValidationFailed))
+	})
+	if c := meta.FindStatusCondition(refused.Status.Conditions, string(rayv1.RayClusterValidationFailed)); !strings.HasPrefix(c.Message,
+		fmt.Sprintf("headGroupSpec.rayStartParams hold %d bytes of keys and values, more than 65536", wrappers.LargestRayStartParam+len("system-config"))) {
+		t.Errorf("ValidationFailed message %q", c.Message)
+	}
+	w.waitEvent("huge-param", "InvalidRayClusterSpec")
+	if n := len(w.pods("huge-param", nil)); n != 0 {
+		t.Errorf("%d Pods for a cluster whose Pods cannot be stored", n)
+	}
+	if err := w.c.Create(ctx, wrappers.HugeParamRayCluster("huger-param", w.ns, wrappers.LargestRayStartParam+20_000)); err == nil {
+		t.Error("a rayStartParam 20 kB over LargestRayStartParam was stored")
+	}
+}
+
+// heapAfterGC is the live heap of the test process (the operator
+// included): the least of five collections 200 ms apart, so that a pass
+// that happens to run (and holds copies of the cluster) does not count.
+func heapAfterGC() uint64 {
+	least := uint64(0)
+	for i := range 5 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		if i == 0 || m.HeapAlloc < least {
+			least = m.HeapAlloc
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return least
+}
+
+func mb(n uint64) float64 { return float64(n) / (1 << 20) }
+
