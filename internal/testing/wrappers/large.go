@@ -15,11 +15,13 @@ import (
 // test/integration/raycluster (TestLargestAcceptedRayClusters) against a
 // real API server, whose etcd refuses requests over 1.5 MiB.
 const (
-	// LargestWorkerGroups is the most worker groups of LargeRayCluster
-	// (with a 53-character cluster name) that the API server stores.
+	// LargestWorkerGroups is about the most worker groups of
+	// LargeRayCluster (with a 53-character cluster name) that the API
+	// server stores: 3,430 were measured; 30 fewer leave room for a status.
 	LargestWorkerGroups = 3400
-	// LargestRayStartParam is (about) the longest value of one head
-	// rayStartParam of HugeParamRayCluster that the API server stores.
+	// LargestRayStartParam is about the longest value of one head
+	// rayStartParam of HugeParamRayCluster that the API server stores
+	// (1,571,240 bytes measured).
 	LargestRayStartParam = 1_560_000
 )
 
