@@ -142,3 +142,23 @@ func heapAfterGC() uint64 {
 
 func mb(n uint64) float64 { return float64(n) / (1 << 20) }
 
+
+// TestPodsOfNamesAtTheLimits: the API server takes the Pods of groups whose
+// names KubeRay turns into invalid Pod names or labels: a Pod name prefix
+// cut at 50 characters right after a '.' of the group name, and a
+// multi-host group named at the 63-character label limit (its replica
+// name is a label too).
+func TestPodsOfNamesAtTheLimits(t *testing.T) {
+	w := newWorld(t)
+	name := wrappers.LongName("c", 1, 40)
+	dotted := group("dddddddd.x", 1)
+	multiHost := group(wrappers.LongName("h", 0, 63), 1)
+	multiHost.NumOfHosts = 2
+	w.create(w.newCluster(name, dotted, multiHost))
+	w.waitPods(name, groupLabels(dotted.GroupName), 1)
+	for _, p := range w.waitPods(name, groupLabels(multiHost.GroupName), 2) {
+		if got := p.Labels[rayv1.LabelWorkerReplicaName]; len(got) != 63 {
+			t.Errorf("replica name %q, want the group name and suffix clipped to 63 characters", got)
+		}
+	}
+}
