@@ -224,4 +224,3 @@ func settle(ctx context.Context, b *testing.B, r *Reconciler, req ctrl.Request) 
 	}
 	b.Fatal("no steady state in 5 passes")
 }
-

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"time"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
@@ -141,7 +141,6 @@ func heapAfterGC() uint64 {
 }
 
 func mb(n uint64) float64 { return float64(n) / (1 << 20) }
-
 
 // TestPodsOfNamesAtTheLimits: the API server takes the Pods of groups whose
 // names KubeRay turns into invalid Pod names or labels: a Pod name prefix
