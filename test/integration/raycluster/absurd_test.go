@@ -69,23 +69,23 @@ func TestLargestAcceptedRayClusters(t *testing.T) {
 	ctx := t.Context()
 	name := wrappers.LongName("c", 0, validation.MaxRayClusterNameLength)
 
-	err := w.c.Create(ctx, wrappers.LargeRayCluster(name, w.ns, wrappers.LargestWorkerGroups*102/100))
+	err := w.Client.Create(ctx, wrappers.LargeRayCluster(name, w.NS, wrappers.LargestWorkerGroups*102/100))
 	if err == nil || !strings.Contains(err.Error(), "request is too large") && !strings.Contains(err.Error(), "larger than max") {
 		t.Fatalf("2 %% more worker groups than LargestWorkerGroups: error %v, want the API server's size limit", err)
 	}
 
-	rc := wrappers.LargeRayCluster(name, w.ns, wrappers.LargestWorkerGroups)
+	rc := wrappers.LargeRayCluster(name, w.NS, wrappers.LargestWorkerGroups)
 	data, err := json.Marshal(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := heapAfterGC()
-	w.create(rc)
+	w.Create(rc)
 	groups := rc.Spec.WorkerGroupSpecs
 	first, last := groups[0].GroupName, groups[len(groups)-1].GroupName
-	w.waitPods(name, headLabels(), 1)
-	w.waitPods(name, groupLabels(first), 1)
-	w.waitPods(name, groupLabels(last), 1)
+	w.WaitPods(name, headLabels(), 1)
+	w.WaitPods(name, groupLabels(first), 1)
+	w.WaitPods(name, groupLabels(last), 1)
 	w.waitStatus(name, "its status", func(s *rayv1.RayClusterStatus) bool {
 		return s.DesiredWorkerReplicas == 2 && meta.FindStatusCondition(s.Conditions, string(rayv1.RayClusterProvisioned)) != nil
 	})
@@ -96,12 +96,12 @@ func TestLargestAcceptedRayClusters(t *testing.T) {
 	// per pass. The first replacement warms up what is sized once; the
 	// heap is compared after it and after three more.
 	replace := func() {
-		old := w.waitPods(name, groupLabels(first), 1)[0]
-		if err := w.c.Delete(ctx, &old); err != nil {
+		old := w.WaitPods(name, groupLabels(first), 1)[0]
+		if err := w.Client.Delete(ctx, &old); err != nil {
 			t.Fatal(err)
 		}
-		w.eventually("a new worker of "+first, func() (bool, error) {
-			pods := w.pods(name, groupLabels(first))
+		w.Eventually("a new worker of "+first, func() (bool, error) {
+			pods := w.Pods(name, groupLabels(first))
 			return len(pods) == 1 && pods[0].UID != old.UID, nil
 		})
 	}
@@ -117,8 +117,8 @@ func TestLargestAcceptedRayClusters(t *testing.T) {
 		t.Errorf("the heap grew by %.1f MB over passes on a %.1f MB object", mb(uint64(growth)), mb(uint64(len(data))))
 	}
 
-	huge := wrappers.HugeParamRayCluster("huge-param", w.ns, wrappers.LargestRayStartParam)
-	w.create(huge)
+	huge := wrappers.HugeParamRayCluster("huge-param", w.NS, wrappers.LargestRayStartParam)
+	w.Create(huge)
 	refused := w.waitStatus("huge-param", "ValidationFailed", func(s *rayv1.RayClusterStatus) bool {
 		return meta.IsStatusConditionTrue(s.Conditions, string(rayv1.RayClusterValidationFailed))
 	})
@@ -126,11 +126,11 @@ func TestLargestAcceptedRayClusters(t *testing.T) {
 		fmt.Sprintf("headGroupSpec.rayStartParams hold %d bytes of keys and values, more than 65536", wrappers.LargestRayStartParam+len("system-config"))) {
 		t.Errorf("ValidationFailed message %q", c.Message)
 	}
-	w.waitEvent("huge-param", "InvalidRayClusterSpec")
-	if n := len(w.pods("huge-param", nil)); n != 0 {
+	w.WaitEvent("huge-param", "InvalidRayClusterSpec")
+	if n := len(w.Pods("huge-param", nil)); n != 0 {
 		t.Errorf("%d Pods for a cluster whose Pods cannot be stored", n)
 	}
-	if err := w.c.Create(ctx, wrappers.HugeParamRayCluster("huger-param", w.ns, wrappers.LargestRayStartParam+20_000)); err == nil {
+	if err := w.Client.Create(ctx, wrappers.HugeParamRayCluster("huger-param", w.NS, wrappers.LargestRayStartParam+20_000)); err == nil {
 		t.Error("a rayStartParam 20 kB over LargestRayStartParam was stored")
 	}
 }
@@ -165,9 +165,9 @@ func TestPodsOfNamesAtTheLimits(t *testing.T) {
 	dotted := group("dddddddd.x", 1)
 	multiHost := group(wrappers.LongName("h", 0, 63), 1)
 	multiHost.NumOfHosts = 2
-	w.create(w.newCluster(name, dotted, multiHost))
-	w.waitPods(name, groupLabels(dotted.GroupName), 1)
-	for _, p := range w.waitPods(name, groupLabels(multiHost.GroupName), 2) {
+	w.Create(w.newCluster(name, dotted, multiHost))
+	w.WaitPods(name, groupLabels(dotted.GroupName), 1)
+	for _, p := range w.WaitPods(name, groupLabels(multiHost.GroupName), 2) {
 		if got := p.Labels[rayv1.LabelWorkerReplicaName]; len(got) != 63 {
 			t.Errorf("replica name %q, want the group name and suffix clipped to 63 characters", got)
 		}
