@@ -64,7 +64,7 @@ func (p *KubeProxy) Clients() ClientProvider {
 // ProxyCheck checks a Serve proxy through the Pod's proxy subresource:
 // healthy means HTTP 200.
 func (p *KubeProxy) ProxyCheck() ProxyChecker {
-	return func(ctx context.Context, pod *corev1.Pod, port int32) bool {
+	return func(ctx context.Context, pod *corev1.Pod, port int32) error {
 		url := fmt.Sprintf("%s/api/v1/namespaces/%s/pods/%s:%d/proxy%s", p.host, pod.Namespace, pod.Name, port, ServeProxyHealthPath)
 		return answersOK(ctx, p.http, url)
 	}

@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,34 +21,43 @@ const (
 	DirectProxyTimeout = 2 * time.Second
 )
 
-// ProxyChecker reports whether the Ray Serve proxy of a Pod, listening on
-// port, answers its health check.
-type ProxyChecker func(ctx context.Context, pod *corev1.Pod, port int32) bool
+// ProxyChecker checks the Ray Serve proxy of a Pod, listening on port: nil
+// means healthy (HTTP 200, whatever the body); the error says what failed.
+type ProxyChecker func(ctx context.Context, pod *corev1.Pod, port int32) error
+
+// ErrNoPodIP is the health check of a Pod that has no IP yet.
+var ErrNoPodIP = errors.New("the Pod has no IP yet")
 
 // DirectProxyCheck checks the proxy at http://<pod IP>:<port>/-/healthz
-// with the given timeout: healthy means HTTP 200. A Pod without an IP is
-// not healthy.
+// with the given timeout.
 func DirectProxyCheck(timeout time.Duration) ProxyChecker {
 	httpClient := &http.Client{Timeout: timeout}
-	return func(ctx context.Context, pod *corev1.Pod, port int32) bool {
+	return func(ctx context.Context, pod *corev1.Pod, port int32) error {
 		if pod.Status.PodIP == "" {
-			return false
+			return fmt.Errorf("serve proxy health check of Pod %s/%s: %w", pod.Namespace, pod.Name, ErrNoPodIP)
 		}
 		url := fmt.Sprintf("http://%s%s", net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port))), ServeProxyHealthPath)
 		return answersOK(ctx, httpClient, url)
 	}
 }
 
-// answersOK reports whether GET url answers HTTP 200.
-func answersOK(ctx context.Context, c *http.Client, url string) bool {
+// answersOK checks that GET url answers HTTP 200. As KubeRay, the body of
+// a 200 is not judged (nor waited for); the start of another answer's body
+// is quoted in the error.
+func answersOK(ctx context.Context, c *http.Client, url string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return false
+		return fmt.Errorf("serve proxy health check: %w", err)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return false
+		return fmt.Errorf("serve proxy health check: %w", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	return resp.StatusCode == http.StatusOK
+	if resp.StatusCode == http.StatusOK {
+		return nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
+	return fmt.Errorf("serve proxy health check GET %s: %d %s: %s", url, resp.StatusCode,
+		http.StatusText(resp.StatusCode), snippet(body))
 }

@@ -60,9 +60,11 @@ func Identifier(clusterName string, nodeType rayv1.RayNodeType) string {
 
 // podName returns "<prefix>-<node type>", with the prefix cut to 50
 // characters, lower-cased, and a trailing dash when used as a generateName.
+// A cut right after a '.' of the group name drops the '.': "<x.>-worker-"
+// is no DNS subdomain (KubeRay keeps it, and the Pod is refused).
 func podName(prefix string, nodeType rayv1.RayNodeType, generate bool) string {
 	if len(prefix) > maxPrefixLength {
-		prefix = prefix[:maxPrefixLength]
+		prefix = strings.TrimRight(prefix[:maxPrefixLength], ".")
 	}
 	name := strings.ToLower(prefix + "-" + string(nodeType))
 	if generate {
@@ -89,10 +91,13 @@ func WorkerPodGenerateName(clusterName, groupName string) string {
 }
 
 // WorkerReplicaName names one replica of a multi-host worker group:
-// "<group>-<suffix>". The caller supplies the random suffix (KubeRay uses 5
-// random characters) so that this function stays deterministic.
+// "<group>-<suffix>", clipped to a label value (its last 63 characters:
+// the suffix tells replicas apart; KubeRay does not clip, so a group name
+// longer than 57 characters gets Pods the API server refuses). The caller
+// supplies the random suffix (KubeRay uses 5 random characters) so that
+// this function stays deterministic.
 func WorkerReplicaName(groupName, suffix string) string {
-	return groupName + "-" + suffix
+	return ClipLabelValue(groupName + "-" + suffix)
 }
 
 // HeadServiceName is the name of the RayCluster's head Service: the name of

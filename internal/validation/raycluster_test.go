@@ -61,6 +61,23 @@ func TestRayClusterSpec(t *testing.T) {
 			mutate:  func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs = append(s.WorkerGroupSpecs, s.WorkerGroupSpecs[0]) },
 			wantErr: `worker group names must be unique: "small"`,
 		},
+		"head rayStartParams at the size limit": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.HeadGroupSpec.RayStartParams = map[string]string{"system-config": strings.Repeat("x", MaxRayStartParamsBytes-len("system-config"))}
+			},
+		},
+		"head rayStartParams one byte over the size limit": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.HeadGroupSpec.RayStartParams = map[string]string{"system-config": strings.Repeat("x", MaxRayStartParamsBytes-len("system-config")+1)}
+			},
+			wantErr: "headGroupSpec.rayStartParams hold 65537 bytes of keys and values, more than 65536",
+		},
+		"worker rayStartParams over the size limit": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.WorkerGroupSpecs[0].RayStartParams = map[string]string{"a": strings.Repeat("x", 40<<10), "b": strings.Repeat("x", 30<<10)}
+			},
+			wantErr: `workerGroupSpecs["small"].rayStartParams hold 71682 bytes`,
+		},
 		"invalid group name": {
 			mutate:  func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs[0].GroupName = "bad name!" },
 			wantErr: `worker group name "bad name!" must be a valid label value`,

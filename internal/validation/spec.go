@@ -64,6 +64,7 @@ var specRules = []specRule{
 	headHasContainer,
 	headGroupParams,
 	workerGroupNames,
+	rayStartParamsSize,
 	workerGroups,
 	gcsFaultTolerance,
 	redisUsername,
@@ -102,6 +103,42 @@ func headGroupParams(c *specCheck) error {
 		return err
 	}
 	return groupLabels(headGroupLabel, head.RayStartParams, head.Labels)
+}
+
+// MaxRayStartParamsBytes bounds the keys and values of one group's
+// rayStartParams. They become one `ray start` command line, passed as a
+// single argument to the container's shell and again in the environment
+// (KUBERAY_GEN_RAY_START_CMD); Linux refuses to start a program with an
+// argument or an environment string over 128 KiB (MAX_ARG_STRLEN on
+// 4 KiB-page machines), and the API server refuses a Pod over 1.5 MiB.
+// Half of 128 KiB leaves room for the flags the operator adds and the
+// user's own command. (KubeRay accepts any size; such a Pod is refused, or
+// its container cannot start.)
+const MaxRayStartParamsBytes = 64 << 10
+
+// rayStartParamsSize refuses rayStartParams that cannot fit on a command
+// line (see MaxRayStartParamsBytes).
+func rayStartParamsSize(c *specCheck) error {
+	check := func(field string, params map[string]string) error {
+		n := 0
+		for k, v := range params {
+			n += len(k) + len(v)
+		}
+		if n > MaxRayStartParamsBytes {
+			return fmt.Errorf("%s.rayStartParams hold %d bytes of keys and values, more than %d: they become one `ray start` "+
+				"command line, and Linux refuses a command-line argument over 128 KiB", field, n, MaxRayStartParamsBytes)
+		}
+		return nil
+	}
+	if err := check("headGroupSpec", c.spec.HeadGroupSpec.RayStartParams); err != nil {
+		return err
+	}
+	for _, g := range c.spec.WorkerGroupSpecs {
+		if err := check(fmt.Sprintf("workerGroupSpecs[%q]", g.GroupName), g.RayStartParams); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // workerGroupNames requires unique names that can be label values, since a

@@ -201,6 +201,12 @@ const (
 	RayServiceSuspending RayServiceConditionType = "Suspending"
 	// RayServiceSuspended: everything the RayService owns is deleted.
 	RayServiceSuspended RayServiceConditionType = "Suspended"
+	// ServeRequestsFailing (not a KubeRay condition): a request of the
+	// operator to Ray Serve on the active or pending cluster keeps failing
+	// (its dashboard's Serve API, or the health check of the head's Serve
+	// proxy once it had answered). The message says what failed and when it
+	// is tried again; False once every request succeeds again.
+	ServeRequestsFailing RayServiceConditionType = "ServeRequestsFailing"
 )
 
 // Reasons of RayService conditions.
@@ -218,6 +224,16 @@ const (
 	SuspendInProgress              RayServiceConditionReason = "SuspendInProgress"
 	SuspendComplete                RayServiceConditionReason = "SuspendComplete"
 	RayServiceResumed              RayServiceConditionReason = "RayServiceResumed"
+)
+
+// Reasons of the ServeRequestsFailing condition: the request that failed
+// (as the Warning event of its failure), or that all succeed again.
+const (
+	FailedToGetServeApplications    RayServiceConditionReason = "FailedToGetServeApplications"
+	FailedToUpdateServeApplications RayServiceConditionReason = "FailedToUpdateServeApplications"
+	FailedToUpdateTargetCapacity    RayServiceConditionReason = "FailedToUpdateTargetCapacity"
+	FailedServeProxyHealthCheck     RayServiceConditionReason = "FailedServeProxyHealthCheck"
+	ServeRequestsSucceeded          RayServiceConditionReason = "ServeRequestsSucceeded"
 )
 
 // RayService serves Ray Serve applications and upgrades their cluster

@@ -25,7 +25,7 @@ func (r *Reconciler) dashboardClient(ctx context.Context, job *rayv1.RayJob, clu
 // failure says to wait (*errBackingOff). A failed request is a
 // *dashboardError; ErrNotFound and ErrAgain are answers and stay as they are.
 func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (*dashboard.JobInfo, error) {
-	if wait := r.dashFailures.wait(job, r.now()); wait > 0 {
+	if wait := r.dashFailures.Wait(dashboardCall(job), r.now()); wait > 0 {
 		return nil, &errBackingOff{wait: wait}
 	}
 	dash, err := r.dashboardClient(ctx, job, cluster)
@@ -35,7 +35,7 @@ func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *ra
 	info, err := dash.GetJobInfo(ctx, job.Status.JobID)
 	switch {
 	case err == nil:
-		r.dashFailures.forget(jobKey(job))
+		r.dashFailures.Forget(dashboardCall(job))
 		return info, nil
 	case errors.Is(err, dashboard.ErrNotFound), errors.Is(err, dashboard.ErrAgain):
 		return nil, err

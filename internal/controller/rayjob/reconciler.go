@@ -96,7 +96,7 @@ type Reconciler struct {
 	clusters   clusterowner.Clusters
 	dashboards dashboard.Access
 	// dashFailures holds the dashboard back-off of Running RayJobs.
-	dashFailures dashboardFailures
+	dashFailures dashboard.Backoff
 }
 
 // New returns a Reconciler. A nil Clock means the real clock.
@@ -137,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forgetMetrics(req.Name, req.Namespace)
-			r.dashFailures.forget(req.NamespacedName)
+			r.dashFailures.ForgetObject(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err

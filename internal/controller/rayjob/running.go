@@ -84,10 +84,10 @@ func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, 
 			}
 			return ctrl.Result{}, err
 		}
-		r.dashFailures.forget(jobKey(job))
+		r.dashFailures.Forget(dashboardCall(job))
 		return requeue()
 	}
-	r.dashFailures.forget(jobKey(job))
+	r.dashFailures.Forget(dashboardCall(job))
 	if sub.finishedAt != nil {
 		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
 		job.Status.Reason = rayv1.AppFailed

@@ -51,7 +51,7 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
 		return fmt.Errorf("updating the status of RayJob %s/%s: %w", s.job.Namespace, s.job.Name, err)
 	}
 	if s.transitioned() {
-		r.dashFailures.forget(jobKey(s.job))
+		r.dashFailures.Forget(dashboardCall(s.job))
 		r.reportTransition(s)
 	}
 	return nil

@@ -19,6 +19,8 @@ const (
 	msgSuspendInProgress = "RayService is being suspended"
 	msgSuspendComplete   = "RayService is suspended"
 	msgResumed           = "RayService is resumed"
+	// msgServeRequestsSucceed is ServeRequestsFailing False (not KubeRay's).
+	msgServeRequestsSucceed = "No request to Ray Serve is failing"
 )
 
 // setCondition sets a condition of rs at time now, stamping the generation.

@@ -2,6 +2,8 @@ package rayservice
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
 // Event reasons KubeRay's RayService controller emits (those about
@@ -11,7 +13,7 @@ const (
 	reasonInvalidMetadata                 = "InvalidRayServiceMetadata"
 	reasonInitializingTimeout             = "RayServiceInitializingTimeout"
 	reasonUpdatedServeApplications        = "UpdatedServeApplications"
-	reasonFailedToUpdateServeApplications = "FailedToUpdateServeApplications"
+	reasonFailedToUpdateServeApplications = string(rayv1.FailedToUpdateServeApplications)
 	reasonUpdatedHeadPodServeLabel        = "UpdatedHeadPodServeLabel"
 	reasonFailedToUpdateHeadPodServeLabel = "FailedToUpdateHeadPodServeLabel"
 	reasonDeletedService                  = "DeletedService"
@@ -19,7 +21,7 @@ const (
 	reasonFailedToUpdateRayCluster        = "FailedToUpdateRayCluster"
 	reasonRollbackImpossible              = "RollbackImpossible"
 	reasonUpdatedServeTargetCapacity      = "UpdatedServeTargetCapacity"
-	reasonFailedToUpdateTargetCapacity    = "FailedToUpdateTargetCapacity"
+	reasonFailedToUpdateTargetCapacity    = string(rayv1.FailedToUpdateTargetCapacity)
 	reasonCreatedGateway                  = "CreatedGateway"
 	reasonUpdatedGateway                  = "UpdatedGateway"
 	reasonFailedToCreateGateway           = "FailedToCreateGateway"

@@ -63,10 +63,13 @@ type testEnv struct {
 	clock  *clocktesting.FakeClock
 	serve  *dashboardtest.ServeFleet
 	events *events.FakeRecorder
-	// unhealthy are the head Pods whose Serve proxy fails its check.
-	unhealthy map[string]bool
-	// proxyPorts are the ports the proxy of each Pod was checked on.
-	proxyPorts map[string]int32
+	// unhealthy are the head Pods whose Serve proxy fails its check, and
+	// the error the check gives.
+	unhealthy map[string]error
+	// proxyPorts are the ports the proxy of each Pod was checked on, and
+	// proxyChecks how many times.
+	proxyPorts  map[string]int32
+	proxyChecks map[string]int
 }
 
 // envConfig is what a case may change before the Reconciler is built.
@@ -127,8 +130,8 @@ func newEnv(tb testing.TB, objs []client.Object, opts ...envOption) *testEnv {
 		clock:      clocktesting.NewFakeClock(t0),
 		serve:      dashboardtest.NewServeFleet(),
 		events:     events.NewFakeRecorder(100),
-		unhealthy:  map[string]bool{},
-		proxyPorts: map[string]int32{},
+		unhealthy:  map[string]error{},
+		proxyPorts: map[string]int32{}, proxyChecks: map[string]int{},
 	}
 	e.r = New(Deps{
 		Client: c, Recorder: e.events, Clock: e.clock, Dashboards: e.serve.Provider(),
@@ -146,9 +149,10 @@ func gatesByName(g map[featuregate.Feature]bool) map[string]bool {
 }
 
 // proxyHealth is the fake Serve proxy check: healthy unless unhealthy.
-func (e *testEnv) proxyHealth(_ context.Context, pod *corev1.Pod, port int32) bool {
+func (e *testEnv) proxyHealth(_ context.Context, pod *corev1.Pod, port int32) error {
 	e.proxyPorts[pod.Name] = port
-	return !e.unhealthy[pod.Name]
+	e.proxyChecks[pod.Name]++
+	return e.unhealthy[pod.Name]
 }
 
 // reconcile runs one pass over the test RayService.

@@ -51,6 +51,7 @@ func (r *Reconciler) finalize(ctx context.Context, rs *rayv1.RayService) (ctrl.R
 		return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, nil
 	}
 	controllerutil.RemoveFinalizer(rs, rayv1.RayServiceFinalizer)
+	r.serveBackoff.ForgetObject(client.ObjectKeyFromObject(rs))
 	return ctrl.Result{}, ignoreConflict(client.IgnoreNotFound(r.Client.Update(ctx, rs)))
 }
 

@@ -43,7 +43,7 @@ func BenchmarkIdleRayService(b *testing.B) {
 		Recorder:    &events.FakeRecorder{},
 		Clock:       clocktesting.NewFakeClock(t0),
 		Dashboards:  serve.Provider(),
-		ProxyHealth: func(context.Context, *corev1.Pod, int32) bool { return true },
+		ProxyHealth: func(context.Context, *corev1.Pod, int32) error { return nil },
 		NameSuffix:  func() string { return testSuffix },
 	}, Options{ZeroDowntime: true, Features: features.NewGate()})
 	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNS, Name: testName}}

@@ -69,6 +69,10 @@ type Options struct {
 	OperatorVersion string
 	// InFlightRequeue and IdleRequeue override the defaults above.
 	InFlightRequeue, IdleRequeue time.Duration
+	// ServeRetryBase and ServeRetryMax override the back-off of failing
+	// requests to Ray Serve (dashboard.DefaultRetryBase doubling up to
+	// dashboard.DefaultRetryMax).
+	ServeRetryBase, ServeRetryMax time.Duration
 }
 
 // Deps are the controller's collaborators; tests replace them.
@@ -103,6 +107,8 @@ type Reconciler struct {
 	opts       Options
 	clusters   clusterowner.Clusters
 	dashboards dashboard.Access
+	// serveBackoff holds the back-off of failing requests to Ray Serve.
+	serveBackoff *dashboard.Backoff
 }
 
 // New returns a Reconciler, filling in the defaults of Deps and Options.
@@ -131,10 +137,11 @@ func New(deps Deps, opts Options) *Reconciler {
 	opts.InFlightRequeue = cmpOr(opts.InFlightRequeue, DefaultInFlightRequeue)
 	opts.IdleRequeue = cmpOr(opts.IdleRequeue, DefaultIdleRequeue)
 	return &Reconciler{
-		Deps:       deps,
-		opts:       opts,
-		clusters:   clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
-		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
+		Deps:         deps,
+		opts:         opts,
+		clusters:     clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
+		dashboards:   dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
+		serveBackoff: &dashboard.Backoff{Base: opts.ServeRetryBase, Max: opts.ServeRetryMax},
 	}
 }
 
@@ -160,6 +167,9 @@ func cmpOr(d, def time.Duration) time.Duration {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rs := &rayv1.RayService{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rs); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.serveBackoff.ForgetObject(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !rayv1.IsManagedByThisOperator(rs.Spec.ManagedBy) {

@@ -7,6 +7,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 )
 
 // scope is what one pass works on.
@@ -40,6 +41,12 @@ type scope struct {
 	trafficLoaded bool
 	// rollbackCompleted says this pass ended an incremental rollback.
 	rollbackCompleted bool
+	// serveCalls are the requests to Ray Serve this pass made or held back
+	// (see servefaults.go); backingOff says one of them is in a back-off,
+	// and activeServeUnknown that the active cluster's Serve API is.
+	serveCalls         []dashboard.BackoffKey
+	backingOff         bool
+	activeServeUnknown bool
 	// requeue is the soonest the pass asked to be run again (0: none).
 	requeue time.Duration
 	// stop ends the pass after the current step (suspended, timed out).
@@ -55,6 +62,12 @@ func (s *scope) requeueAfter(d time.Duration) {
 	if d > 0 && (s.requeue == 0 || d < s.requeue) {
 		s.requeue = d
 	}
+}
+
+// retryAfter asks for another pass when a back-off ends.
+func (s *scope) retryAfter(d time.Duration) {
+	s.backingOff = true
+	s.requeueAfter(d)
 }
 
 // activeName and pendingName are the cluster names in status.

@@ -2,6 +2,7 @@ package rayservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -38,7 +39,7 @@ func (r *Reconciler) reconcileServeLabels(ctx context.Context, s *scope) error {
 			continue
 		}
 		s.heads[c.Name] = head
-		if err := r.setServeLabel(ctx, s.rs, c, head); err != nil {
+		if err := r.setServeLabel(ctx, s, c, head); err != nil {
 			return err
 		}
 	}
@@ -61,10 +62,11 @@ func (r *Reconciler) headPod(ctx context.Context, c *rayv1.RayCluster) (*corev1.
 }
 
 // setServeLabel writes the head Pod's ray.io/serve label when it changes.
-func (r *Reconciler) setServeLabel(ctx context.Context, rs *rayv1.RayService, c *rayv1.RayCluster, head *corev1.Pod) error {
+func (r *Reconciler) setServeLabel(ctx context.Context, s *scope, c *rayv1.RayCluster, head *corev1.Pod) error {
+	rs := s.rs
 	want := "false"
 	if !rs.Spec.ExcludeHeadPodFromServeSvc {
-		want = strconv.FormatBool(r.ProxyHealth(ctx, head, rayv1.ServePort(&c.Spec)))
+		want = strconv.FormatBool(r.proxyHealthy(ctx, s, c, head))
 	}
 	if head.Labels[rayv1.LabelServe] == want {
 		return nil
@@ -84,13 +86,47 @@ func (r *Reconciler) setServeLabel(ctx context.Context, rs *rayv1.RayService, c 
 	return nil
 }
 
+// proxyHealthy checks the Serve proxy of a cluster's head Pod. A proxy that
+// fails after it had answered (the label says so) is a failed request (see
+// servefaults.go): an event, the condition, and no new check before its
+// back-off ends, the head staying out of the serve Service meanwhile. One
+// that never answered yet is only starting (Serve starts its proxies when
+// applications are deployed): it is checked on every pass, as KubeRay does,
+// with no event.
+func (r *Reconciler) proxyHealthy(ctx context.Context, s *scope, c *rayv1.RayCluster, head *corev1.Pod) bool {
+	key := serveKey(s.rs, callServeProxy, c.Name, string(head.UID))
+	if !r.mayCall(s, key) {
+		return false
+	}
+	err := r.ProxyHealth(ctx, head, rayv1.ServePort(&c.Spec))
+	if err == nil {
+		r.serveSucceeded(key)
+		return true
+	}
+	if _, failing := r.serveBackoff.Failing(key); failing || head.Labels[rayv1.LabelServe] == "true" {
+		r.serveFailed(s, key, &serveCallError{reason: rayv1.FailedServeProxyHealthCheck, err: err,
+			what: fmt.Sprintf("The Serve proxy of the head Pod %s/%s of RayCluster %s failed its health check", head.Namespace, head.Name, c.Name)})
+	}
+	return false
+}
+
 // reconcileServe deploys serveConfigV2 and reads the application statuses:
 // on the pending cluster when there is one; on the active cluster only when
 // no new cluster is being prepared, so that a config meant for the new
 // cluster never reaches the old one (and, during a blue/green upgrade, the
 // active cluster's applications are not shown). With an incremental upgrade
-// both clusters are followed.
+// both clusters are followed. It ends with the ServeRequestsFailing
+// condition of the requests the pass made.
 func (r *Reconciler) reconcileServe(ctx context.Context, s *scope) error {
+	if err := r.serveClusters(ctx, s); err != nil {
+		return err
+	}
+	r.setServeRequestsCondition(s)
+	return nil
+}
+
+// serveClusters runs serveCluster on the clusters reconcileServe follows.
+func (r *Reconciler) serveClusters(ctx context.Context, s *scope) error {
 	incremental := r.incrementalEnabled(s.rs)
 	if s.pending != nil {
 		apps, ready, err := r.serveCluster(ctx, s, s.pending, false)
@@ -119,40 +155,77 @@ func (r *Reconciler) reconcileServe(ctx context.Context, s *scope) error {
 
 // serveCluster brings one cluster's applications to serveConfigV2 and
 // returns their statuses and whether all are RUNNING. A cluster whose head
-// is not ready yet is waited for.
+// is not ready yet is waited for. While its Serve API fails (or backs off)
+// the cluster is not ready and keeps the statuses last seen.
 func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, bool, error) {
 	if !r.headReady(c, s.heads[c.Name]) {
 		s.requeueAfter(r.opts.InFlightRequeue)
 		return nil, false, nil
 	}
-	dash, err := r.dashboards.Client(ctx, c, "")
-	if err != nil {
+	key := serveKey(s.rs, callServeAPI, c.Name)
+	if !r.mayCall(s, key) {
+		s.activeServeUnknown = s.activeServeUnknown || active
+		return lastApps(s, c, active), false, nil
+	}
+	apps, err := r.syncServe(ctx, s, c, active)
+	var failure *serveCallError
+	switch {
+	case errors.As(err, &failure):
+		r.serveFailed(s, key, failure)
+		s.activeServeUnknown = s.activeServeUnknown || active
+		if apps == nil {
+			apps = lastApps(s, c, active)
+		}
+		return apps, false, nil
+	case err != nil:
 		return nil, false, err
 	}
-	details, err := dash.GetServeDetails(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("getting the Serve applications of RayCluster %s: %w", c.Name, err)
-	}
-	apps := serveapps.Statuses(details)
-	if r.mayApplyConfig(s, active) {
-		apply, err := r.needsApply(ctx, s, c, len(apps))
-		if err != nil {
-			return nil, false, err
-		}
-		if apply {
-			if err := r.applyServeConfig(ctx, s, c, dash, targetCapacity(s, active)); err != nil {
-				return nil, false, err
-			}
-		}
-	}
-	if err := r.stepTargetCapacity(ctx, s, c, dash, active); err != nil {
-		return nil, false, err
-	}
+	r.serveSucceeded(key)
 	ready := serveapps.AllRunning(apps)
 	if !ready {
 		s.requeueAfter(r.opts.InFlightRequeue)
 	}
 	return apps, ready, nil
+}
+
+// syncServe reads a cluster's applications, PUTs serveConfigV2 when it
+// must, and steps its target_capacity. A failed request to Serve is a
+// *serveCallError (with the statuses when the read succeeded).
+func (r *Reconciler) syncServe(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, error) {
+	dash, err := r.dashboards.Client(ctx, c, "")
+	if err != nil {
+		return nil, err
+	}
+	details, err := dash.GetServeDetails(ctx)
+	if err != nil {
+		return nil, &serveCallError{reason: rayv1.FailedToGetServeApplications, err: err,
+			what: fmt.Sprintf("Failed to get the Serve applications of the RayCluster %s/%s", c.Namespace, c.Name)}
+	}
+	apps := serveapps.Statuses(details)
+	if r.mayApplyConfig(s, active) {
+		apply, err := r.needsApply(ctx, s, c, len(apps))
+		if err != nil {
+			return nil, err
+		}
+		if apply {
+			if err := r.applyServeConfig(ctx, s, c, dash, targetCapacity(s, active)); err != nil {
+				return apps, err
+			}
+		}
+	}
+	return apps, r.stepTargetCapacity(ctx, s, c, dash, active)
+}
+
+// lastApps are the application statuses status last showed for a cluster.
+func lastApps(s *scope, c *rayv1.RayCluster, active bool) map[string]rayv1.AppStatus {
+	last := s.original.PendingServiceStatus
+	if active {
+		last = s.original.ActiveServiceStatus
+	}
+	if last.RayClusterName != c.Name {
+		return nil
+	}
+	return last.Applications
 }
 
 // needsApply reports whether serveConfigV2 must be PUT on c, given the
@@ -194,7 +267,8 @@ func (r *Reconciler) applyServeConfig(ctx context.Context, s *scope, c *rayv1.Ra
 	if err := dash.UpdateDeployments(ctx, body); err != nil {
 		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateServeApplications, actionUpdate,
 			"Failed to update serve applications to the RayCluster %s/%s: %v", c.Namespace, c.Name, err)
-		return fmt.Errorf("failed to update serve applications on RayCluster %s (see Issue 5 of the RayService troubleshooting guide): %w", c.Name, err)
+		return &serveCallError{reason: rayv1.FailedToUpdateServeApplications, err: err, noted: true,
+			what: fmt.Sprintf("Failed to update serve applications to the RayCluster %s/%s (see Issue 5 of the RayService troubleshooting guide)", c.Namespace, c.Name)}
 	}
 	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedServeApplications, actionUpdate,
 		"Updated serve applications to the RayCluster %s/%s", c.Namespace, c.Name)

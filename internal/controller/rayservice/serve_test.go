@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -29,6 +30,9 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 		label     string // before; "" for none
 		want      string
 		wantEvent string
+		// wantFailure is the Warning event of a proxy that failed after it
+		// had answered, which also asks for the pass after the back-off.
+		wantFailure string
 	}{
 		"healthy proxy: true": {
 			label: "false", want: "true", wantEvent: `Normal UpdatedHeadPodServeLabel Updated the serve label to "true" for the Head Pod ns/svc-active-head`,
@@ -39,6 +43,11 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 		"unhealthy proxy: false": {
 			unhealthy: true, label: "true", want: "false",
 			wantEvent: `Normal UpdatedHeadPodServeLabel Updated the serve label to "false" for the Head Pod ns/svc-active-head`,
+			wantFailure: "Warning FailedServeProxyHealthCheck The Serve proxy of the head Pod ns/svc-active-head of RayCluster svc-active " +
+				"failed its health check: 503 (retrying in 3s, at 2026-01-01T00:00:03Z)",
+		},
+		"unhealthy proxy that never answered (starting): false, no failure": {
+			unhealthy: true, label: "false", want: "false",
 		},
 		"excluded, healthy proxy: false": {
 			exclude: true, label: "true", want: "false",
@@ -65,7 +74,9 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 				head.Label(rayv1.LabelServe, tc.label)
 			}
 			e := newEnv(t, []client.Object{rs, cluster, head.Obj()})
-			e.unhealthy[head.Name] = tc.unhealthy
+			if tc.unhealthy {
+				e.unhealthy[head.Name] = errors.New("503")
+			}
 			s := newScope(rs, t0)
 			s.active = cluster
 			if err := e.r.reconcileServeLabels(context.Background(), s); err != nil {
@@ -75,8 +86,12 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 				t.Errorf("ray.io/serve = %q, want %q", got, tc.want)
 			}
 			var wantEvents []string
+			wantRequeue := time.Duration(0)
+			if tc.wantFailure != "" {
+				wantEvents, wantRequeue = append(wantEvents, tc.wantFailure), 3*time.Second
+			}
 			if tc.wantEvent != "" {
-				wantEvents = []string{tc.wantEvent}
+				wantEvents = append(wantEvents, tc.wantEvent)
 			}
 			if diff := cmp.Diff(wantEvents, e.recordedEvents()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
@@ -88,8 +103,8 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 			if diff := cmp.Diff(wantPorts, e.proxyPorts); diff != "" {
 				t.Errorf("proxy checks by Pod and port (-want +got):\n%s", diff)
 			}
-			if s.heads[active] == nil || s.requeue != 0 {
-				t.Errorf("head found %v, requeue %v; want the head and no requeue", s.heads[active] != nil, s.requeue)
+			if s.heads[active] == nil || s.requeue != wantRequeue {
+				t.Errorf("head found %v, requeue %v; want the head and requeue %v", s.heads[active] != nil, s.requeue, wantRequeue)
 			}
 		})
 	}
@@ -289,20 +304,25 @@ func TestCheckIfNeedSubmitServeApplications(t *testing.T) {
 	}
 }
 
-// TestServeFailures checks that a failing Serve API is an error of the
-// pass, a failed PUT also a Warning, and that nothing is recorded then.
+// TestServeFailures checks that a failing Serve API is no error of the
+// pass (faults_test.go has every fault mode): the status is kept, the
+// condition and a Warning say what failed, the pass comes back after the
+// back-off; a failed PUT is KubeRay's Warning, and nothing is recorded then.
 func TestServeFailures(t *testing.T) {
 	boom := errors.New("connection refused")
 	rs := serving(rayService()).Obj()
+	const failure = "Failed to get the Serve applications of the RayCluster ns/svc-active: connection refused (retrying in 3s, at 2026-01-01T00:00:03Z)"
 	runPasses(t, map[string]passCase{
-		"Serve unreachable: the pass fails, nothing recorded, the status kept": {
-			objs:           replace(idleWorld(t, rs), readyCluster(t, rs, active).Obj()),
-			setup:          func(e *testEnv) { e.serve.SetError(dashboardtest.URLFor(active, testNS), boom) },
-			wantErr:        "connection refused",
-			wantStatus:     &serving(rayService()).Obj().Status,
+		"Serve unreachable: no error, nothing recorded, the status kept": {
+			objs:       replace(idleWorld(t, rs), readyCluster(t, rs, active).Obj()),
+			setup:      func(e *testEnv) { e.serve.SetError(dashboardtest.URLFor(active, testNS), boom) },
+			wantResult: ctrl.Result{RequeueAfter: 3 * time.Second},
+			wantStatus: &serving(rayService()).
+				Condition(rayv1.ServeRequestsFailing, metav1.ConditionTrue, rayv1.FailedToGetServeApplications, failure, t0).Obj().Status,
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantClusters:   []clusterState{{Name: active, Version: testOperatorVersion, Workers: []string{"small"}}},
 			wantServices:   idleServices(),
+			wantEvents:     []string{"Warning FailedToGetServeApplications " + failure},
 		},
 	})
 	// The GET succeeding and only the PUT failing needs a Serve that

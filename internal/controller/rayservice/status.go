@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -135,6 +136,7 @@ func (r *Reconciler) timeOutIfInitializingTooLong(s *scope) {
 	}
 	s.rs.Status.ActiveServiceStatus = rayv1.RayServiceStatus{}
 	s.rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
+	meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.ServeRequestsFailing))
 	msg := fmt.Sprintf("RayService failed to become ready within the configured timeout of %s. Time spent initializing: %s",
 		timeout, spent.Round(time.Second))
 	setCondition(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout, msg, metav1.Time{Time: s.now})
@@ -150,14 +152,19 @@ func (r *Reconciler) stopIfTimedOut(_ context.Context, s *scope) error {
 }
 
 // requeueForStatus asks for the next pass: soon while anything is in
-// flight, else at the idle interval to refresh application statuses.
+// flight, else at the idle interval to refresh application statuses. A
+// request to Serve in a back-off already asked for the pass that retries it
+// (which also refreshes the statuses); an active cluster whose Serve API
+// fails is not in flight for that alone, so that the retries keep to the
+// back-off.
 func (r *Reconciler) requeueForStatus(s *scope) {
 	st := &s.rs.Status
 	inFlight := st.PendingServiceStatus.RayClusterName != "" || st.ActiveServiceStatus.RayClusterName == "" ||
-		!s.activeReady || st.NumServeEndpoints == 0
-	if inFlight && !hasReason(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout) {
+		(!s.activeReady && !s.activeServeUnknown) || st.NumServeEndpoints == 0
+	switch {
+	case inFlight && !hasReason(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout):
 		s.requeueAfter(r.opts.InFlightRequeue)
-		return
+	case !s.backingOff:
+		s.requeueAfter(r.opts.IdleRequeue)
 	}
-	s.requeueAfter(r.opts.IdleRequeue)
 }

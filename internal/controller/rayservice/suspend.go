@@ -52,6 +52,7 @@ func requestSuspend(rs *rayv1.RayService, now metav1.Time) {
 	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress, rayv1.RollbackInProgress} {
 		setCondition(rs, t, metav1.ConditionFalse, rayv1.SuspendInProgress, msgSuspendInProgress, now)
 	}
+	meta.RemoveStatusCondition(&rs.Status.Conditions, string(rayv1.ServeRequestsFailing))
 	rs.Status.ActiveServiceStatus = rayv1.RayServiceStatus{}
 	rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
 	rs.Status.NumServeEndpoints = 0

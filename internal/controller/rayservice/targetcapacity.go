@@ -68,7 +68,8 @@ func (r *Reconciler) applyTargetCapacity(ctx context.Context, s *scope, c *rayv1
 	if err != nil {
 		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateTargetCapacity, actionUpdate,
 			"Failed to update target_capacity of serve applications to the RayCluster %s/%s: %v", c.Namespace, c.Name, err)
-		return fmt.Errorf("setting target_capacity %d on RayCluster %s: %w", goal, c.Name, err)
+		return &serveCallError{reason: rayv1.FailedToUpdateTargetCapacity, err: err, noted: true,
+			what: fmt.Sprintf("Failed to set target_capacity %d on the RayCluster %s/%s", goal, c.Namespace, c.Name)}
 	}
 	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedServeTargetCapacity, actionUpdate,
 		"Updated target_capacity of serve applications to %d on the RayCluster %s/%s", goal, c.Namespace, c.Name)

@@ -3,10 +3,16 @@ package dashboardtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 )
@@ -37,6 +43,12 @@ const (
 // Faults lists every Fault.
 var Faults = []Fault{FaultServerError, FaultTimeout, FaultRefused, FaultGarbage, FaultSlow, FaultGone}
 
+// OpServeProxyHealth is the health check of a head Pod's Serve proxy
+// (GET /-/healthz on the serve port), which is no dashboard call: FaultError
+// sends it with dashboard.DirectProxyCheck. As in KubeRay, any 200 is
+// healthy, so garbage and a slow body are no failures for it.
+const OpServeProxyHealth Op = "ServeProxyHealth"
+
 // FaultClientTimeout is the timeout of the client FaultError sends its
 // request with: it bounds how long producing a timeout takes (in real
 // time; what the controllers do with the error is tested on fake clocks).
@@ -49,6 +61,9 @@ const faultTraceback = "Traceback (most recent call last):\n  File \"dashboard/m
 // faultHandler misbehaves as fault says on every request.
 func faultHandler(fault Fault) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// The server notices that a client gave up (and cancels r's
+		// context) only once the request body was read.
+		_, _ = io.Copy(io.Discard, r.Body)
 		switch fault {
 		case FaultServerError:
 			http.Error(w, faultTraceback, http.StatusInternalServerError)
@@ -77,19 +92,46 @@ func faultHandler(fault Fault) http.HandlerFunc {
 // when op (for job jobID, where op names a job) meets fault: the request is
 // sent by a real client, with FaultClientTimeout, to an httptest server
 // that misbehaves that way, or to a port nothing listens on. Some faults
-// are not errors for some ops (a DeleteJob does not decode its answer, so
-// garbage is success); FaultError then returns nil, as the client does.
+// are not errors for some ops (a DeleteJob or a PUT of a Serve config does
+// not decode its answer, so garbage is success); FaultError then returns
+// nil, as the client does. OpServeProxyHealth is sent by the real Serve
+// proxy check instead.
 func FaultError(ctx context.Context, fault Fault, op Op, jobID string) error {
 	baseURL, closeServer, err := faultServer(fault)
 	if err != nil {
 		return err
 	}
 	defer closeServer()
-	client, err := dashboard.NewHTTPClient(baseURL, "", dashboard.WithHTTPClient(&http.Client{Timeout: FaultClientTimeout}))
+	if op == OpServeProxyHealth {
+		return proxyCheck(ctx, baseURL)
+	}
+	client, err := faultClient(baseURL)
 	if err != nil {
 		return err
 	}
 	return callOp(ctx, client, op, jobID)
+}
+
+// faultClient is a real dashboard client of baseURL with
+// FaultClientTimeout.
+func faultClient(baseURL string) (*dashboard.HTTPClient, error) {
+	return dashboard.NewHTTPClient(baseURL, "", dashboard.WithHTTPClient(&http.Client{Timeout: FaultClientTimeout}))
+}
+
+// proxyCheck runs the real direct Serve proxy check against the server at
+// baseURL (host:port or http://host:port), as if it were a Pod's serve
+// port.
+func proxyCheck(ctx context.Context, baseURL string) error {
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(baseURL, "http://"))
+	if err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(port, 10, 32)
+	if err != nil {
+		return err
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "head", Namespace: "ns"}, Status: corev1.PodStatus{PodIP: host}}
+	return dashboard.DirectProxyCheck(FaultClientTimeout)(ctx, pod, int32(n))
 }
 
 // faultServer starts a server for fault and returns its URL and how to

@@ -96,8 +96,9 @@ func TestFaultErrors(t *testing.T) {
 }
 
 // TestFaultErrorsPerOp: the request an op sends decides the error, as in
-// the real client: a DeleteJob does not decode its answer, so garbage is
-// success, and a StopJob names its own path.
+// the real client: a DeleteJob or a PUT of a Serve config does not decode
+// its answer, so garbage is success; a StopJob names its own path; the
+// Serve proxy check (the real DirectProxyCheck) takes any 200 as healthy.
 func TestFaultErrorsPerOp(t *testing.T) {
 	tests := []struct {
 		op      Op
@@ -110,6 +111,15 @@ func TestFaultErrorsPerOp(t *testing.T) {
 		{OpGetServeDetails, FaultRefused, "ray dashboard GET /api/serve/applications/:"},
 		{OpUpdateDeployments, FaultServerError, "ray dashboard PUT /api/serve/applications/: 500"},
 		{OpListJobs, FaultTimeout, "ray dashboard GET /api/jobs/:"},
+		{OpUpdateDeployments, FaultGarbage, ""},
+		{OpUpdateDeployments, FaultSlow, "ray dashboard PUT /api/serve/applications/: reading answer: context deadline exceeded"},
+		{OpGetServeDetails, FaultGarbage, "ray dashboard GET /api/serve/applications/: unparsable answer (status 200)"},
+		{OpServeProxyHealth, FaultServerError, "/-/healthz: 500 Internal Server Error: Traceback"},
+		{OpServeProxyHealth, FaultTimeout, "serve proxy health check: Get \"http://"},
+		{OpServeProxyHealth, FaultRefused, "connect: connection refused"},
+		{OpServeProxyHealth, FaultGone, "/-/healthz: 404 Not Found"},
+		{OpServeProxyHealth, FaultGarbage, ""},
+		{OpServeProxyHealth, FaultSlow, ""},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.op)+" "+string(tc.fault), func(t *testing.T) {
@@ -153,5 +163,84 @@ func TestFakeSetFault(t *testing.T) {
 	fakeHTTP.Body, realHTTP.Body = "", ""
 	if diff := cmp.Diff(realHTTP, fakeHTTP, cmp.AllowUnexported(dashboard.HTTPError{})); diff != "" {
 		t.Errorf("forgotten job's error (-real +fake):\n%s", diff)
+	}
+}
+
+// TestServeFleetSetFault: a fault set on one op of the clusters under a
+// prefix is the real client's error for that op only, every call is
+// counted, and clearing it brings the answers back.
+func TestServeFleetSetFault(t *testing.T) {
+	ctx := t.Context()
+	fleet := NewServeFleet()
+	provider := fleet.Provider()
+	a, _ := provider("a-head-svc:8265", "")
+	b, _ := provider("b-head-svc:8265", "")
+	set := fleet.SetFault("a-", OpGetServeDetails, FaultServerError)
+	if _, err := a.GetServeDetails(ctx); err != set || httpStatus(err) != http.StatusInternalServerError { //nolint:errorlint // the same value
+		t.Errorf("GetServeDetails of a = %v, want the 500 it was given", err)
+	}
+	if err := a.UpdateDeployments(ctx, []byte(`{"applications":[{"name":"app"}]}`)); err != nil {
+		t.Errorf("UpdateDeployments of a = %v, want no fault on PUTs", err)
+	}
+	if _, err := b.GetServeDetails(ctx); err != nil {
+		t.Errorf("GetServeDetails of b = %v, want no fault outside the prefix", err)
+	}
+	fleet.SetOpError("a-", OpGetServeDetails, nil)
+	details, err := a.GetServeDetails(ctx)
+	if err != nil || details.Applications["app"].Status != "RUNNING" {
+		t.Fatalf("after clearing: %+v, %v", details, err)
+	}
+	got := []int{fleet.Calls("a-head-svc:8265", OpGetServeDetails), fleet.Calls("a-head-svc:8265", OpUpdateDeployments),
+		fleet.Calls("b-head-svc:8265", OpGetServeDetails)}
+	if diff := cmp.Diff([]int{2, 1, 1}, got); diff != "" {
+		t.Errorf("calls (a GET, a PUT, b GET) (-want +got):\n%s", diff)
+	}
+}
+
+// TestServeServer: the fleet behind a real HTTP server answers the real
+// client's GET and PUT per cluster, and a fault set for a cluster gives
+// the same kind of error as FaultError, for that cluster only.
+func TestServeServer(t *testing.T) {
+	ctx := t.Context()
+	fleet := NewServeFleet()
+	srv, err := NewServeServer(fleet, FaultClientTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const urlA, urlB = "a-head-svc.ns.svc.cluster.local:8265", "b-head-svc.ns.svc.cluster.local:8265"
+	a, err := srv.Provider()(urlA, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := srv.Provider()(urlB, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.UpdateDeployments(ctx, []byte(`{"applications":[{"name":"app"}],"target_capacity":50}`)); err != nil {
+		t.Fatal(err)
+	}
+	details, err := a.GetServeDetails(ctx)
+	if err != nil || details.Applications["app"].Status != "RUNNING" || details.TargetCapacity == nil || *details.TargetCapacity != 50 {
+		t.Fatalf("GetServeDetails = %+v, %v", details, err)
+	}
+	if n := len(fleet.Configs(urlA)); n != 1 {
+		t.Errorf("%d configs on a, want 1", n)
+	}
+	for _, fault := range Faults {
+		t.Run(string(fault), func(t *testing.T) {
+			srv.SetFault("a-", fault)
+			defer srv.SetFault("a-", "")
+			a, _ := srv.Provider()(urlA, "")
+			_, got := a.GetServeDetails(ctx)
+			want := FaultError(ctx, fault, OpGetServeDetails, "")
+			if got == nil || httpStatus(got) != httpStatus(want) || timeoutErr(got) != timeoutErr(want) ||
+				errors.Is(got, syscall.ECONNREFUSED) != errors.Is(want, syscall.ECONNREFUSED) {
+				t.Errorf("GetServeDetails through the server = %v, want an error like %v", got, want)
+			}
+			if _, err := b.GetServeDetails(ctx); err != nil {
+				t.Errorf("b failed too: %v", err)
+			}
+		})
 	}
 }

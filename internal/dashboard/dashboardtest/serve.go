@@ -25,6 +25,8 @@ type ServeFleet struct {
 	clusters map[string]*serveCluster
 	initial  string
 	errs     map[string]error
+	opErrs   map[Op]map[string]error
+	calls    map[string]map[Op]int
 }
 
 type serveCluster struct {
@@ -35,7 +37,8 @@ type serveCluster struct {
 
 // NewServeFleet returns a fleet with no clusters.
 func NewServeFleet() *ServeFleet {
-	return &ServeFleet{clusters: map[string]*serveCluster{}, initial: "RUNNING", errs: map[string]error{}}
+	return &ServeFleet{clusters: map[string]*serveCluster{}, initial: "RUNNING", errs: map[string]error{},
+		opErrs: map[Op]map[string]error{}, calls: map[string]map[Op]int{}}
 }
 
 // Provider hands out a client of the cluster at each URL.
@@ -62,6 +65,40 @@ func (f *ServeFleet) SetError(prefix string, err error) {
 		return
 	}
 	f.errs[prefix] = err
+}
+
+// SetOpError makes op (OpGetServeDetails or OpUpdateDeployments) fail
+// with err on the clusters whose URL starts with prefix (nil clears it);
+// SetError, for every call, wins over it.
+func (f *ServeFleet) SetOpError(prefix string, op Op, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.opErrs[op] == nil {
+		f.opErrs[op] = map[string]error{}
+	}
+	if err == nil {
+		delete(f.opErrs[op], prefix)
+		return
+	}
+	f.opErrs[op][prefix] = err
+}
+
+// SetFault makes op fail on the clusters whose URL starts with prefix as
+// fault makes the real client fail (see FaultError), until
+// SetOpError(prefix, op, nil). It returns the error it set, nil when the
+// fault is no failure for op (garbage in answer to a PUT).
+func (f *ServeFleet) SetFault(prefix string, op Op, fault Fault) error {
+	err := FaultError(context.Background(), fault, op, "")
+	f.SetOpError(prefix, op, err)
+	return err
+}
+
+// Calls counts the calls of op (OpGetServeDetails or OpUpdateDeployments)
+// made to the cluster at url, failed ones included.
+func (f *ServeFleet) Calls(url string, op Op) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[url][op]
 }
 
 // URLFor is the dashboard URL the operator derives for cluster name in
@@ -117,10 +154,18 @@ func (f *ServeFleet) cluster(url string) *serveCluster {
 	return c
 }
 
-func (f *ServeFleet) errFor(url string) error {
-	for prefix, err := range f.errs {
-		if strings.HasPrefix(url, prefix) {
-			return err
+// callLocked counts a call of op to url and returns the error it must
+// fail with, if any.
+func (f *ServeFleet) callLocked(url string, op Op) error {
+	if f.calls[url] == nil {
+		f.calls[url] = map[Op]int{}
+	}
+	f.calls[url][op]++
+	for _, errs := range []map[string]error{f.errs, f.opErrs[op]} {
+		for prefix, err := range errs {
+			if strings.HasPrefix(url, prefix) {
+				return err
+			}
 		}
 	}
 	return nil
@@ -139,7 +184,7 @@ func (f *ServeFleet) put(url string, configJSON []byte) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.errFor(url); err != nil {
+	if err := f.callLocked(url, OpUpdateDeployments); err != nil {
 		return err
 	}
 	c := f.cluster(url)
@@ -160,7 +205,7 @@ func (f *ServeFleet) put(url string, configJSON []byte) error {
 func (f *ServeFleet) details(url string) (*dashboard.ServeDetails, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.errFor(url); err != nil {
+	if err := f.callLocked(url, OpGetServeDetails); err != nil {
 		return nil, err
 	}
 	c := f.cluster(url)

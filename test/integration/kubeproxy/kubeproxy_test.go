@@ -63,8 +63,8 @@ func TestDashboardThroughTheAPIServer(t *testing.T) {
 	if got := <-seen; got != "/api/jobs/rayjob-1" {
 		t.Errorf("the head was asked for %q, want /api/jobs/rayjob-1", got)
 	}
-	if !proxy.ProxyCheck()(t.Context(), pod, port) {
-		t.Error("the Serve proxy health check through the Pod's proxy failed")
+	if err := proxy.ProxyCheck()(t.Context(), pod, port); err != nil {
+		t.Errorf("the Serve proxy health check through the Pod's proxy failed: %v", err)
 	}
 	if got := <-seen; got != dashboard.ServeProxyHealthPath {
 		t.Errorf("the health check asked for %q, want %s", got, dashboard.ServeProxyHealthPath)

@@ -20,6 +20,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
@@ -45,6 +46,8 @@ type world struct {
 	clock *clocktesting.FakeClock
 	opts  rayservice.Options
 	op    *testenv.Operator
+	// dashboards, when set before a (re)start, replaces serve.Provider.
+	dashboards dashboard.ClientProvider
 
 	mu        sync.Mutex
 	unhealthy map[string]bool // head Pods whose Serve proxy fails
@@ -70,8 +73,12 @@ func newWorld(t *testing.T, mutate ...func(*rayservice.Options)) *world {
 	}
 	// The operator's cache scoping; each start reads the options anew.
 	w.op = testenv.StartOperator(t, w.env, operator.CacheOptions(w.ns), func(mgr manager.Manager) error {
+		dashboards := w.dashboards
+		if dashboards == nil {
+			dashboards = w.serve.Provider()
+		}
 		return rayservice.NewForManager(mgr, rayservice.Deps{
-			Clock: w.clock, Dashboards: w.serve.Provider(), ProxyHealth: w.proxyHealth, NameSuffix: w.nextSuffix,
+			Clock: w.clock, Dashboards: dashboards, ProxyHealth: w.proxyHealth, NameSuffix: w.nextSuffix,
 		}, w.opts).SetupWithManager(mgr, 1)
 	})
 	return w
@@ -87,10 +94,13 @@ func (w *world) restart() { w.op.Restart() }
 
 // proxyHealth is the Serve proxy of every head Pod: healthy unless the test
 // said otherwise.
-func (w *world) proxyHealth(_ context.Context, pod *corev1.Pod, _ int32) bool {
+func (w *world) proxyHealth(_ context.Context, pod *corev1.Pod, _ int32) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return !w.unhealthy[pod.Name]
+	if w.unhealthy[pod.Name] {
+		return fmt.Errorf("serve proxy health check GET http://%s:8000/-/healthz: 503 Service Unavailable", pod.Name)
+	}
+	return nil
 }
 
 // nextSuffix hands out cluster-name suffixes "aaaaa", "bbbbb", ...

@@ -2,7 +2,9 @@ package rayservice_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +17,9 @@ import (
 // TestUnhealthyServeProxy makes the Serve proxy of the serving head fail:
 // the head's ray.io/serve label goes "false", so the serve Service no
 // longer selects it, its endpoints drop to none and Ready goes False with
-// reason ZeroServeEndpoints; nothing else changes. When the proxy answers
-// again, all of it comes back.
+// reason ZeroServeEndpoints; ServeRequestsFailing and a Warning event say
+// that the proxy failed; nothing else changes. When the proxy answers
+// again (and its back-off has passed), all of it comes back.
 func TestUnhealthyServeProxy(t *testing.T) {
 	w := newWorld(t)
 	w.serving(rayService("svc"))
@@ -39,7 +42,17 @@ func TestUnhealthyServeProxy(t *testing.T) {
 		t.Errorf("clusters in status: %s", clusterNamesOf(&rs.Status))
 	}
 
+	failing := conditionFor(&rs.Status, rayv1.ServeRequestsFailing)
+	if failing.Status != metav1.ConditionTrue || failing.Reason != string(rayv1.FailedServeProxyHealthCheck) ||
+		!strings.HasPrefix(failing.Message, "The Serve proxy of the head Pod "+w.ns+"/svc-aaaaa-head of RayCluster svc-aaaaa failed its health check: ") {
+		t.Errorf("ServeRequestsFailing %+v", failing)
+	}
+	w.waitEvent("svc", string(rayv1.FailedServeProxyHealthCheck))
+
+	// The proxy answers again; it is checked again once the back-off (on
+	// the operator's clock) has passed.
 	w.setProxyHealthy("svc-aaaaa-head", true)
+	w.clock.Step(time.Minute)
 	w.eventually("the head Pod back in serving", func() (bool, error) {
 		return podLabel(w, "svc-aaaaa-head", rayv1.LabelServe) == "true", nil
 	})
@@ -48,6 +61,7 @@ func TestUnhealthyServeProxy(t *testing.T) {
 	if rs.Status.ServiceStatus != rayv1.Running {
 		t.Errorf("serviceStatus %q", rs.Status.ServiceStatus)
 	}
+	w.waitCondition("svc", rayv1.ServeRequestsFailing, metav1.ConditionFalse, rayv1.ServeRequestsSucceeded)
 	if diff := cmp.Diff([]string{"svc-aaaaa"}, w.allClusters()); diff != "" {
 		t.Errorf("clusters (-want +got):\n%s", diff)
 	}
