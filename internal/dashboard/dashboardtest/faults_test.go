@@ -120,6 +120,10 @@ func TestFaultErrorsPerOp(t *testing.T) {
 		{OpServeProxyHealth, FaultGone, "/-/healthz: 404 Not Found"},
 		{OpServeProxyHealth, FaultGarbage, ""},
 		{OpServeProxyHealth, FaultSlow, ""},
+		// A POST whose body the fault server must read to notice the
+		// client giving up, as for the PUT above.
+		{OpSubmitJob, FaultTimeout, "ray dashboard POST /api/jobs/:"},
+		{OpSubmitJob, FaultSlow, "ray dashboard POST /api/jobs/:"},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.op)+" "+string(tc.fault), func(t *testing.T) {
