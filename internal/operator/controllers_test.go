@@ -3,6 +3,8 @@ package operator
 import (
 	"testing"
 
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
@@ -27,5 +29,19 @@ func TestRayCronJobBehindItsGate(t *testing.T) {
 				t.Errorf("gate RayCronJob=%v: %s enabled %v, want %v", on, name, got[name], enabled)
 			}
 		}
+	}
+}
+
+// TestDashboardProviderFromDeps: a provider in Deps (a test's fake
+// dashboard) is what the RayJob controller gets, not an HTTP client.
+func TestDashboardProviderFromDeps(t *testing.T) {
+	fake := dashboardtest.NewFake()
+	provider, err := dashboardProvider(nil, Deps{Features: features.NewGate(), Dashboards: fake.Provider()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := provider("http://head:8265", "")
+	if err != nil || got != dashboard.Client(fake) {
+		t.Errorf("provider gave %T (%v), want the fake", got, err)
 	}
 }

@@ -109,6 +109,23 @@ func (f *Fake) SetJobStatus(jobID string, status rayv1.JobStatus, message string
 	return true
 }
 
+// UpdateJob applies mutate to a job under the dashboard's lock, so that a
+// test moves a job along (status, times) atomically with respect to the
+// operator's calls; it reports false when the job does not exist. The
+// submission id cannot change.
+func (f *Fake) UpdateJob(jobID string, mutate func(*dashboard.JobInfo)) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	job, ok := f.jobs[jobID]
+	if !ok {
+		return false
+	}
+	id := job.SubmissionID
+	mutate(job)
+	job.SubmissionID = id
+	return true
+}
+
 // SetLogs sets what GetJobLog returns for a job.
 func (f *Fake) SetLogs(jobID, logs string) {
 	f.mu.Lock()

@@ -70,3 +70,23 @@ func TestFakeInjectedErrors(t *testing.T) {
 		t.Errorf("ListJobs after clearing: %v, %v", jobs, err)
 	}
 }
+
+// TestFakeUpdateJob: a test moves a job's status and times in one step; a
+// job the dashboard does not know is reported.
+func TestFakeUpdateJob(t *testing.T) {
+	f := NewFake()
+	f.AddJob(dashboard.JobInfo{SubmissionID: "j", JobStatus: rayv1.JobStatusPending, StartTime: 1})
+	if !f.UpdateJob("j", func(info *dashboard.JobInfo) {
+		info.JobStatus, info.StartTime, info.EndTime, info.SubmissionID = rayv1.JobStatusSucceeded, 1000, 2000, "renamed"
+	}) {
+		t.Fatal("UpdateJob did not find the job")
+	}
+	got, _ := f.Job("j")
+	want := dashboard.JobInfo{SubmissionID: "j", JobStatus: rayv1.JobStatusSucceeded, StartTime: 1000, EndTime: 2000}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("job (-want +got):\n%s", diff)
+	}
+	if f.UpdateJob("missing", func(*dashboard.JobInfo) { t.Error("mutate called for a missing job") }) {
+		t.Error("UpdateJob found a missing job")
+	}
+}

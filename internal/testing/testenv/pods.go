@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,51 @@ func UpdatePodStatus(ctx context.Context, c client.Client, pod *corev1.Pod, muta
 		return fmt.Errorf("updating status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// TerminateContainer makes one container of a pod look as a kubelet
+// reports it once the container exited with exitCode at `at`: terminated
+// (reason Completed or Error), not ready, and the pod's ContainersReady and
+// Ready conditions False. The phase stays as it was: with other containers
+// running, the pod is still Running. pod is updated in place to the stored
+// object.
+func TerminateContainer(ctx context.Context, c client.Client, pod *corev1.Pod, container string, exitCode int32, at time.Time) error {
+	return UpdatePodStatus(ctx, c, pod, func(p *corev1.Pod) { setTerminated(p, container, exitCode, metav1.NewTime(at)) })
+}
+
+// setTerminated records the exit of container at now.
+func setTerminated(pod *corev1.Pod, container string, exitCode int32, now metav1.Time) {
+	reason := "Completed"
+	if exitCode != 0 {
+		reason = "Error"
+	}
+	status := &pod.Status
+	i := 0
+	for i < len(status.ContainerStatuses) && status.ContainerStatuses[i].Name != container {
+		i++
+	}
+	if i == len(status.ContainerStatuses) {
+		status.ContainerStatuses = append(status.ContainerStatuses, corev1.ContainerStatus{Name: container})
+	}
+	cs := &status.ContainerStatuses[i]
+	started := now
+	if cs.State.Running != nil {
+		started = cs.State.Running.StartedAt
+	}
+	for _, spec := range pod.Spec.Containers {
+		if spec.Name == container && cs.Image == "" {
+			cs.Image, cs.ImageID = spec.Image, spec.Image
+		}
+	}
+	cs.Ready, cs.Started = false, new(false)
+	cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now,
+	}}
+	for j := range status.Conditions {
+		if t := status.Conditions[j].Type; (t == corev1.ContainersReady || t == corev1.PodReady) && status.Conditions[j].Status != corev1.ConditionFalse {
+			status.Conditions[j].Status, status.Conditions[j].LastTransitionTime = corev1.ConditionFalse, now
+		}
+	}
 }
 
 // setRunningReady is the status a kubelet reports for a healthy pod.

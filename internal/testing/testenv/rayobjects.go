@@ -1,10 +1,11 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -54,24 +55,13 @@ func (w *World) RayJobCluster(jobName string) *rayv1.RayCluster {
 }
 
 // FinishJob plays the Job controller for the batch Job name (a RayJob's
-// submitter): it completes, or fails for good when succeeded is false.
+// submitter): it completes, or fails for good when succeeded is false, as
+// FinishJob writes it.
 func (w *World) FinishJob(name string, succeeded bool) {
 	w.T.Helper()
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.NS}}
-	now := metav1.Now()
-	condition := func(t batchv1.JobConditionType, reason string) batchv1.JobCondition {
-		return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now, LastProbeTime: now}
-	}
-	w.UpdateStatus(job, func() {
-		job.Status.StartTime = &now
-		if succeeded {
-			job.Status.CompletionTime, job.Status.Succeeded = &now, 1
-			job.Status.Conditions = []batchv1.JobCondition{condition(batchv1.JobSuccessCriteriaMet, ""), condition(batchv1.JobComplete, "")}
-			return
-		}
-		job.Status.Failed = 3
-		job.Status.Conditions = []batchv1.JobCondition{
-			condition(batchv1.JobFailureTarget, "BackoffLimitExceeded"), condition(batchv1.JobFailed, "BackoffLimitExceeded"),
-		}
+	w.Eventually("the Job "+name+" to finish", func() (bool, error) {
+		err := FinishJob(context.Background(), w.Client, job, succeeded, time.Now())
+		return err == nil, err
 	})
 }

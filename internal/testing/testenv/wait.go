@@ -40,19 +40,27 @@ func Consistently(t testing.TB, what string, d time.Duration, cond func() (bool,
 	}
 }
 
-// NewManager returns a manager on env for one test's controllers, with no
-// metrics server, controller names that may repeat across tests, and the
-// cache scoped by cacheOpts (the operator's operator.CacheOptions(ns), say).
+// NewManager returns a manager on env for one test's controllers, with
+// ManagerOptions.
 func NewManager(t testing.TB, env *Env, cacheOpts cache.Options) manager.Manager {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      cacheOpts,
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := ctrl.NewManager(env.Config, ManagerOptions(env, cacheOpts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return mgr
+}
+
+// ManagerOptions are the options of a test's manager on env: env's scheme,
+// no metrics server, controller names that may repeat across tests (every
+// manager of the process registers the same ones), and the cache scoped by
+// cacheOpts (the operator's operator.CacheOptions(ns), say). A test that
+// needs more changes them and calls ctrl.NewManager itself.
+func ManagerOptions(env *Env, cacheOpts cache.Options) manager.Options {
+	return manager.Options{
+		Scheme:     env.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      cacheOpts,
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
 }

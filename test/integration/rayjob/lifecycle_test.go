@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 // submitLikeSubmitter plays the submitter Pod (or sidecar): the Ray job of
@@ -137,9 +139,15 @@ func TestLifecycleSidecarMode(t *testing.T) {
 	}
 	w.submitLikeSubmitter("sidecar")
 	w.setRayJobStatus("sidecar", rayv1.JobStatusSucceeded)
-	w.UpdateStatus(pod, func() {
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "ray-job-submitter", Image: "rayproject/ray:2.9.0", ImageID: "x",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.Now(), StartedAt: metav1.Now()}}}}
-	})
+	w.terminateSidecar(pod)
 	w.WaitRayJob("sidecar", rayv1.JobDeploymentStatusComplete)
+}
+
+// terminateSidecar plays the kubelet when the sidecar submitter of the
+// head Pod exits 0.
+func (w *world) terminateSidecar(pod *corev1.Pod) {
+	w.T.Helper()
+	if err := testenv.TerminateContainer(context.Background(), w.Client, pod, "ray-job-submitter", 0, time.Now()); err != nil {
+		w.T.Fatal(err)
+	}
 }
