@@ -30,7 +30,11 @@ func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.
 		return ctrl.Result{}, err
 	}
 	if job.Status.DashboardURL == "" {
-		if cluster.Status.State != rayv1.Ready {
+		ready, err := r.clusterReadyForJob(ctx, job, cluster)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !ready {
 			ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster to be ready", "rayCluster", cluster.Name, "state", cluster.Status.State)
 			job.Status.RayClusterStatus = cluster.Status
 			return requeue()
@@ -48,6 +52,27 @@ func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.
 	}
 	job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
 	return requeue()
+}
+
+// clusterReadyForJob reports whether the RayJob may go on with its
+// cluster: once the cluster is Ready, as in KubeRay, and in SidecarMode
+// also once the head Pod's submitter container has ended. That happens when
+// the Ray job ran before the cluster was seen Ready (its workers still
+// starting, or the operator down meanwhile), and then the cluster never
+// will be: a head Pod with an exited container is not Ready. KubeRay waits
+// forever there; Running reads how the submitter and the job ended.
+func (r *Reconciler) clusterReadyForJob(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (bool, error) {
+	if cluster.Status.State == rayv1.Ready {
+		return true, nil
+	}
+	if job.Spec.EffectiveSubmissionMode() != rayv1.SidecarMode {
+		return false, nil
+	}
+	head, err := r.headPod(ctx, cluster)
+	if err != nil || head == nil {
+		return false, err
+	}
+	return sidecarTermination(head) != nil, nil
 }
 
 // suspendIfRequested starts suspending a RayJob whose spec.suspend is set.

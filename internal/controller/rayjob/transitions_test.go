@@ -197,6 +197,24 @@ func TestInitializing(t *testing.T) {
 				}
 			},
 		},
+		"SidecarMode: the submitter ended before the cluster was ready: runs": {
+			// The head Pod is not Ready once its submitter container exited,
+			// so the cluster never will be; Running reads how it ended.
+			job: makeJob(mode(rayv1.SidecarMode), inState(rayv1.JobDeploymentStatusInitializing)),
+			objs: []client.Object{makeCluster(""), headService(),
+				headPod(&corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.Time{Time: t0}})},
+			wantState: rayv1.JobDeploymentStatusRunning,
+			check: func(t *testing.T, _ *testEnv, job *rayv1.RayJob) {
+				if job.Status.DashboardURL != testURL {
+					t.Errorf("dashboard URL %q, want %q", job.Status.DashboardURL, testURL)
+				}
+			},
+		},
+		"SidecarMode: the submitter runs and the cluster is not ready: waits": {
+			job:       makeJob(mode(rayv1.SidecarMode), inState(rayv1.JobDeploymentStatusInitializing)),
+			objs:      []client.Object{makeCluster(""), headService(), headPod(nil)},
+			wantState: rayv1.JobDeploymentStatusInitializing,
+		},
 		"suspend moves to Suspending": {
 			job:       makeJob(inState(rayv1.JobDeploymentStatusInitializing), func(j *rayv1.RayJob) { j.Spec.Suspend, j.Spec.ShutdownAfterJobFinishes = true, true }),
 			wantState: rayv1.JobDeploymentStatusSuspending,

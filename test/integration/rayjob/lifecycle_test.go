@@ -126,12 +126,7 @@ func TestLifecycleSidecarMode(t *testing.T) {
 		t.Fatalf("head template %+v annotations %v", head, cluster.Annotations)
 	}
 
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name + "-head", Labels: map[string]string{
-			rayv1.LabelCluster: cluster.Name, rayv1.LabelNodeType: string(rayv1.HeadNode)}},
-		Spec: *head.DeepCopy(),
-	}
-	w.Create(pod)
+	pod := w.createHeadPod(cluster)
 	w.makeClusterReady(cluster.Name)
 	w.WaitRayJob("sidecar", rayv1.JobDeploymentStatusRunning)
 	if len(w.submitterJobs()) != 0 {
@@ -150,4 +145,36 @@ func (w *world) terminateSidecar(pod *corev1.Pod) {
 	if err := testenv.TerminateContainer(context.Background(), w.Client, pod, "ray-job-submitter", 0, time.Now()); err != nil {
 		w.T.Fatal(err)
 	}
+}
+
+// TestLifecycleSidecarModeJobEndsBeforeClusterIsReady: a short Ray job
+// whose sidecar exits before the RayCluster is seen Ready (its workers
+// still starting, or the operator down meanwhile) still completes the
+// RayJob. The head Pod is not Ready once the sidecar exited, so the
+// cluster never will be, and the RayJob waited in Initializing forever.
+// Found by the chaos suite (test/integration/rayjobchaos).
+func TestLifecycleSidecarModeJobEndsBeforeClusterIsReady(t *testing.T) {
+	w := newWorld(t)
+	w.Create(rayJob("quick", rayv1.SidecarMode))
+	pod := w.createHeadPod(w.RayJobCluster("quick"))
+	w.submitLikeSubmitter("quick")
+	w.setRayJobStatus("quick", rayv1.JobStatusSucceeded)
+	w.terminateSidecar(pod)
+	job := w.WaitRayJob("quick", rayv1.JobDeploymentStatusComplete)
+	if job.Status.JobStatus != rayv1.JobStatusSucceeded || job.Status.RayClusterStatus.State == rayv1.Ready {
+		t.Errorf("job status %q, cluster state %q; want SUCCEEDED on a cluster never Ready", job.Status.JobStatus, job.Status.RayClusterStatus.State)
+	}
+}
+
+// createHeadPod creates the head Pod of cluster from its template, as the
+// RayCluster controller would (SidecarMode: with the submitter).
+func (w *world) createHeadPod(cluster *rayv1.RayCluster) *corev1.Pod {
+	w.T.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name + "-head", Labels: map[string]string{
+			rayv1.LabelCluster: cluster.Name, rayv1.LabelNodeType: string(rayv1.HeadNode)}},
+		Spec: *cluster.Spec.HeadGroupSpec.Template.Spec.DeepCopy(),
+	}
+	w.Create(pod)
+	return pod
 }
