@@ -53,7 +53,11 @@ func TestKillSwitch(t *testing.T) {
 	if k.Open() != 0 || !k.Killed() {
 		t.Errorf("after the kill: %d open connections, killed %v; want 0, true", k.Open(), k.Killed())
 	}
-	if _, err := httpClient.Get(srv.URL + "/ok"); !errors.Is(err, ErrKilled) {
+	resp, err = httpClient.Get(srv.URL + "/ok")
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	if !errors.Is(err, ErrKilled) {
 		t.Errorf("a request after the kill: %v, want ErrKilled", err)
 	}
 }

@@ -152,8 +152,8 @@ func (op *chaosOperator) loop() {
 // start builds and starts incarnation n.
 func (op *chaosOperator) start(n int) (*incarnation, error) {
 	inc := &incarnation{n: n, ks: testenv.NewKillSwitch(), cause: make(chan string, 1)}
-	if op.rng.IntN(2) == 0 {
-		inc.killAt, inc.killBefore = int64(1+op.rng.IntN(60)), op.rng.IntN(2) == 0
+	if op.rng.IntN(3) > 0 {
+		inc.killAt, inc.killBefore = int64(1+op.rng.IntN(25)), op.rng.IntN(2) == 0
 	}
 	cfg := inc.ks.Config(op.env.Config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return writeKiller{next: rt, inc: inc} }

@@ -11,7 +11,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -74,16 +73,14 @@ type recorder struct {
 	mu       sync.Mutex
 	faults   *violations
 	jobs     map[string]*jobRecord
-	clusters map[string]*rayv1.RayCluster
-	gone     map[string]bool
 	batch    map[string]*batchv1.Job
 	pods     map[string]*corev1.Pod
 	started  time.Time
 }
 
 func newRecorder(faults *violations) *recorder {
-	return &recorder{faults: faults, jobs: map[string]*jobRecord{}, clusters: map[string]*rayv1.RayCluster{},
-		gone: map[string]bool{}, batch: map[string]*batchv1.Job{}, pods: map[string]*corev1.Pod{}, started: time.Now()}
+	return &recorder{faults: faults, jobs: map[string]*jobRecord{}, batch: map[string]*batchv1.Job{},
+		pods: map[string]*corev1.Pod{}, started: time.Now()}
 }
 
 // record returns the record of RayJob name, creating it.
@@ -120,7 +117,7 @@ func (r *recorder) rayJob(t watch.EventType, job *rayv1.RayJob) {
 func (r *recorder) rayCluster(t watch.EventType, cluster *rayv1.RayCluster) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	owner, _ := controllerOf(cluster, rayv1.KindRayJob)
+	owner := controllerOf(cluster, rayv1.KindRayJob)
 	jr := r.record(owner)
 	switch t {
 	case watch.Added:
@@ -135,13 +132,8 @@ func (r *recorder) rayCluster(t watch.EventType, cluster *rayv1.RayCluster) {
 		}
 		jr.created = append(jr.created, cluster.Name)
 		jr.live[cluster.Name] = true
-		r.clusters[cluster.Name] = cluster.DeepCopy()
-	case watch.Modified:
-		r.clusters[cluster.Name] = cluster.DeepCopy()
 	case watch.Deleted:
 		delete(jr.live, cluster.Name)
-		delete(r.clusters, cluster.Name)
-		r.gone[cluster.Name] = true
 	}
 }
 
@@ -152,7 +144,7 @@ func (r *recorder) job(t watch.EventType, job *batchv1.Job) {
 	defer r.mu.Unlock()
 	switch t {
 	case watch.Added:
-		owner, _ := controllerOf(job, rayv1.KindRayJob)
+		owner := controllerOf(job, rayv1.KindRayJob)
 		jr := r.record(owner)
 		id := submissionIDOf(job)
 		jr.submitters[id]++
@@ -218,16 +210,6 @@ func deref(p *int32) int32 {
 	return *p
 }
 
-// cluster is a copy of a RayCluster; gone once it was deleted.
-func (r *recorder) cluster(name string) (*rayv1.RayCluster, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c := r.clusters[name]; c != nil {
-		return c.DeepCopy(), false
-	}
-	return nil, r.gone[name]
-}
-
 // batchJob is a copy of a batch Job, nil when there is none.
 func (r *recorder) batchJob(name string) *batchv1.Job {
 	r.mu.Lock()
@@ -250,8 +232,7 @@ func (r *recorder) headPod(cluster string) *corev1.Pod {
 	return nil
 }
 
-// clusterOwners maps each cluster name to its RayJob, and each RayJob to
-// the job ids its status paired with a cluster, for the invariants.
+// snapshot is a copy of every RayJob's record, for the invariants.
 func (r *recorder) snapshot() map[string]*jobRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -263,14 +244,4 @@ func (r *recorder) snapshot() map[string]*jobRecord {
 		out[name] = &cp
 	}
 	return out
-}
-
-// uidOf is the UID of a RayJob seen by the watch, "" if none.
-func (r *recorder) uidOf(name string) types.UID {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if jr := r.jobs[name]; jr != nil && jr.latest != nil {
-		return jr.latest.UID
-	}
-	return ""
 }

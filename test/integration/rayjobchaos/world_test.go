@@ -254,10 +254,10 @@ func submissionIDOf(job *batchv1.Job) string {
 	return ""
 }
 
-// controllerOf is the name and UID of obj's controller of kind, if any.
-func controllerOf(obj client.Object, kind string) (string, types.UID) {
+// controllerOf is the name of obj's controller of kind, "" if none.
+func controllerOf(obj client.Object, kind string) string {
 	if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == kind {
-		return ref.Name, ref.UID
+		return ref.Name
 	}
-	return "", ""
+	return ""
 }
