@@ -84,7 +84,8 @@ type Deps struct {
 	// LiveReader reads from the API server, bypassing the cache. Secrets are
 	// read through it: the manager caches only the Secrets the operator
 	// labels, and authOptions.secretName names a user's Secret without that
-	// label. nil means Client.
+	// label. Suspending and Retrying also confirm through it that the
+	// attempt's cluster and submitter Job are gone. nil means Client.
 	LiveReader client.Reader
 }
 

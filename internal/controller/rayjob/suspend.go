@@ -2,10 +2,18 @@ package rayjob
 
 import (
 	"context"
+	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
 // reconcileReleasing serves Suspending and Retrying: both release the
@@ -24,6 +32,12 @@ func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if clusterGone && submitterGone {
+		// resetAttempt forgets their names: the API server has the last word.
+		if clusterGone, submitterGone, err = r.releasedOnAPIServer(ctx, job); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if !clusterGone || !submitterGone {
 		ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster and the submitter to be deleted")
 		return requeue()
@@ -40,6 +54,47 @@ func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (ctrl.Res
 		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusNew
 	}
 	return requeue()
+}
+
+// releasedOnAPIServer checks with the API server that the attempt's cluster
+// and submitter Job, which the cache no longer (or not yet) has, are gone,
+// and deletes those still there. The cache may not have seen a cluster
+// created a moment ago, for a RayJob suspended or failed right after its
+// cluster was created: believing it, the RayJob forgot the cluster, left
+// it running and created another for its next attempt.
+func (r *Reconciler) releasedOnAPIServer(ctx context.Context, job *rayv1.RayJob) (clusterGone, submitterGone bool, err error) {
+	clusterGone, submitterGone = true, true
+	if !job.Spec.UsesClusterSelector() && job.Status.RayClusterName != "" {
+		cluster := &rayv1.RayCluster{}
+		if clusterGone, err = r.deleteFromAPIServer(ctx, job, cluster, clusterKey(job), clusterowner.ReasonDeletedRayCluster, "RayCluster"); err != nil {
+			return false, false, err
+		}
+	}
+	if job.Spec.EffectiveSubmissionMode() == rayv1.K8sJobMode {
+		submitter := &batchv1.Job{}
+		if submitterGone, err = r.deleteFromAPIServer(ctx, job, submitter, submitterJobKey(job), reasonDeletedSubmitter, "submitter K8s Job"); err != nil {
+			return false, false, err
+		}
+	}
+	return clusterGone, submitterGone, nil
+}
+
+// deleteFromAPIServer reads obj by key from the API server and deletes it
+// in the background (its dependents after it) unless it is gone or going;
+// it reports true once it is gone.
+func (r *Reconciler) deleteFromAPIServer(ctx context.Context, job *rayv1.RayJob, obj client.Object, key types.NamespacedName, reason, what string) (bool, error) {
+	if err := r.LiveReader.Get(ctx, key, obj); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return false, nil
+	}
+	if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("deleting %s %s: %w", what, key, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted an object the cache had not seen", "kind", what, "name", key)
+	r.event(job, corev1.EventTypeNormal, reason, actionDelete, "Deleted %s %s", what, key)
+	return false, nil
 }
 
 // resetAttempt clears what belonged to the released attempt, so that the
