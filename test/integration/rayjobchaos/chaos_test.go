@@ -138,8 +138,30 @@ func TestRayJobChaos(t *testing.T) {
 	checkGoroutines(t, baseline)
 
 	report(t, s, lifecycles, kills, dash, w, time.Since(began))
-	for _, v := range faults.all() {
+	reportViolations(t, faults.all(), lifecycles, w.rec)
+}
+
+// reportViolations fails the test with each violation, followed once per
+// lifecycle by its plan and status history when the violation does not
+// carry them (those found by the watches and the final checks).
+func reportViolations(t *testing.T, found []violation, lifecycles []*lifecycle, rec *recorder) {
+	t.Helper()
+	plans := map[string]*lifecycle{}
+	for _, lc := range lifecycles {
+		plans[lc.name] = lc
+	}
+	detailed := map[string]bool{}
+	for _, v := range found {
+		if strings.Contains(v.what, "RayJob statuses:") {
+			detailed[v.lifecycle] = true
+		}
+	}
+	for _, v := range found {
 		t.Errorf("%s: %s", v.lifecycle, v.what)
+		if lc := plans[v.lifecycle]; lc != nil && !detailed[v.lifecycle] {
+			detailed[v.lifecycle] = true
+			t.Logf("%v\nRayJob statuses:\n%s", lc, rec.history(lc.name))
+		}
 	}
 }
 
