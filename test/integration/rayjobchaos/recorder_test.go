@@ -70,12 +70,12 @@ type jobRecord struct {
 // the history the invariants are checked on. The users of the lifecycles
 // read the latest state from here instead of polling the API server.
 type recorder struct {
-	mu       sync.Mutex
-	faults   *violations
-	jobs     map[string]*jobRecord
-	batch    map[string]*batchv1.Job
-	pods     map[string]*corev1.Pod
-	started  time.Time
+	mu      sync.Mutex
+	faults  *violations
+	jobs    map[string]*jobRecord
+	batch   map[string]*batchv1.Job
+	pods    map[string]*corev1.Pod
+	started time.Time
 }
 
 func newRecorder(faults *violations) *recorder {
