@@ -167,6 +167,17 @@ test-integration: k8s-binaries $(KWOK) $(HELM) ## envtest suites against a real 
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" \
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
 
+# CHAOS_LIFECYCLES and CHAOS_SEED size and seed `make chaos` (a random seed
+# when empty). `make test` runs the same suite with 100 lifecycles among the
+# integration tests; docs/dev/reliability.md has the figures of both.
+CHAOS_LIFECYCLES ?= 1000
+CHAOS_SEED ?=
+
+.PHONY: chaos
+chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (default 1,000: about 13 min on a loaded 2-core machine) and CHAOS_SEED.
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_CHAOS_LIFECYCLES=$(CHAOS_LIFECYCLES) $(if $(CHAOS_SEED),RAY_OPERATOR_CHAOS_SEED=$(CHAOS_SEED)) \
+		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
+
 .PHONY: test-e2e
 test-e2e: k8s-binaries ## Suites against a real Ray head from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing) and, for the RayService suite, envtest. One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" \

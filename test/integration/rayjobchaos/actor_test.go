@@ -17,7 +17,6 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/submitter"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
-	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
 // stepTimeout bounds each wait of a user: a RayJob that does not get there
@@ -67,16 +66,15 @@ func (a *actor) run() error {
 	}
 	for i, out := range a.lc.attempts {
 		err := a.attempt(i, out)
-		switch {
-		case errors.Is(err, errDeleted):
+		if errors.Is(err, errDeleted) {
 			return a.awaitGone()
-		case errors.Is(err, errEnded):
+		}
+		if errors.Is(err, errEnded) {
 			a.note("the RayJob ended during attempt %d", i)
-		case err != nil:
-			return fmt.Errorf("attempt %d: %w", i, err)
+			break
 		}
 		if err != nil {
-			break
+			return fmt.Errorf("attempt %d: %w", i, err)
 		}
 	}
 	return a.finish()
@@ -84,17 +82,8 @@ func (a *actor) run() error {
 
 // create creates the RayJob the plan describes.
 func (a *actor) create() error {
-	lc := a.lc
-	job := wrappers.MakeRayJob(lc.name, a.w.ns).Mode(lc.mode).Obj()
-	job.UID = ""
-	job.Spec.BackoffLimit, job.Spec.ActiveDeadlineSeconds = lc.backoffLimit, lc.deadline
-	job.Spec.Suspend = lc.suspend == suspendAtCreation
-	job.Spec.ShutdownAfterJobFinishes, job.Spec.TTLSecondsAfterFinished = lc.shutdown, lc.ttl
-	if lc.rules != nil {
-		job.Spec.DeletionStrategy = &rayv1.DeletionStrategy{DeletionRules: lc.rules}
-	}
 	a.note("create")
-	return a.w.c.Create(a.ctx, job)
+	return a.w.c.Create(a.ctx, a.lc.rayJob(a.w.ns))
 }
 
 // attempt plays attempt i, whose Ray job does out.

@@ -60,7 +60,7 @@ type dashboards struct {
 	inUse    []string
 	lost     int
 	windows  int
-	landed   int
+	timeouts int
 }
 
 // weather is a fault of one dashboard call: the error the real client
@@ -229,7 +229,7 @@ func (d *dashboards) call(url string, alive func() bool, op dashboardtest.Op) (*
 	defer d.mu.Unlock()
 	fake := d.byURL[url]
 	if w := d.weather[op]; w.err != nil {
-		if fake != nil && (w.fault == dashboardtest.FaultTimeout || w.fault == dashboardtest.FaultSlow) && d.rngLanded() {
+		if fake != nil && (w.fault == dashboardtest.FaultTimeout || w.fault == dashboardtest.FaultSlow) && d.timedOutRequestLanded() {
 			return fake, w.err
 		}
 		return nil, w.err
@@ -240,11 +240,11 @@ func (d *dashboards) call(url string, alive func() bool, op dashboardtest.Op) (*
 	return nil, d.refused[op]
 }
 
-// rngLanded decides whether a request that timed out had landed; half of
-// them did. The caller holds d.mu.
-func (d *dashboards) rngLanded() bool {
-	d.landed++
-	return d.landed%2 == 0
+// timedOutRequestLanded decides whether a request that timed out had
+// reached the dashboard: every other one did. The caller holds d.mu.
+func (d *dashboards) timedOutRequestLanded() bool {
+	d.timeouts++
+	return d.timeouts%2 == 0
 }
 
 // errNotJobs answers the Serve API, which RayJobs do not use.

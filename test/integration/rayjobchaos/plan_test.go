@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
 // outcome is what the Ray job of one attempt does: the script of the fake
@@ -186,6 +187,19 @@ func drawRules(rng *rand.Rand) []rayv1.DeletionRule {
 		}
 	}
 	return rules
+}
+
+// rayJob is the RayJob the lifecycle creates in namespace ns.
+func (lc *lifecycle) rayJob(ns string) *rayv1.RayJob {
+	job := wrappers.MakeRayJob(lc.name, ns).Mode(lc.mode).Obj()
+	job.UID = "" // the API server's to give
+	job.Spec.BackoffLimit, job.Spec.ActiveDeadlineSeconds = lc.backoffLimit, lc.deadline
+	job.Spec.Suspend = lc.suspend == suspendAtCreation
+	job.Spec.ShutdownAfterJobFinishes, job.Spec.TTLSecondsAfterFinished = lc.shutdown, lc.ttl
+	if lc.rules != nil {
+		job.Spec.DeletionStrategy = &rayv1.DeletionStrategy{DeletionRules: lc.rules}
+	}
+	return job
 }
 
 // String is the plan in one line, for reports.
