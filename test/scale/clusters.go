@@ -19,7 +19,7 @@ import (
 // rayClusters runs the operator binary, creates N RayClusters at once and
 // waits until every one is ready.
 func (w *world) rayClusters(ctx context.Context, res *Result) error {
-	op, err := startOperator(ctx, w.o, w.cp.KubeconfigPath, w.dir())
+	op, err := startOperator(ctx, w.o, w.cp.KubeconfigPath, w.dir)
 	if err != nil {
 		return err
 	}
@@ -56,8 +56,6 @@ func (w *world) finish(ctx context.Context, op *operatorProcess, res *Result) er
 	res.PeakRSSMiB = peak
 	return nil
 }
-
-func (w *world) dir() string { return w.cp.KubeconfigPath + ".d" }
 
 // benchCluster is a RayCluster of one head and workers tiny workers, all
 // asking for little, so that the kwok nodes' capacity never limits.

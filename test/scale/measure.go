@@ -80,7 +80,7 @@ func measure(ctx context.Context, o *options, kind string, n int) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	env := &world{o: o, cp: cp, client: c, auditPath: auditPath, n: n}
+	env := &world{o: o, cp: cp, client: c, dir: dir, auditPath: auditPath, n: n}
 	if err := env.createNamespace(ctx); err != nil {
 		return nil, err
 	}
@@ -102,6 +102,7 @@ type world struct {
 	o         *options
 	cp        *controlplane.ControlPlane
 	client    client.WithWatch
+	dir       string // the run's directory: control plane state, audit log, operator log
 	auditPath string
 	n         int
 }

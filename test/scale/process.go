@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ray-operator/ray-operator/internal/controlplane"
 )
 
 // clockTicks is Linux's USER_HZ, the unit of /proc/<pid>/stat CPU times.
@@ -52,14 +53,11 @@ func startOperator(ctx context.Context, o *options, kubeconfig, dir string) (*op
 			return nil, err
 		}
 	}
-	probe, err := freeAddr()
+	ports, err := controlplane.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
+	probe, metrics := loopback(ports[0]), loopback(ports[1])
 	log, err := os.Create(filepath.Join(dir, "operator.log"))
 	if err != nil {
 		return nil, err
@@ -159,12 +157,4 @@ func (p *operatorProcess) kill() {
 	}
 }
 
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
-}
+func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }

@@ -77,7 +77,7 @@ func (w *world) startInProcess(ctx context.Context, dash *simDashboards) (func()
 		return nil, err
 	}
 	settings.Dashboards = dash.provider()
-	logFile, err := os.Create(filepath.Join(filepath.Dir(w.auditPath), "operator.log"))
+	logFile, err := os.Create(filepath.Join(w.dir, "operator.log"))
 	if err != nil {
 		return nil, err
 	}

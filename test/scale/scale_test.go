@@ -74,3 +74,20 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestDoneSet: an object counts once however often it is seen done, and
+// stops counting when it is seen not done (or deleted) again.
+func TestDoneSet(t *testing.T) {
+	var d doneSet
+	d.set("a", true)
+	d.set("a", true)
+	d.set("b", false)
+	d.set("c", true)
+	if d.count != 2 {
+		t.Fatalf("count %d, want 2", d.count)
+	}
+	d.set("a", false)
+	if d.count != 1 {
+		t.Fatalf("count %d after a was seen not done, want 1", d.count)
+	}
+}

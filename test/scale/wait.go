@@ -18,16 +18,7 @@ const progressEvery = 10 * time.Second
 // waitAll watches the objects of list's kind in the bench namespace until n
 // of them satisfy done. A watch that ends is started again from a new List.
 func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n int, done func(client.Object) bool) error {
-	state := map[string]bool{}
-	count := func() int {
-		k := 0
-		for _, ok := range state {
-			if ok {
-				k++
-			}
-		}
-		return k
-	}
+	state := doneSet{}
 	lastReport := time.Now()
 	for {
 		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
@@ -39,9 +30,9 @@ func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n 
 		}
 		for _, item := range items {
 			obj := item.(client.Object)
-			state[obj.GetName()] = done(obj)
+			state.set(obj.GetName(), done(obj))
 		}
-		if count() >= n {
+		if state.count >= n {
 			return nil
 		}
 		listMeta, err := meta.ListAccessor(list)
@@ -61,12 +52,12 @@ func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n 
 			if !ok {
 				continue
 			}
-			state[obj.GetName()] = ev.Type != watch.Deleted && done(obj)
+			state.set(obj.GetName(), ev.Type != watch.Deleted && done(obj))
 			if time.Since(lastReport) > progressEvery {
-				fmt.Fprintf(os.Stderr, "bench-scale: %d of %d done\n", count(), n)
+				fmt.Fprintf(os.Stderr, "bench-scale: %d of %d done\n", state.count, n)
 				lastReport = time.Now()
 			}
-			if count() >= n {
+			if state.count >= n {
 				w.Stop()
 				return nil
 			}
@@ -74,6 +65,26 @@ func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n 
 		w.Stop()
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+	}
+}
+
+// doneSet tracks which objects are done, and how many.
+type doneSet struct {
+	done  map[string]bool
+	count int
+}
+
+func (d *doneSet) set(name string, done bool) {
+	if d.done == nil {
+		d.done = map[string]bool{}
+	}
+	if d.done[name] != done {
+		d.done[name] = done
+		if done {
+			d.count++
+		} else {
+			d.count--
 		}
 	}
 }

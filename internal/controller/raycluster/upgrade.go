@@ -90,8 +90,7 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 		s.podsWritten = true
 		return false, r.client.Patch(ctx, head, client.MergeFrom(before))
 	}
-	head := before
-	if old := head.Annotations[annotationRecreateHash]; old == "" || old == hash {
+	if old := before.Annotations[annotationRecreateHash]; old == "" || old == hash {
 		return false, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("The spec changed and upgradeStrategy is Recreate: deleting every Pod")
