@@ -26,6 +26,26 @@ var wantBackoff = []time.Duration{3 * time.Second, 6 * time.Second, 12 * time.Se
 const activeHead = active + "-head"
 
 // pass runs one Reconcile that must not fail and returns its requeue.
+// failEachBackoffStep runs one pass per step of wantBackoff, the Serve
+// call still failing: each pass must requeue after that step's wait and
+// make calls grow by perPass; check then looks at failure n, whose status
+// message should be msg; and passes inside the back-off must stay quiet.
+func (e *testEnv) failEachBackoffStep(t *testing.T, what string, calls func() int, perPass int, check func(n int, msg string)) {
+	t.Helper()
+	for i, wait := range wantBackoff {
+		before := calls()
+		msg := wantRetry(what, i+1, wait, e.clock.Now())
+		if got := e.pass(t); got != wait {
+			t.Fatalf("failure %d: requeue %v, want %v", i+1, got, wait)
+		}
+		if n := calls() - before; n != perPass {
+			t.Fatalf("failure %d: %d Serve calls, want %d", i+1, n, perPass)
+		}
+		check(i+1, msg)
+		e.backOffQuietly(t, wait, calls)
+	}
+}
+
 func (e *testEnv) pass(t *testing.T) time.Duration {
 	t.Helper()
 	res, err := e.reconcile(t)
@@ -121,24 +141,15 @@ func TestServeAPIFaultsOnAServingRayService(t *testing.T) {
 			gets := func() int { return e.serve.Calls(url, dashboardtest.OpGetServeDetails) }
 			what := "Failed to get the Serve applications of the RayCluster ns/svc-active: " + faultErr.Error()
 
-			for i, wait := range wantBackoff {
-				before := gets()
-				msg := wantRetry(what, i+1, wait, e.clock.Now())
-				if got := e.pass(t); got != wait {
-					t.Fatalf("failure %d: requeue %v, want %v", i+1, got, wait)
-				}
-				if n := gets() - before; n != 1 {
-					t.Fatalf("failure %d: %d reads, want 1", i+1, n)
-				}
+			e.failEachBackoffStep(t, what, gets, 1, func(n int, msg string) {
 				rs := e.rayService(t)
 				checkFailing(t, rs, rayv1.FailedToGetServeApplications, msg)
 				if !isTrue(rs.Status.Conditions, rayv1.RayServiceReady) || !cmp.Equal(apps(rs.Status.ActiveServiceStatus), map[string]string{"app": "RUNNING"}) {
-					t.Fatalf("failure %d: Ready %v, applications %v; want Ready with the last seen", i+1,
+					t.Fatalf("failure %d: Ready %v, applications %v; want Ready with the last seen", n,
 						isTrue(rs.Status.Conditions, rayv1.RayServiceReady), apps(rs.Status.ActiveServiceStatus))
 				}
-				e.checkEvents(t, fmt.Sprintf("failure %d", i+1), "Warning FailedToGetServeApplications "+msg)
-				e.backOffQuietly(t, wait, gets)
-			}
+				e.checkEvents(t, fmt.Sprintf("failure %d", n), "Warning FailedToGetServeApplications "+msg)
+			})
 
 			e.serve.SetOpError(url, dashboardtest.OpGetServeDetails, nil)
 			if got := e.pass(t); got != DefaultIdleRequeue {
@@ -194,23 +205,14 @@ func TestServeConfigFaults(t *testing.T) {
 			what := "Failed to update serve applications to the RayCluster ns/svc-active " +
 				"(see Issue 5 of the RayService troubleshooting guide): " + faultErr.Error()
 
-			for i, wait := range wantBackoff {
-				before := calls()
-				msg := wantRetry(what, i+1, wait, e.clock.Now())
-				if got := e.pass(t); got != wait {
-					t.Fatalf("failure %d: requeue %v, want %v", i+1, got, wait)
-				}
-				if n := calls() - before; n != 2 {
-					t.Fatalf("failure %d: %d requests, want a read and a PUT", i+1, n)
-				}
+			e.failEachBackoffStep(t, what, calls, 2, func(n int, msg string) {
 				checkFailing(t, e.rayService(t), rayv1.FailedToUpdateServeApplications, msg)
-				e.checkEvents(t, fmt.Sprintf("failure %d", i+1),
+				e.checkEvents(t, fmt.Sprintf("failure %d", n),
 					"Warning FailedToUpdateServeApplications Failed to update serve applications to the RayCluster ns/svc-active: "+faultErr.Error())
 				if got := e.clusterStates(t)[0].AppliedConfig; got != appliedConfig {
-					t.Fatalf("failure %d: recorded %q after a failed PUT", i+1, got)
+					t.Fatalf("failure %d: recorded %q after a failed PUT", n, got)
 				}
-				e.backOffQuietly(t, wait, calls)
-			}
+			})
 
 			e.serve.SetOpError(url, dashboardtest.OpUpdateDeployments, nil)
 			e.pass(t)
@@ -246,26 +248,17 @@ func TestServeProxyFaults(t *testing.T) {
 			e.unhealthy[activeHead] = faultErr
 			what := "The Serve proxy of the head Pod ns/svc-active-head of RayCluster svc-active failed its health check: " + faultErr.Error()
 
-			for i, wait := range wantBackoff {
-				before := checks()
-				msg := wantRetry(what, i+1, wait, e.clock.Now())
-				if got := e.pass(t); got != wait {
-					t.Fatalf("failure %d: requeue %v, want %v", i+1, got, wait)
-				}
-				if n := checks() - before; n != 1 {
-					t.Fatalf("failure %d: %d checks, want 1", i+1, n)
-				}
+			e.failEachBackoffStep(t, what, checks, 1, func(n int, msg string) {
 				if got := e.serveLabels(t)[activeHead]; got != "false" {
-					t.Fatalf("failure %d: ray.io/serve %q, want false", i+1, got)
+					t.Fatalf("failure %d: ray.io/serve %q, want false", n, got)
 				}
 				checkFailing(t, e.rayService(t), rayv1.FailedServeProxyHealthCheck, msg)
 				want := []string{"Warning FailedServeProxyHealthCheck " + msg}
-				if i == 0 {
+				if n == 1 {
 					want = append(want, `Normal UpdatedHeadPodServeLabel Updated the serve label to "false" for the Head Pod ns/svc-active-head`)
 				}
-				e.checkEvents(t, fmt.Sprintf("failure %d", i+1), want...)
-				e.backOffQuietly(t, wait, checks)
-			}
+				e.checkEvents(t, fmt.Sprintf("failure %d", n), want...)
+			})
 
 			delete(e.unhealthy, activeHead)
 			if got := e.pass(t); got != DefaultIdleRequeue {
