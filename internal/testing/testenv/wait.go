@@ -44,7 +44,9 @@ func Consistently(t testing.TB, what string, d time.Duration, cond func() (bool,
 // ManagerOptions.
 func NewManager(t testing.TB, env *Env, cacheOpts cache.Options) manager.Manager {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ManagerOptions(env, cacheOpts))
+	opts := ManagerOptions(env, cacheOpts)
+	opts.Logger = newFailureLog(t)
+	mgr, err := ctrl.NewManager(env.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
