@@ -1,10 +1,15 @@
 // Command ray-local is the README's first command (make run). Without a
-// kubeconfig it starts a local control plane (etcd, kube-apiserver,
-// kube-scheduler, kube-controller-manager and kwok with simulated nodes),
-// installs the CRDs, writes a kubeconfig to <repo>/.cache/local/kubeconfig,
-// prints the export KUBECONFIG line and runs the operator in-process against
-// it. Given a kubeconfig, it installs the CRDs in that cluster and runs the
-// operator there. Ctrl-C stops everything.
+// kubeconfig it starts a local cluster, installs the CRDs, writes a
+// kubeconfig to <repo>/.cache/local/kubeconfig, prints the export KUBECONFIG
+// line and runs the operator in-process against it. The local cluster's
+// node runs pods as real processes (Ray images run the cached Ray
+// virtualenv; internal/localcluster), with cluster DNS and ClusterIP
+// Services; the operator reaches Ray dashboards through the API server's
+// proxy (--use-kubernetes-proxy), as it runs outside the pod network. With
+// --simulated, or where the machine cannot host real pods (it says why),
+// kwok simulates --nodes nodes instead. Given a kubeconfig, it installs the
+// CRDs in that cluster and runs the operator there. Ctrl-C stops
+// everything.
 //
 // It takes every ray-operator flag as well as its own.
 package main
@@ -24,6 +29,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/localcluster"
 	"github.com/ray-operator/ray-operator/internal/operator"
 )
 
@@ -34,7 +40,12 @@ type localFlags struct {
 	nodes      int
 	forceLocal bool
 	webhooks   bool
+	simulated  bool
 	root       string
+	// rayVenv and redisServer are what Ray and Redis images run
+	// ($RAY_OPERATOR_RAY_VENV, $RAY_OPERATOR_REDIS_SERVER; `make run` sets
+	// both).
+	rayVenv, redisServer string
 }
 
 func main() {
@@ -56,7 +67,8 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	l := &localFlags{}
 	fs.StringVar(&l.stateDir, "state-dir", "", "Directory of the local control plane's data, logs and kubeconfig (default <repo>/.cache/local).")
 	fs.StringVar(&l.crdDir, "crd-dir", "", "Directory of the CRDs to install (default <repo>/config/crd/bases).")
-	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes of the local control plane.")
+	fs.BoolVar(&l.simulated, "simulated", false, "Run pods on simulated kwok nodes (--nodes of them): they turn Running and Ready but run nothing, which suits thousands of pods. Default: one local node that runs pods as real processes.")
+	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes, with --simulated.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	return l
@@ -88,6 +100,17 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 	defer cancel()
 	if local.webhooks && !tgt.local {
 		return errors.New("--webhooks needs the local control plane: a remote API server cannot call https://localhost (use config/default-with-webhooks there)")
+	}
+	if tgt.local && !local.simulated {
+		if err := localcluster.CanHostPods(); err != nil {
+			fmt.Fprintf(os.Stderr, "ray-local: cannot run real pods here: %v; using simulated nodes instead\n", err)
+			local.simulated = true
+		}
+	}
+	if tgt.local && !local.simulated {
+		// The operator runs on the host, outside the pod network and its
+		// DNS: it reaches dashboards through the API server.
+		settings.Config.UseKubernetesProxy = true
 	}
 	restConfig, stop, err := connect(ctx, cancel, tgt, local)
 	if err != nil {
@@ -129,6 +152,7 @@ func (l *localFlags) complete() error {
 func (l *localFlags) kubeconfigPath() string { return filepath.Join(l.stateDir, "kubeconfig") }
 
 func gatherEnvironment(l *localFlags) environment {
+	l.rayVenv, l.redisServer = os.Getenv("RAY_OPERATOR_RAY_VENV"), os.Getenv("RAY_OPERATOR_REDIS_SERVER")
 	env := environment{
 		kubeconfigEnv: os.Getenv("KUBECONFIG"),
 		inCluster:     os.Getenv("KUBERNETES_SERVICE_HOST") != "",
@@ -146,6 +170,9 @@ func gatherEnvironment(l *localFlags) environment {
 // connect returns a client config for the target, with the CRDs installed,
 // and a function that releases what it started.
 func connect(ctx context.Context, cancel context.CancelFunc, tgt target, l *localFlags) (*rest.Config, func(), error) {
+	if tgt.local && !l.simulated {
+		return startLocalCluster(ctx, cancel, l)
+	}
 	if tgt.local {
 		return startLocal(ctx, cancel, l)
 	}
@@ -186,4 +213,40 @@ func startLocal(ctx context.Context, cancel context.CancelFunc, l *localFlags) (
 		}
 	}
 	return cp.RESTConfig, stop, nil
+}
+
+// startLocalCluster starts the local cluster whose node runs real pods and
+// prints how to reach it. Should a control-plane component stop on its
+// own, cancel stops the operator too.
+func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localFlags) (*rest.Config, func(), error) {
+	if l.rayVenv == "" {
+		return nil, nil, errors.New("RAY_OPERATOR_RAY_VENV is not set: Ray images run from that virtualenv (`make run` sets it from hack/ray-venv.sh); or pass --simulated")
+	}
+	began := time.Now()
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		StateDir:       l.stateDir,
+		CRDDirs:        []string{l.crdDir},
+		KubeconfigPath: l.kubeconfigPath(),
+		RayVenvDir:     l.rayVenv,
+		RedisServer:    l.redisServer,
+		Logger:         ctrl.Log.WithName("local"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(os.Stderr, "ray-local: cluster ready in %v; node %s runs pods as real processes (docs/local.md); logs in %s\n",
+		time.Since(began).Round(time.Millisecond), c.NodeName, l.stateDir)
+	fmt.Printf("export KUBECONFIG=%s\n", c.KubeconfigPath())
+	go func() {
+		<-c.ControlPlane.Done()
+		cancel()
+	}()
+	stop := func() {
+		stopCtx, stopCancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer stopCancel()
+		if err := c.Stop(stopCtx); err != nil {
+			fmt.Fprintln(os.Stderr, "ray-local: stopping the local cluster:", err)
+		}
+	}
+	return c.RESTConfig(), stop, nil
 }
