@@ -24,7 +24,9 @@ type Mount struct {
 
 // Mounts are a container's volumeMounts as bind mounts of v's paths. A subPath
 // mounts the path below the volume (created as a directory when missing),
-// with symlinks resolved so that it cannot leave the volume; configMap,
+// with symlinks resolved so that it cannot leave the volume (a subPath of a
+// configMap key is therefore the file of the current contents, and, as on
+// a kubelet, does not see later updates); configMap,
 // secret, downwardAPI and projected volumes are always read-only, as a
 // kubelet mounts them. A subPathExpr needs the container's environment: use
 // ExpandedMounts.

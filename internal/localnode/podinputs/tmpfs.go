@@ -23,8 +23,13 @@ func mountTmpfs(path string, size *resource.Quantity) error {
 }
 
 // unmountTmpfs unmounts path; a path that is no longer a mount point is done.
+// A mount still busy (a process left with a file open in it) is detached:
+// its memory is freed when the last user lets go.
 func unmountTmpfs(path string) error {
 	err := unix.Unmount(path, 0)
+	if errors.Is(err, unix.EBUSY) {
+		err = unix.Unmount(path, unix.MNT_DETACH)
+	}
 	if err == nil || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
 		return nil
 	}

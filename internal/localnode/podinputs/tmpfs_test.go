@@ -3,11 +3,13 @@ package podinputs
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -57,7 +59,7 @@ func TestMemoryEmptyDirIsTmpfs(t *testing.T) {
 		volume("mem", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}),
 		volume("disk", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),
 	}
-	dir := t.TempDir()
+	dir := podDirWithoutLeftovers(t)
 	v, err := VolumesAt(t.Context(), clocktesting.NewFakeClock(testTime), newFakeObjects(nil), pod, dir, testFacts())
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +74,12 @@ func TestMemoryEmptyDirIsTmpfs(t *testing.T) {
 	if err := os.WriteFile(v.Paths["shm"]+"/f", []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A file still open keeps "mem" busy: Release detaches it all the same.
+	busy, err := os.Create(v.Paths["mem"] + "/open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	if err := v.Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +103,23 @@ func TestFailedVolumesLeaveNoTmpfs(t *testing.T) {
 		volume("shm", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}),
 		volume("data", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}),
 	}
-	dir := t.TempDir()
+	dir := podDirWithoutLeftovers(t)
 	if _, err := Volumes(t.Context(), newFakeObjects(nil), pod, dir, testFacts()); err == nil {
 		t.Fatal("Volumes with a persistentVolumeClaim succeeded")
 	}
 	if diff := cmp.Diff(map[string]string{}, tmpfsMounts(t, dir)); diff != "" {
 		t.Errorf("tmpfs mounts after a failed Volumes (-want +got):\n%s", diff)
 	}
+}
+
+// podDirWithoutLeftovers is a temporary pod directory whose tmpfs mounts a
+// failing test left behind are detached before it is removed.
+func podDirWithoutLeftovers(t *testing.T) string {
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		for p := range tmpfsMounts(t, dir) {
+			_ = unix.Unmount(filepath.Join(dir, p), unix.MNT_DETACH)
+		}
+	})
+	return dir
 }

@@ -14,7 +14,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// PodVolumes are a pod's volumes on the host.
+// PodVolumes are a pod's volumes on the host. Mounts may run while Refresh
+// does; Refresh and Release must not run concurrently with themselves or
+// each other.
 type PodVolumes struct {
 	// Paths maps a volume name to its host path.
 	Paths map[string]string
