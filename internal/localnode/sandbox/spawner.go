@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+// spawner starts child processes from one OS thread that lives as long as
+// the host. The kernel sends a child's parent-death signal when the thread
+// that forked it exits, not the process; Go may end any thread whose
+// goroutine exits while locked to it (as network-namespace code does), so
+// runc children forked from an arbitrary thread could be killed at random.
+type spawner struct {
+	requests chan spawnRequest
+}
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func newSpawner() *spawner {
+	s := &spawner{requests: make(chan spawnRequest)}
+	go s.loop()
+	return s
+}
+
+func (s *spawner) loop() {
+	// Never unlocked: when the loop ends (Host.Close, after every child is
+	// gone) the thread exits with it.
+	runtime.LockOSThread()
+	for r := range s.requests {
+		r.done <- r.cmd.Start()
+	}
+}
+
+// start starts cmd from the spawner's thread with SIGKILL as its
+// parent-death signal, so that runc dies with this process.
+func (s *spawner) start(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	done := make(chan error, 1)
+	s.requests <- spawnRequest{cmd: cmd, done: done}
+	return <-done
+}
+
+func (s *spawner) stop() { close(s.requests) }
