@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 // runc children forked from an arbitrary thread could be killed at random.
 type spawner struct {
 	requests chan spawnRequest
+	stopped  chan struct{}
 }
 
 type spawnRequest struct {
@@ -21,7 +23,7 @@ type spawnRequest struct {
 }
 
 func newSpawner() *spawner {
-	s := &spawner{requests: make(chan spawnRequest)}
+	s := &spawner{requests: make(chan spawnRequest), stopped: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -30,8 +32,13 @@ func (s *spawner) loop() {
 	// Never unlocked: when the loop ends (Host.Close, after every child is
 	// gone) the thread exits with it.
 	runtime.LockOSThread()
-	for r := range s.requests {
-		r.done <- r.cmd.Start()
+	for {
+		select {
+		case r := <-s.requests:
+			r.done <- r.cmd.Start()
+		case <-s.stopped:
+			return
+		}
 	}
 }
 
@@ -43,8 +50,13 @@ func (s *spawner) start(cmd *exec.Cmd) error {
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	done := make(chan error, 1)
-	s.requests <- spawnRequest{cmd: cmd, done: done}
-	return <-done
+	select {
+	case s.requests <- spawnRequest{cmd: cmd, done: done}:
+		return <-done
+	case <-s.stopped:
+		return errors.New("host is closed")
+	}
 }
 
-func (s *spawner) stop() { close(s.requests) }
+// stop ends the thread; call it once.
+func (s *spawner) stop() { close(s.stopped) }
