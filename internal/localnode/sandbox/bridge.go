@@ -48,3 +48,17 @@ func deleteLinkIfExists(name string) error {
 func ipNet(a netip.Addr, bits int) *net.IPNet {
 	return &net.IPNet{IP: net.IP(a.AsSlice()), Mask: net.CIDRMask(bits, a.BitLen())}
 }
+
+// listLinks lists the host's links. A dump that links changed under (pods
+// being deleted meanwhile) is retried, as the kernel flags it incomplete.
+func listLinks() ([]netlink.Link, error) {
+	var err error
+	for range 10 {
+		var links []netlink.Link
+		links, err = netlink.LinkList()
+		if !errors.Is(err, netlink.ErrDumpInterrupted) {
+			return links, err
+		}
+	}
+	return nil, err
+}

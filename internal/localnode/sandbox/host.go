@@ -26,7 +26,8 @@ var DefaultPodCIDR = netip.MustParsePrefix("10.244.0.0/24")
 // HostConfig configures a Host.
 type HostConfig struct {
 	// StateDir is required; everything the host keeps on disk lives under it
-	// (pods/<uid>/..., runc/ for runc's state, sysctls.json).
+	// (pods/<uid>/..., runc/ for runc's state), except the machine-wide
+	// record of kernel settings under /run/ray-operator-sandbox.
 	StateDir string
 	// BridgeName is the Linux bridge of the pods; default "rayop0".
 	BridgeName string
@@ -51,18 +52,21 @@ type Host struct {
 	gateway netip.Addr
 	nofile  uint64 // RLIMIT_NOFILE of containers
 
-	mu        sync.Mutex
-	pool      *ipPool
-	sandboxes map[string]*Sandbox
-	sysctls   map[string]string
-	closed    bool
+	sysctls sysctlRegistry
+
+	mu         sync.Mutex
+	pool       *ipPool
+	sandboxes  map[string]*Sandbox
+	sysctlsSet bool // registered with sysctls
+	closed     bool
 }
 
 // NewHost sweeps what an earlier run under the same StateDir and BridgeName
 // left behind (runc containers, cgroups, mounts under StateDir, pod network
 // namespaces and veths, the bridge, the nftables table), then sets up the
 // bridge with the gateway address, net.ipv4.ip_forward=1,
-// net.bridge.bridge-nf-call-iptables=1 (both restored by Close) and an
+// net.bridge.bridge-nf-call-iptables=1 (restored by the last host on the
+// machine to close, see sysctlRegistry) and an
 // nftables table that masquerades pod traffic leaving through any other
 // interface and accepts forwarding to and from the bridge.
 func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
@@ -82,6 +86,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		nofile:    hostNofileLimit(),
 		pool:      pool,
 		sandboxes: map[string]*Sandbox{},
+		sysctls:   sysctlRegistry{dir: defaultSysctlRegistryDir, settings: hostSysctls},
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "pods"), 0o755); err != nil {
 		return nil, err
@@ -128,11 +133,10 @@ func (h *Host) setUp() error {
 	if _, err := setupBridge(h.cfg.BridgeName, h.gateway, h.cfg.PodCIDR); err != nil {
 		return err
 	}
-	old, err := applySysctls(h.cfg.StateDir)
 	h.mu.Lock()
-	h.sysctls = old
+	h.sysctlsSet = true
 	h.mu.Unlock()
-	if err != nil {
+	if err := h.sysctls.acquire(h.names.tag); err != nil {
 		return err
 	}
 	return installNftTable(h.names.nftTable(), h.cfg.BridgeName, h.cfg.PodCIDR)
@@ -144,8 +148,9 @@ func (h *Host) Gateway() netip.Addr { return h.gateway }
 // PodCIDR is the prefix pod addresses come from.
 func (h *Host) PodCIDR() netip.Prefix { return h.cfg.PodCIDR }
 
-// Close destroys every sandbox and everything NewHost made, and restores the
-// kernel settings it changed. It is idempotent.
+// Close destroys every sandbox and everything NewHost made. The kernel
+// settings go back to the machine's own values when no other host on the
+// machine (in any process) still runs. It is idempotent.
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
@@ -157,7 +162,7 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, s := range h.sandboxes {
 		sandboxes = append(sandboxes, s)
 	}
-	old := h.sysctls
+	sysctlsSet := h.sysctlsSet
 	h.mu.Unlock()
 
 	var errs []error
@@ -170,8 +175,8 @@ func (h *Host) Close(ctx context.Context) error {
 		removeCgroupTree(ctx, h.names.cgroupParent()),
 		removeUnmounted(h.runc.root),
 	)
-	if old != nil {
-		errs = append(errs, restoreSysctls(h.cfg.StateDir, old))
+	if sysctlsSet {
+		errs = append(errs, h.sysctls.release(h.names.tag))
 	}
 	if h.spawner != nil {
 		h.spawner.stop()

@@ -88,7 +88,7 @@ func TestHostNetworkSandbox(t *testing.T) {
 
 func TestCloseLeavesNothing(t *testing.T) {
 	cfg := testHostConfig(t, 7)
-	before, err := readSysctls()
+	before, err := readSysctls(hostSysctls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 		}
 	}
 	assertNothingLeft(t, h.cfg)
-	after, err := readSysctls()
+	after, err := readSysctls(hostSysctls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestCrashedHostIsSwept(t *testing.T) {
 	if cfg.PodCIDR.String() != crashPodCIDR {
 		t.Fatalf("pod CIDR %s, want the helper's %s", cfg.PodCIDR, crashPodCIDR)
 	}
-	before, err := readSysctls()
+	before, err := readSysctls(hostSysctls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestCrashedHostIsSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertNothingLeft(t, cfg)
-	after, err := readSysctls()
+	after, err := readSysctls(hostSysctls)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,12 +43,15 @@ func (s *spawner) loop() {
 }
 
 // start starts cmd from the spawner's thread with SIGKILL as its
-// parent-death signal, so that runc dies with this process.
+// parent-death signal, so that runc dies with this process, and in a process
+// group of its own, so that a terminal's Ctrl-C meant for this process does
+// not reach runc (which would pass it on to the container).
 func (s *spawner) start(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Setpgid = true
 	done := make(chan error, 1)
 	select {
 	case s.requests <- spawnRequest{cmd: cmd, done: done}:

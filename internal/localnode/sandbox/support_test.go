@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/vishvananda/netlink"
 )
 
 // requireHost skips a test that needs root (namespaces, a bridge, mounts,
@@ -84,7 +82,7 @@ func assertNothingLeft(t testing.TB, cfg HostConfig) {
 	if points, err := mountsUnder(cfg.StateDir); err != nil || len(points) > 0 {
 		t.Errorf("mounts under %s are left: %v (%v)", cfg.StateDir, points, err)
 	}
-	links, err := netlink.LinkList()
+	links, err := listLinks()
 	if err != nil {
 		t.Fatal(err)
 	}

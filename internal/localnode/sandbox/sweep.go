@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
@@ -94,7 +93,7 @@ func deleteNetns(name string) error {
 // sweepVeths deletes the host-side veths of this host (their peers went with
 // the network namespaces, which usually takes the pair along).
 func (h *Host) sweepVeths() error {
-	links, err := netlink.LinkList()
+	links, err := listLinks()
 	if err != nil {
 		return err
 	}
@@ -107,8 +106,7 @@ func (h *Host) sweepVeths() error {
 	return errors.Join(errs...)
 }
 
-// sweepFiles removes the pod directories and runc's state; sysctls.json
-// stays, as it holds the values to restore.
+// sweepFiles removes the pod directories and runc's state.
 func (h *Host) sweepFiles() error {
 	return errors.Join(
 		removeUnmounted(h.runc.root),
