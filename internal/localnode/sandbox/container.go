@@ -153,6 +153,7 @@ func (c *Container) prepareBundle(spec ContainerSpec) error {
 		ResolvConf:   filepath.Join(etc, "resolv.conf"),
 		Hosts:        filepath.Join(etc, "hosts"),
 		HostnameFile: filepath.Join(etc, "hostname"),
+		Profile:      filepath.Join(etc, "profile"),
 		CgroupsPath:  "/" + s.host.names.cgroupParent() + "/" + c.id,
 		NofileLimit:  s.host.nofile,
 	}

@@ -37,6 +37,7 @@ echo "uid=$(id -u):$(id -g)"
 echo "memlimit=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"
 echo "cpuquota=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)"
 echo "pid=$$"
+echo "loginpath=$(bash -lc 'echo "$PATH"')"
 echo "capnetadmin=$(grep CapEff /proc/self/status | cut -f2)"
 if touch /usr/new-in-root 2>/dev/null; then echo "rootfs=writable"; fi
 if echo 1 >/proc/sys/net/ipv4/ip_forward 2>/dev/null; then echo "procsys=writable"; else echo "procsys=refused"; fi
@@ -79,6 +80,8 @@ func TestContainerView(t *testing.T) {
 			{Source: conf, Destination: "/config/app.conf", ReadOnly: true},
 		}
 		cs.WorkingDir = "/work/dir"
+		// A home without the host root's own ~/.profile, as in Ray images.
+		cs.Env = []string{"PATH=/opt/image/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/home/ray"}
 		cs.UID, cs.GID = 0, 0
 		cs.MemoryLimitBytes = 256 << 20
 		cs.CPUMillis = 500
@@ -113,6 +116,9 @@ func TestContainerView(t *testing.T) {
 		"capnetadmin": "0000000000000000",
 		"rootfs":      "writable",
 		"procsys":     "refused",
+		// KubeRay's commands run in `bash -lc`: a login shell keeps the
+		// container's PATH, as in the images.
+		"loginpath": "/opt/image/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 	}
 	if h.nofile < 65536 {
 		// This machine's root lacks CAP_SYS_RESOURCE and has a lower hard

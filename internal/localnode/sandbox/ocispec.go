@@ -57,8 +57,8 @@ type containerFacts struct {
 	NetnsPath string
 	// ShmDir is the pod's /dev/shm tmpfs.
 	ShmDir string
-	// ResolvConf, Hosts and HostnameFile are the pod's /etc files.
-	ResolvConf, Hosts, HostnameFile string
+	// ResolvConf, Hosts, HostnameFile and Profile are the pod's /etc files.
+	ResolvConf, Hosts, HostnameFile, Profile string
 	// CgroupsPath is the container's cgroup, relative to each hierarchy root.
 	CgroupsPath string
 	// NofileLimit is the container's RLIMIT_NOFILE (see hostNofileLimit).
@@ -184,6 +184,7 @@ func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
 		bindMount(f.ResolvConf, "/etc/resolv.conf", false),
 		bindMount(f.Hosts, "/etc/hosts", false),
 		bindMount(f.HostnameFile, "/etc/hostname", false),
+		bindMount(f.Profile, "/etc/profile", true),
 	}
 	for _, m := range c.Mounts {
 		if !path.IsAbs(m.Source) || !path.IsAbs(m.Destination) {

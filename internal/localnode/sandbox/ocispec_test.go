@@ -16,6 +16,7 @@ func testFacts() containerFacts {
 		ResolvConf:   "/state/pods/u/etc/resolv.conf",
 		Hosts:        "/state/pods/u/etc/hosts",
 		HostnameFile: "/state/pods/u/etc/hostname",
+		Profile:      "/state/pods/u/etc/profile",
 		CgroupsPath:  "/rayop-abcde/12345678-ray-head-0",
 		NofileLimit:  1048576,
 	}
@@ -61,6 +62,7 @@ func wantSpec() *specs.Spec {
 			bind("/state/pods/u/etc/resolv.conf", "/etc/resolv.conf"),
 			bind("/state/pods/u/etc/hosts", "/etc/hosts"),
 			bind("/state/pods/u/etc/hostname", "/etc/hostname"),
+			bind("/state/pods/u/etc/profile", "/etc/profile", "ro"),
 		},
 		Linux: &specs.Linux{
 			Namespaces: []specs.LinuxNamespace{

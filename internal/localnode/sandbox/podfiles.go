@@ -56,3 +56,23 @@ func etcHosts(spec SandboxSpec, ip netip.Addr) string {
 	}
 	return b.String()
 }
+
+// loginProfile is every container's /etc/profile. The host's (Debian's)
+// sets PATH for login shells, which would drop the image's PATH (the Ray
+// virtualenv's bin) from KubeRay's `bash -lc` commands; the Ubuntu-based
+// images that pods name leave PATH alone, and so does this one. It still
+// reads /etc/bash.bashrc and /etc/profile.d like theirs.
+const loginProfile = `# /etc/profile of the local node's containers: as the images' own, it
+# keeps the container's PATH.
+if [ "${PS1-}" ] && [ "${BASH-}" ] && [ "$BASH" != "/bin/sh" ] && [ -f /etc/bash.bashrc ]; then
+  . /etc/bash.bashrc
+fi
+if [ -d /etc/profile.d ]; then
+  for i in /etc/profile.d/*.sh; do
+    if [ -r "$i" ]; then
+      . "$i"
+    fi
+  done
+  unset i
+fi
+`

@@ -147,6 +147,7 @@ func (s *Sandbox) setUp() error {
 		"resolv.conf": resolvConf(s.spec.DNS),
 		"hosts":       etcHosts(s.spec, s.ip),
 		"hostname":    s.spec.Hostname + "\n",
+		"profile":     loginProfile,
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
