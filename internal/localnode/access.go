@@ -78,6 +78,3 @@ func (w *podWorker) find(name string) *ctr {
 	}
 	return nil
 }
-
-
-

@@ -14,19 +14,19 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"time"
+	"net"
 	"net/netip"
 	goruntime "runtime"
 	"sync"
-	"net"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
-	"k8s.io/client-go/informers"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -260,8 +260,8 @@ func nodeObject(s nodeSettings) corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: s.NodeName,
 			Labels: map[string]string{
-				corev1.LabelHostname: s.NodeName,
-				corev1.LabelOSStable: "linux",
+				corev1.LabelHostname:   s.NodeName,
+				corev1.LabelOSStable:   "linux",
 				corev1.LabelArchStable: goruntime.GOARCH,
 			},
 		},
@@ -310,5 +310,3 @@ func servingTLS(ip netip.Addr, clientCA []byte) (*tls.Config, error) {
 	}
 	return cfg, nil
 }
-
-

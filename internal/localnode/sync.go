@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -65,7 +66,7 @@ func (w *podWorker) setup(ctx context.Context) bool {
 		w.log.Info("Pod setup failed, will retry", "err", err, "at", w.state.notBefore)
 		return false
 	}
-	w.state.setupErr, w.state.notBefore = nil, now
+	w.state.setupErr, w.state.notBefore = nil, time.Time{}
 	w.state.sandboxReady = true
 	return true
 }

@@ -217,8 +217,9 @@ func (w *podWorker) publish() {
 // nextTimer returns a timer for the earliest pending start, or nil.
 func (w *podWorker) nextTimer() clock.Timer {
 	var next time.Time
+	now := w.deps.clock.Now()
 	consider := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
@@ -231,7 +232,7 @@ func (w *podWorker) nextTimer() clock.Timer {
 	if next.IsZero() || w.state.terminalPhase != "" {
 		return nil
 	}
-	return w.deps.clock.NewTimer(max(next.Sub(w.deps.clock.Now()), 0))
+	return w.deps.clock.NewTimer(next.Sub(now))
 }
 
 // allCtrs lists init containers then containers.
