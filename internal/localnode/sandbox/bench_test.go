@@ -1,0 +1,61 @@
+package sandbox
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkContainerTrue measures Start → Done of `true` (runc run of an
+// overlay-of-/ root in a pod's netns, then runc's and our cleanup), and
+// reports Start → first output of `echo` as start-to-output-ms.
+func BenchmarkContainerTrue(b *testing.B) {
+	h := newTestHost(b, 10)
+	ctx := b.Context()
+	s, err := h.CreateSandbox(ctx, SandboxSpec{UID: "uid-bench", Namespace: "ns", Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var toOutput time.Duration
+	attempt := 0
+	for b.Loop() {
+		attempt++
+		out := newOutput()
+		begin := time.Now()
+		c, err := s.Start(ctx, ContainerSpec{Name: "true", Attempt: attempt, Args: []string{"echo", "up"}, Env: testEnv, Stdout: out})
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-c.Done()
+		if c.ExitCode() != 0 {
+			b.Fatalf("exit %d", c.ExitCode())
+		}
+		toOutput += out.firstWrite().Sub(begin)
+	}
+	b.ReportMetric(float64(toOutput.Milliseconds())/float64(attempt), "start-to-output-ms")
+}
+
+// BenchmarkSandboxCreateDestroy measures the host-side cost of one pod:
+// directory, /etc files, /dev/shm, netns, veth, address and their removal.
+func BenchmarkSandboxCreateDestroy(b *testing.B) {
+	h := newTestHost(b, 11)
+	ctx := b.Context()
+	var create, destroy time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		begin := time.Now()
+		s, err := h.CreateSandbox(ctx, SandboxSpec{UID: fmt.Sprintf("uid-%d", i), Namespace: "ns", Name: "p"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := s.Destroy(ctx); err != nil {
+			b.Fatal(err)
+		}
+		create += mid.Sub(begin)
+		destroy += time.Since(mid)
+	}
+	b.ReportMetric(float64(create.Microseconds())/float64(i)/1000, "create-ms")
+	b.ReportMetric(float64(destroy.Microseconds())/float64(i)/1000, "destroy-ms")
+}

@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+)
+
+// setupBridge creates the bridge, gives it the gateway address and sets it up.
+func setupBridge(name string, gateway netip.Addr, cidr netip.Prefix) (netlink.Link, error) {
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}
+	if err := netlink.LinkAdd(br); err != nil {
+		return nil, fmt.Errorf("create bridge %s: %w", name, err)
+	}
+	link, err := netlink.LinkByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("look up bridge %s: %w", name, err)
+	}
+	addr := &netlink.Addr{IPNet: ipNet(gateway, cidr.Bits())}
+	if err := netlink.AddrAdd(link, addr); err != nil {
+		return nil, fmt.Errorf("address %s on bridge %s: %w", addr.IPNet, name, err)
+	}
+	if err := netlink.LinkSetUp(link); err != nil {
+		return nil, fmt.Errorf("set bridge %s up: %w", name, err)
+	}
+	return link, nil
+}
+
+// deleteLinkIfExists deletes the named link; a missing link is no error.
+func deleteLinkIfExists(name string) error {
+	link, err := netlink.LinkByName(name)
+	var notFound netlink.LinkNotFoundError
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up link %s: %w", name, err)
+	}
+	if err := netlink.LinkDel(link); err != nil {
+		return fmt.Errorf("delete link %s: %w", name, err)
+	}
+	return nil
+}
+
+func ipNet(a netip.Addr, bits int) *net.IPNet {
+	return &net.IPNet{IP: net.IP(a.AsSlice()), Mask: net.CIDRMask(bits, a.BitLen())}
+}

@@ -1,0 +1,284 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+)
+
+// Mount is a bind mount of a host directory or file into a container.
+type Mount struct {
+	// Source is the host directory or file.
+	Source string
+	// Destination is where it appears in the container; created if missing
+	// (as a file when Source is a file).
+	Destination string
+	// ReadOnly makes the mount refuse writes.
+	ReadOnly bool
+}
+
+// ContainerSpec describes one attempt of one container.
+type ContainerSpec struct {
+	// Name is the container's name in the pod.
+	Name string
+	// Attempt is the restart count; with Name it makes the runc id unique.
+	Attempt int
+	// Args is argv, already resolved by the caller (argv[0] is looked up in
+	// the PATH of Env).
+	Args []string
+	// Env is the complete environment as KEY=VALUE (the caller includes PATH
+	// and HOME).
+	Env []string
+	// WorkingDir is created if missing; default "/".
+	WorkingDir string
+	// Mounts are bind-mounted in order after the sandbox's own mounts.
+	Mounts []Mount
+	// UID and GID run the process; default 0.
+	UID, GID uint32
+	// Privileged grants every capability, every device and a writable /sys.
+	Privileged bool
+	// CapAdd and CapDrop are Kubernetes capability names ("NET_ADMIN", or
+	// "ALL"), applied to the container-runtime default set.
+	CapAdd, CapDrop []string
+	// MemoryLimitBytes is a cgroup memory limit; 0 means none.
+	MemoryLimitBytes int64
+	// CPUMillis is a CFS quota in thousandths of a CPU; 0 means none.
+	CPUMillis int64
+	// Stdin is the container's standard input; nil means /dev/null.
+	Stdin io.Reader
+	// Stdout and Stderr receive the container's output; nil discards it.
+	Stdout, Stderr io.Writer
+}
+
+// Container is one started attempt of a container, run by `runc run` in the
+// foreground as a child of this process.
+type Container struct {
+	sandbox *Sandbox
+	id      string
+	dir     string
+	cmd     *exec.Cmd
+	exited  chan struct{} // runc has exited; cleanup may still run
+	started chan struct{} // Start is done looking at the bundle
+	done    chan struct{} // cleanup is finished
+
+	startedAt  time.Time
+	finishedAt time.Time // written before done closes
+	exitCode   int       // written before done closes
+}
+
+// containerNameRE is what runc accepts in an id, which a container name
+// becomes part of.
+var containerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+
+// waitDelay bounds how long a finished container waits for its output to be
+// copied (and for a caller's Stdin reader to give up).
+const waitDelay = 5 * time.Second
+
+// Start mounts a fresh overlay root, writes the OCI bundle and runs the
+// container with `runc run`. It returns once runc has started; Done closes
+// when the container has ended and its runc state, root mount and
+// directories are gone.
+func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, error) {
+	if !containerNameRE.MatchString(spec.Name) {
+		return nil, fmt.Errorf("invalid container name %q", spec.Name)
+	}
+	id := containerID(s.spec.UID, spec.Name, spec.Attempt)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.destroyed {
+		return nil, errors.New("sandbox is destroyed")
+	}
+	if _, running := s.containers[id]; running {
+		return nil, fmt.Errorf("container %s attempt %d is already running", spec.Name, spec.Attempt)
+	}
+	c := &Container{sandbox: s, id: id, dir: filepath.Join(s.dir, containersSubdir, id), exited: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{})}
+	if err := c.prepareBundle(spec); err != nil {
+		return nil, errors.Join(err, c.removeBundle())
+	}
+	pidFile := filepath.Join(c.dir, "pid")
+	watcher, err := watchFor(pidFile)
+	if err != nil {
+		return nil, errors.Join(err, c.removeBundle())
+	}
+	defer watcher.Close()
+	c.cmd = s.host.runc.command("run", "--bundle", c.dir, "--pid-file", pidFile, id)
+	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	c.cmd.WaitDelay = waitDelay
+	if err := s.host.spawner.start(c.cmd); err != nil {
+		return nil, errors.Join(fmt.Errorf("start runc: %w", err), c.removeBundle())
+	}
+	s.containers[id] = c
+	go c.wait()
+	// runc writes the pid file once the container's process runs; until
+	// then runc would refuse to signal it.
+	err = watcher.wait(ctx, c.exited)
+	close(c.started)
+	if err != nil {
+		_ = c.cmd.Process.Kill()
+		return nil, fmt.Errorf("container %s did not start: %w", id, err)
+	}
+	c.startedAt = s.host.cfg.Clock.Now()
+	return c, nil
+}
+
+// prepareBundle makes fresh upper, work and root directories, mounts the
+// overlay and writes config.json.
+func (c *Container) prepareBundle(spec ContainerSpec) error {
+	if err := removeUnmounted(c.dir); err != nil {
+		return err
+	}
+	rootfs, upper, work := filepath.Join(c.dir, "rootfs"), filepath.Join(c.dir, "upper"), filepath.Join(c.dir, "work")
+	for _, d := range []string{rootfs, upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := mountOverlay(rootfs, upper, work); err != nil {
+		return err
+	}
+	s := c.sandbox
+	etc := filepath.Join(s.dir, etcSubdir)
+	facts := containerFacts{
+		RootfsPath:   rootfs,
+		NetnsPath:    s.netnsPath(),
+		ShmDir:       filepath.Join(s.dir, shmSubdir),
+		ResolvConf:   filepath.Join(etc, "resolv.conf"),
+		Hosts:        filepath.Join(etc, "hosts"),
+		HostnameFile: filepath.Join(etc, "hostname"),
+		CgroupsPath:  "/" + s.host.names.cgroupParent() + "/" + c.id,
+		NofileLimit:  s.host.nofile,
+	}
+	if !s.spec.HostNetwork {
+		facts.Hostname = s.spec.Hostname
+	}
+	oci, err := runtimeSpec(spec, facts)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(oci)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(c.dir, "config.json"), data, 0o600)
+}
+
+// removeBundle unmounts the root and removes the container's directory.
+func (c *Container) removeBundle() error {
+	if err := unmountAll(c.dir); err != nil {
+		return err
+	}
+	return removeUnmounted(c.dir)
+}
+
+// wait reaps runc, records the exit, cleans up and closes done.
+func (c *Container) wait() {
+	err := c.cmd.Wait()
+	close(c.exited)
+	<-c.started
+	code := exitCode(c.cmd, err)
+	s := c.sandbox
+	log := s.host.cfg.Log.WithValues("container", c.id)
+	// `runc run` deletes a container it ran in the foreground; this covers
+	// a runc that was killed before it could.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, stateErr := s.host.runc.output(ctx, "state", c.id); stateErr == nil {
+		if err := s.host.runc.forceDelete(ctx, c.id); err != nil {
+			log.Error(err, "Deleting the runc container")
+		}
+	}
+	if err := c.removeBundle(); err != nil {
+		log.Error(err, "Removing the container's root")
+	}
+	s.mu.Lock()
+	delete(s.containers, c.id)
+	s.mu.Unlock()
+	c.exitCode = code
+	c.finishedAt = s.host.cfg.Clock.Now()
+	log.V(1).Info("Container ended", "exitCode", code, "waitError", err)
+	close(c.done)
+}
+
+// exitCode is the container's exit status as Kubernetes reports it: runc
+// passes on its container's status (128+signal for a killed one); a runc
+// killed by a signal itself counts the same way.
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return -1
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+		return cmd.ProcessState.ExitCode()
+	case ws.Signaled():
+		return 128 + int(ws.Signal())
+	default:
+		return ws.ExitStatus()
+	}
+}
+
+// Done closes when the container has ended and been cleaned up.
+func (c *Container) Done() <-chan struct{} { return c.done }
+
+// ExitCode is valid after Done: the exit status, 128+signal when killed by a
+// signal.
+func (c *Container) ExitCode() int {
+	<-c.done
+	return c.exitCode
+}
+
+// StartedAt is when runc was started.
+func (c *Container) StartedAt() time.Time { return c.startedAt }
+
+// FinishedAt is valid after Done: when the container ended.
+func (c *Container) FinishedAt() time.Time {
+	<-c.done
+	return c.finishedAt
+}
+
+// ID is the container's runc id.
+func (c *Container) ID() string { return c.id }
+
+// Signal sends sig to the container's first process. Note that the first
+// process is PID 1 of its PID namespace: the kernel drops signals it has no
+// handler for, SIGKILL aside (as for any container).
+func (c *Container) Signal(sig syscall.Signal) error {
+	select {
+	case <-c.done:
+		return fmt.Errorf("container %s has ended", c.id)
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.sandbox.host.runc.kill(ctx, c.id, sig)
+}
+
+// Kill sends SIGKILL to the container's first process, which as PID 1 of
+// the container's PID namespace takes every other process with it. Killing
+// an ended container is no error.
+func (c *Container) Kill() error {
+	err := c.Signal(syscall.SIGKILL)
+	if err == nil {
+		return nil
+	}
+	// runc refuses to signal a container whose init has just died; its own
+	// exit then follows at once.
+	select {
+	case <-c.exited:
+		return nil
+	case <-time.After(killRaceWait):
+		return err
+	}
+}
+
+// killRaceWait bounds how long Kill waits for runc to exit after runc
+// refused the signal.
+const killRaceWait = 2 * time.Second

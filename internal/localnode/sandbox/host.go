@@ -1,0 +1,182 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of HostConfig.
+const (
+	DefaultBridgeName = "rayop0"
+	DefaultRuncBinary = "runc"
+)
+
+// DefaultPodCIDR is the pod CIDR when HostConfig.PodCIDR is unset.
+var DefaultPodCIDR = netip.MustParsePrefix("10.244.0.0/24")
+
+// HostConfig configures a Host.
+type HostConfig struct {
+	// StateDir is required; everything the host keeps on disk lives under it
+	// (pods/<uid>/..., runc/ for runc's state, sysctls.json).
+	StateDir string
+	// BridgeName is the Linux bridge of the pods; default "rayop0".
+	BridgeName string
+	// PodCIDR is where pod addresses come from; default 10.244.0.0/24. The
+	// gateway (bridge) address is its first host address.
+	PodCIDR netip.Prefix
+	// RuncBinary is the runc executable; default "runc" looked up on PATH.
+	RuncBinary string
+	// Log receives what the host does and what it fails to clean up.
+	Log logr.Logger
+	// Clock stamps container start and finish times; default the real clock.
+	Clock clock.PassiveClock
+}
+
+// Host owns the bridge, the nftables table, the kernel settings and every
+// sandbox of one local node.
+type Host struct {
+	cfg     HostConfig
+	names   names
+	runc    runcCLI
+	spawner *spawner
+	gateway netip.Addr
+	nofile  uint64 // RLIMIT_NOFILE of containers
+
+	mu        sync.Mutex
+	pool      *ipPool
+	sandboxes map[string]*Sandbox
+	sysctls   map[string]string
+	closed    bool
+}
+
+// NewHost sweeps what an earlier run under the same StateDir and BridgeName
+// left behind (runc containers, cgroups, mounts under StateDir, pod network
+// namespaces and veths, the bridge, the nftables table), then sets up the
+// bridge with the gateway address, net.ipv4.ip_forward=1,
+// net.bridge.bridge-nf-call-iptables=1 (both restored by Close) and an
+// nftables table that masquerades pod traffic leaving through any other
+// interface and accepts forwarding to and from the bridge.
+func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := newIPPool(cfg.PodCIDR)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{
+		cfg:       cfg,
+		names:     newNames(cfg.StateDir, cfg.BridgeName),
+		runc:      runcCLI{binary: cfg.RuncBinary, root: filepath.Join(cfg.StateDir, "runc")},
+		gateway:   pool.gateway,
+		nofile:    hostNofileLimit(),
+		pool:      pool,
+		sandboxes: map[string]*Sandbox{},
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "pods"), 0o755); err != nil {
+		return nil, err
+	}
+	if err := h.sweep(ctx); err != nil {
+		return nil, fmt.Errorf("sweep what an earlier run left: %w", err)
+	}
+	h.spawner = newSpawner()
+	if err := h.setUp(); err != nil {
+		return nil, errors.Join(err, h.Close(ctx))
+	}
+	cfg.Log.Info("Host ready", "bridge", cfg.BridgeName, "gateway", h.gateway, "podCIDR", cfg.PodCIDR, "containerNofile", h.nofile)
+	return h, nil
+}
+
+func withDefaults(cfg HostConfig) (HostConfig, error) {
+	if cfg.StateDir == "" || !filepath.IsAbs(cfg.StateDir) {
+		return cfg, fmt.Errorf("HostConfig.StateDir must be an absolute path, got %q", cfg.StateDir)
+	}
+	cfg.StateDir = filepath.Clean(cfg.StateDir)
+	if cfg.BridgeName == "" {
+		cfg.BridgeName = DefaultBridgeName
+	}
+	if !cfg.PodCIDR.IsValid() {
+		cfg.PodCIDR = DefaultPodCIDR
+	}
+	cfg.PodCIDR = cfg.PodCIDR.Masked()
+	if cfg.RuncBinary == "" {
+		cfg.RuncBinary = DefaultRuncBinary
+	}
+	runc, err := exec.LookPath(cfg.RuncBinary)
+	if err != nil {
+		return cfg, fmt.Errorf("runc: %w", err)
+	}
+	cfg.RuncBinary = runc
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return cfg, nil
+}
+
+// setUp makes the host-wide network objects.
+func (h *Host) setUp() error {
+	if _, err := setupBridge(h.cfg.BridgeName, h.gateway, h.cfg.PodCIDR); err != nil {
+		return err
+	}
+	old, err := applySysctls(h.cfg.StateDir)
+	h.mu.Lock()
+	h.sysctls = old
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return installNftTable(h.names.nftTable(), h.cfg.BridgeName, h.cfg.PodCIDR)
+}
+
+// Gateway is the bridge address: the node's InternalIP, where DNS listens.
+func (h *Host) Gateway() netip.Addr { return h.gateway }
+
+// PodCIDR is the prefix pod addresses come from.
+func (h *Host) PodCIDR() netip.Prefix { return h.cfg.PodCIDR }
+
+// Close destroys every sandbox and everything NewHost made, and restores the
+// kernel settings it changed. It is idempotent.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	sandboxes := make([]*Sandbox, 0, len(h.sandboxes))
+	for _, s := range h.sandboxes {
+		sandboxes = append(sandboxes, s)
+	}
+	old := h.sysctls
+	h.mu.Unlock()
+
+	var errs []error
+	for _, s := range sandboxes {
+		errs = append(errs, s.Destroy(ctx))
+	}
+	errs = append(errs,
+		deleteNftTable(h.names.nftTable()),
+		deleteLinkIfExists(h.cfg.BridgeName),
+		removeCgroupTree(ctx, h.names.cgroupParent()),
+		removeUnmounted(h.runc.root),
+	)
+	if old != nil {
+		errs = append(errs, restoreSysctls(h.cfg.StateDir, old))
+	}
+	if h.spawner != nil {
+		h.spawner.stop()
+	}
+	err := errors.Join(errs...)
+	h.cfg.Log.Info("Host closed", "bridge", h.cfg.BridgeName, "error", err)
+	return err
+}

@@ -1,0 +1,246 @@
+package sandbox
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// nofileLimit is RLIMIT_NOFILE of every container (soft and hard) when the
+// host may raise it: Ray runs `ulimit -n 65536`, which needs a hard limit at
+// least that high.
+const nofileLimit = 1048576
+
+// cfsPeriodMicros is the CFS period the CPU quota is expressed in.
+const cfsPeriodMicros = 100000
+
+// defaultCapabilities is the usual container-runtime default set.
+var defaultCapabilities = []string{
+	"CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID",
+	"SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE",
+}
+
+// allCapabilities is every capability of Linux 6.x, as Kubernetes names them.
+var allCapabilities = []string{
+	"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
+	"SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
+	"IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT",
+	"SYS_ADMIN", "SYS_BOOT", "SYS_NICE", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD",
+	"LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG",
+	"WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ", "PERFMON", "BPF", "CHECKPOINT_RESTORE",
+}
+
+// maskedPaths and readonlyPaths hide or protect the host's kernel knobs from
+// unprivileged containers, like other container runtimes do.
+var (
+	maskedPaths = []string{
+		"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+		"/sys/firmware", "/sys/devices/virtual/powercap",
+	}
+	readonlyPaths = []string{
+		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+	}
+)
+
+// containerFacts is what the sandbox knows about where one container runs.
+type containerFacts struct {
+	// RootfsPath is the mounted overlay that becomes the container's root.
+	RootfsPath string
+	// Hostname is the pod's hostname; empty for a host-network pod, which
+	// keeps the host's UTS namespace.
+	Hostname string
+	// NetnsPath is the pod's network namespace; empty for a host-network pod.
+	NetnsPath string
+	// ShmDir is the pod's /dev/shm tmpfs.
+	ShmDir string
+	// ResolvConf, Hosts and HostnameFile are the pod's /etc files.
+	ResolvConf, Hosts, HostnameFile string
+	// CgroupsPath is the container's cgroup, relative to each hierarchy root.
+	CgroupsPath string
+	// NofileLimit is the container's RLIMIT_NOFILE (see hostNofileLimit).
+	NofileLimit uint64
+}
+
+// runtimeSpec builds the OCI runtime spec of one container. It is a pure
+// function of its arguments.
+func runtimeSpec(c ContainerSpec, f containerFacts) (*specs.Spec, error) {
+	if len(c.Args) == 0 {
+		return nil, fmt.Errorf("container %q: no command", c.Name)
+	}
+	caps, err := capabilitySet(c)
+	if err != nil {
+		return nil, fmt.Errorf("container %q: %w", c.Name, err)
+	}
+	mounts, err := containerMounts(c, f)
+	if err != nil {
+		return nil, fmt.Errorf("container %q: %w", c.Name, err)
+	}
+	capNames := make([]string, len(caps))
+	for i, name := range caps {
+		capNames[i] = "CAP_" + name
+	}
+	return &specs.Spec{
+		Version:  specs.Version,
+		Root:     &specs.Root{Path: f.RootfsPath},
+		Hostname: f.Hostname,
+		Process: &specs.Process{
+			User: specs.User{UID: c.UID, GID: c.GID},
+			Args: slices.Clone(c.Args),
+			Env:  slices.Clone(c.Env),
+			Cwd:  workingDir(c.WorkingDir),
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding: capNames, Effective: slices.Clone(capNames), Permitted: slices.Clone(capNames),
+			},
+			Rlimits: []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: f.NofileLimit, Soft: f.NofileLimit}},
+		},
+		Mounts: mounts,
+		Linux:  linuxSection(c, f),
+	}, nil
+}
+
+func workingDir(dir string) string {
+	if dir == "" {
+		return "/"
+	}
+	return dir
+}
+
+// capabilitySet is the default set plus CapAdd minus CapDrop ("ALL" allowed in
+// either), or every capability for a privileged container; sorted.
+func capabilitySet(c ContainerSpec) ([]string, error) {
+	if c.Privileged {
+		return sortedCopy(allCapabilities), nil
+	}
+	set := map[string]bool{}
+	for _, name := range defaultCapabilities {
+		set[name] = true
+	}
+	add, err := normalizeCapabilities(c.CapAdd)
+	if err != nil {
+		return nil, err
+	}
+	drop, err := normalizeCapabilities(c.CapDrop)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range add {
+		set[name] = true
+	}
+	for _, name := range drop {
+		delete(set, name)
+	}
+	out := make([]string, 0, len(set))
+	for name := range set {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// normalizeCapabilities maps Kubernetes capability names ("NET_ADMIN", also
+// "CAP_NET_ADMIN" and "ALL") to the names of allCapabilities.
+func normalizeCapabilities(in []string) ([]string, error) {
+	var out []string
+	for _, name := range in {
+		n := strings.TrimPrefix(strings.ToUpper(name), "CAP_")
+		switch {
+		case n == "ALL":
+			out = append(out, allCapabilities...)
+		case slices.Contains(allCapabilities, n):
+			out = append(out, n)
+		default:
+			return nil, fmt.Errorf("unknown capability %q", name)
+		}
+	}
+	return out, nil
+}
+
+func sortedCopy(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return out
+}
+
+// containerMounts lists the kernel file systems, the pod's shared /dev/shm
+// and /etc files, a private /tmp, then the caller's bind mounts in order.
+func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
+	sysOpts := []string{"nosuid", "noexec", "nodev", "ro"}
+	if c.Privileged {
+		sysOpts = []string{"nosuid", "noexec", "nodev", "rw"}
+	}
+	mounts := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+		bindMount(f.ShmDir, "/dev/shm", false, "nosuid", "nodev"),
+		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: sysOpts},
+		{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		bindMount(f.ResolvConf, "/etc/resolv.conf", false),
+		bindMount(f.Hosts, "/etc/hosts", false),
+		bindMount(f.HostnameFile, "/etc/hostname", false),
+	}
+	for _, m := range c.Mounts {
+		if !path.IsAbs(m.Source) || !path.IsAbs(m.Destination) {
+			return nil, fmt.Errorf("mount %s -> %s: source and destination must be absolute paths", m.Source, m.Destination)
+		}
+		mounts = append(mounts, bindMount(m.Source, path.Clean(m.Destination), m.ReadOnly))
+	}
+	return mounts, nil
+}
+
+// bindMount is a recursive, private bind mount; runc creates a missing
+// destination as a file when the source is a file, else as a directory.
+func bindMount(source, destination string, readOnly bool, extra ...string) specs.Mount {
+	opts := append([]string{"rbind", "rprivate"}, extra...)
+	if readOnly {
+		opts = append(opts, "ro")
+	}
+	return specs.Mount{Destination: destination, Type: "bind", Source: source, Options: opts}
+}
+
+// linuxSection sets the namespaces (the pod's netns by path; new mount, pid,
+// ipc and, with a hostname, uts), the cgroup with its limits and, for an
+// unprivileged container, the device allow-list and hidden kernel paths.
+func linuxSection(c ContainerSpec, f containerFacts) *specs.Linux {
+	ns := []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.IPCNamespace}, {Type: specs.MountNamespace}}
+	if f.Hostname != "" {
+		ns = append(ns, specs.LinuxNamespace{Type: specs.UTSNamespace})
+	}
+	if f.NetnsPath != "" {
+		ns = append(ns, specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: f.NetnsPath})
+	}
+	l := &specs.Linux{
+		Namespaces:  ns,
+		CgroupsPath: f.CgroupsPath,
+		Resources:   resources(c),
+	}
+	if !c.Privileged {
+		l.MaskedPaths = slices.Clone(maskedPaths)
+		l.ReadonlyPaths = slices.Clone(readonlyPaths)
+	}
+	return l
+}
+
+// resources is the cgroup section: memory and CFS limits when set; devices:
+// everything for a privileged container, else only runc's default devices
+// (null, zero, full, tty, random, urandom, pts), which runc adds itself.
+func resources(c ContainerSpec) *specs.LinuxResources {
+	r := &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: c.Privileged, Access: "rwm"}}}
+	if c.MemoryLimitBytes > 0 {
+		limit := c.MemoryLimitBytes
+		r.Memory = &specs.LinuxMemory{Limit: &limit}
+	}
+	if c.CPUMillis > 0 {
+		// The kernel refuses quotas under 1 ms.
+		quota := max(c.CPUMillis*cfsPeriodMicros/1000, 1000)
+		period := uint64(cfsPeriodMicros)
+		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	}
+	return r
+}

@@ -1,0 +1,203 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+)
+
+// requireHost skips a test that needs root (namespaces, a bridge, mounts,
+// runc) when not root, and returns the runc binary, installing it through
+// hack/runc.sh when the machine has none.
+func requireHost(t testing.TB) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: network namespaces, a bridge, nftables, mounts and runc")
+	}
+	if p, err := exec.LookPath("runc"); err == nil {
+		return p
+	}
+	out, err := exec.Command("../../../hack/runc.sh").Output()
+	if err != nil {
+		t.Fatalf("hack/runc.sh: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// testHostConfig is a host config with a state directory, bridge name and
+// pod CIDR of its own (k picks 10.250.k.0/24), so that it meets neither
+// another test nor the real node on the machine.
+func testHostConfig(t testing.TB, k int) HostConfig {
+	runc := requireHost(t)
+	dir := t.TempDir()
+	return HostConfig{
+		StateDir:   dir,
+		BridgeName: "rsb" + shortHash(dir, 8),
+		PodCIDR:    netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 250, byte(k), 0}), 24),
+		RuncBinary: runc,
+	}
+}
+
+// newTestHost starts a host that the test closes, then checks that nothing
+// is left.
+func newTestHost(t testing.TB, k int) *Host {
+	t.Helper()
+	cfg := testHostConfig(t, k)
+	h, err := NewHost(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("NewHost: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		assertNothingLeft(t, h.cfg)
+	})
+	return h
+}
+
+// assertNothingLeft checks the host has no trace of a host with cfg: no
+// netns, mount under StateDir, bridge, veth, nftables table, runc state or
+// cgroup.
+func assertNothingLeft(t testing.TB, cfg HostConfig) {
+	t.Helper()
+	n := newNames(cfg.StateDir, cfg.BridgeName)
+	entries, _ := os.ReadDir(netnsDir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), n.netnsNamePrefix()) {
+			t.Errorf("netns %s is left", e.Name())
+		}
+	}
+	if points, err := mountsUnder(cfg.StateDir); err != nil || len(points) > 0 {
+		t.Errorf("mounts under %s are left: %v (%v)", cfg.StateDir, points, err)
+	}
+	links, err := netlink.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		name := l.Attrs().Name
+		if name == cfg.BridgeName || strings.HasPrefix(name, n.vethPrefix()) {
+			t.Errorf("link %s (%s) is left", name, l.Type())
+		}
+	}
+	if exists, err := nftTableExists(n.nftTable()); err != nil || exists {
+		t.Errorf("nftables table %s is left (%v)", n.nftTable(), err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.StateDir, "runc")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("runc state %s is left (%v)", filepath.Join(cfg.StateDir, "runc"), err)
+	}
+	pods, _ := os.ReadDir(filepath.Join(cfg.StateDir, "pods"))
+	if len(pods) > 0 {
+		t.Errorf("pod directories are left: %v", pods)
+	}
+	roots, err := cgroupRoots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range roots {
+		if _, err := os.Stat(filepath.Join(root, n.cgroupParent())); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("cgroup %s is left (%v)", filepath.Join(root, n.cgroupParent()), err)
+		}
+	}
+}
+
+// output is a concurrency-safe writer that can wait for text to appear.
+type output struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	first   time.Time
+	changed chan struct{}
+}
+
+func newOutput() *output { return &output{changed: make(chan struct{})} }
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.first.IsZero() {
+		o.first = time.Now()
+	}
+	close(o.changed)
+	o.changed = make(chan struct{})
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+func (o *output) firstWrite() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.first
+}
+
+// waitFor waits until the text contains s.
+func (o *output) waitFor(ctx context.Context, s string) error {
+	for {
+		o.mu.Lock()
+		found, changed := strings.Contains(o.buf.String(), s), o.changed
+		o.mu.Unlock()
+		if found {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %q in %q: %w", s, o.String(), ctx.Err())
+		}
+	}
+}
+
+// testEnv is what a container started by a test gets.
+var testEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"}
+
+// startBash starts `bash -c script` in s and returns its stdout and stderr.
+func startBash(t testing.TB, s *Sandbox, name, script string, mutate ...func(*ContainerSpec)) (*Container, *output, *output) {
+	t.Helper()
+	stdout, stderr := newOutput(), newOutput()
+	spec := ContainerSpec{Name: name, Args: []string{"bash", "-c", script}, Env: testEnv, Stdout: stdout, Stderr: stderr}
+	for _, m := range mutate {
+		m(&spec)
+	}
+	c, err := s.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Start %s: %v", name, err)
+	}
+	return c, stdout, stderr
+}
+
+// waitDone waits for the container to end and returns its exit code.
+func waitDone(ctx context.Context, t testing.TB, c *Container, stderr *output) int {
+	t.Helper()
+	select {
+	case <-c.Done():
+		return c.ExitCode()
+	case <-ctx.Done():
+		t.Fatalf("container %s did not end: %v; stderr: %s", c.ID(), ctx.Err(), stderr)
+		return -1
+	}
+}
+
+// testContext is a context that ends before the test's deadline.
+func testContext(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
