@@ -1,0 +1,138 @@
+package podinputs
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/distribution/reference"
+)
+
+// systemPath is the PATH of Debian-based images after their own directories.
+const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Image is what an image reference stands for on this machine: the image's
+// configuration (ENTRYPOINT, CMD, Env, WORKDIR) with local executables in it.
+type Image struct {
+	// Ref is the image reference as the pod gave it.
+	Ref string
+	// Local says what the reference maps to, for messages and docs.
+	Local string
+	// Entrypoint is the image's ENTRYPOINT (nil when it has none).
+	Entrypoint []string
+	// Cmd is the image's CMD.
+	Cmd []string
+	// Env is the image's environment, KEY=VALUE.
+	Env []string
+	// WorkingDir is the image's WORKDIR ("" for the runtime's default, /).
+	WorkingDir string
+}
+
+// Rule maps the image references it matches to one local image.
+type Rule struct {
+	// Pattern is the short form of the references the rule matches, as
+	// error messages list it ("rayproject/ray*").
+	Pattern string
+	// Matches says in words which references the rule matches.
+	Matches string
+	// Image is the local image; Resolve fills in its Ref.
+	Image Image
+	// match reports whether a normalized repository path (without the
+	// registry: "library/redis", "rayproject/ray") belongs to the rule.
+	match func(repository string) bool
+}
+
+// ImageTable maps image references to local images by ordered rules: the
+// first rule that matches a reference wins.
+type ImageTable struct{ rules []Rule }
+
+// DefaultImages is the table of the local node: Ray images run from the Ray
+// virtualenv in rayVenvDir, Redis images run the redis-server binary at
+// redisServer.
+func DefaultImages(rayVenvDir, redisServer string) ImageTable {
+	return ImageTable{rules: []Rule{rayRule(rayVenvDir), redisRule(redisServer)}}
+}
+
+func rayRule(venv string) Rule {
+	return Rule{
+		Pattern: "rayproject/ray*",
+		Matches: `rayproject/ray, rayproject/ray-ml, anyscale/ray and any repository whose last path element is "ray" or starts with "ray-", from any registry, at any tag or digest`,
+		Image: Image{
+			Local: "Ray virtualenv " + venv,
+			// rayproject/ray sets no ENTRYPOINT; its CMD is its base's shell.
+			Cmd: []string{"/bin/bash"},
+			Env: []string{
+				"PATH=" + filepath.Join(venv, "bin") + ":" + systemPath,
+				"VIRTUAL_ENV=" + venv,
+				"HOME=/home/ray",
+				"LANG=C.UTF-8",
+			},
+			WorkingDir: "/home/ray",
+		},
+		match: func(repository string) bool {
+			last := path.Base(repository)
+			return last == "ray" || strings.HasPrefix(last, "ray-")
+		},
+	}
+}
+
+func redisRule(server string) Rule {
+	envPath := systemPath
+	if dir := filepath.Dir(server); !slices.Contains(strings.Split(systemPath, ":"), dir) {
+		envPath = dir + ":" + systemPath
+	}
+	return Rule{
+		Pattern: "redis*",
+		Matches: `redis and any repository whose last path element starts with "redis" (bitnami/redis, redis/redis-stack-server), from any registry, at any tag or digest`,
+		Image: Image{
+			Local: "redis-server " + server,
+			// The redis image's CMD is "redis-server"; its entrypoint script
+			// only drops privileges, which a local process does not need.
+			Cmd:        []string{server},
+			Env:        []string{"PATH=" + envPath},
+			WorkingDir: "/data",
+		},
+		match: func(repository string) bool {
+			return strings.HasPrefix(path.Base(repository), "redis")
+		},
+	}
+}
+
+// Resolve returns the local image for ref. A reference no rule matches is a
+// *NoLocalImageError; one that does not parse is a *ConfigError with reason
+// InvalidImageName.
+func (t ImageTable) Resolve(ref string) (Image, error) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return Image{}, &ConfigError{
+			Reason:  ReasonInvalidImageName,
+			Message: fmt.Sprintf("Failed to apply default image tag %q: couldn't parse image name %q: %v", ref, ref, err),
+			Err:     err,
+		}
+	}
+	repository := reference.Path(named)
+	for _, r := range t.rules {
+		if r.match(repository) {
+			img := r.Image
+			img.Ref = ref
+			img.Entrypoint = slices.Clone(img.Entrypoint)
+			img.Cmd = slices.Clone(img.Cmd)
+			img.Env = slices.Clone(img.Env)
+			return img, nil
+		}
+	}
+	return Image{}, &NoLocalImageError{Ref: ref, Local: t.patterns()}
+}
+
+// Rules returns the table's rules in order, for docs and --help.
+func (t ImageTable) Rules() []Rule { return slices.Clone(t.rules) }
+
+func (t ImageTable) patterns() []string {
+	out := make([]string, 0, len(t.rules))
+	for _, r := range t.rules {
+		out = append(out, r.Pattern)
+	}
+	return out
+}

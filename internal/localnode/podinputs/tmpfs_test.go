@@ -1,0 +1,125 @@
+package podinputs
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+// tmpfsMounts returns the tmpfs mount points below dir with their options
+// (from /proc/self/mountinfo).
+func tmpfsMounts(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		// id parent major:minor root mountpoint options ... - fstype source superoptions
+		fields := strings.Fields(s.Text())
+		sep := slices.Index(fields, "-")
+		if sep < 0 || len(fields) < sep+4 || fields[sep+1] != "tmpfs" || !strings.HasPrefix(fields[4], dir+"/") {
+			continue
+		}
+		var opts string
+		for _, o := range strings.Split(fields[sep+3], ",") {
+			if strings.HasPrefix(o, "size=") || strings.HasPrefix(o, "mode=") {
+				opts += o + " "
+			}
+		}
+		out[strings.TrimPrefix(fields[4], dir+"/")] = strings.TrimSpace(opts)
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestMemoryEmptyDirIsTmpfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting tmpfs needs root (CI runs as root)")
+	}
+	pod := testPod()
+	pod.Spec.Volumes = []corev1.Volume{
+		volume("shm", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+			Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("64Mi"))}}),
+		volume("mem", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}),
+		volume("disk", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),
+	}
+	dir := podDirWithoutLeftovers(t)
+	v, err := VolumesAt(t.Context(), clocktesting.NewFakeClock(testTime), newFakeObjects(nil), pod, dir, testFacts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tmpfsMounts(t, dir)
+	if got["shm"] != "size=65536k mode=777" {
+		t.Errorf("tmpfs shm options = %q, want size=65536k mode=777", got["shm"])
+	}
+	if _, ok := got["mem"]; !ok || len(got) != 2 {
+		t.Errorf("tmpfs mounts below the pod dir = %v, want shm and mem", got)
+	}
+	if err := os.WriteFile(v.Paths["shm"]+"/f", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A file still open keeps "mem" busy: Release detaches it all the same.
+	busy, err := os.Create(v.Paths["mem"] + "/open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if err := v.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{}, tmpfsMounts(t, dir)); diff != "" {
+		t.Errorf("tmpfs mounts after Release (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(v.Paths["shm"] + "/f"); !os.IsNotExist(err) {
+		t.Errorf("a file written to the tmpfs is still there after Release: %v", err)
+	}
+	if err := v.Release(); err != nil {
+		t.Errorf("second Release: %v", err)
+	}
+}
+
+func TestFailedVolumesLeaveNoTmpfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting tmpfs needs root (CI runs as root)")
+	}
+	pod := testPod()
+	pod.Spec.Volumes = []corev1.Volume{
+		volume("shm", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}),
+		volume("data", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}),
+	}
+	dir := podDirWithoutLeftovers(t)
+	if _, err := Volumes(t.Context(), newFakeObjects(nil), pod, dir, testFacts()); err == nil {
+		t.Fatal("Volumes with a persistentVolumeClaim succeeded")
+	}
+	if diff := cmp.Diff(map[string]string{}, tmpfsMounts(t, dir)); diff != "" {
+		t.Errorf("tmpfs mounts after a failed Volumes (-want +got):\n%s", diff)
+	}
+}
+
+// podDirWithoutLeftovers is a temporary pod directory whose tmpfs mounts a
+// failing test left behind are detached before it is removed.
+func podDirWithoutLeftovers(t *testing.T) string {
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		for p := range tmpfsMounts(t, dir) {
+			_ = unix.Unmount(filepath.Join(dir, p), unix.MNT_DETACH)
+		}
+	})
+	return dir
+}
