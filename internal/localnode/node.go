@@ -46,6 +46,7 @@ type Node struct {
 
 	stopWorkers context.CancelFunc
 	stopVK      context.CancelFunc
+	stopHTTP    func()
 	stopOnce    sync.Once
 	stopErr     error
 	done        chan struct{}
@@ -75,6 +76,10 @@ type nodeSettings struct {
 // k8s.io/apiserver v0.36+ no longer has, so they do not build against this
 // module's Kubernetes libraries (v0.37).
 func startNode(ctx context.Context, s nodeSettings, rt runtime, in inputs) (*Node, error) {
+	tlsConfig, err := servingTLS(s.ListenAddress.Addr(), s.ClientCA)
+	if err != nil {
+		return nil, err
+	}
 	broadcaster := record.NewBroadcaster()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: s.NodeName})
 	deps := &workerDeps{
@@ -96,6 +101,12 @@ func startNode(ctx context.Context, s nodeSettings, rt runtime, in inputs) (*Nod
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.Client.CoreV1().Events("")})
 	vkCtx, stopVK := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopVK = stopVK
+	if n.stopHTTP, err = serveKubeletAPI(vkCtx, s.ListenAddress.String(), tlsConfig, prov); err != nil {
+		stopVK()
+		stopWorkers()
+		broadcaster.Shutdown()
+		return nil, err
+	}
 	ctrls.run(vkCtx)
 	if err := n.waitReady(ctx); err != nil {
 		return nil, errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
@@ -221,6 +232,7 @@ func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		n.stopWorkers()
 		n.prov.waitAll()
+		n.stopHTTP()
 		n.stopVK()
 		n.ctrls.wait()
 		n.events.Shutdown()

@@ -36,6 +36,7 @@ func (w *podWorker) sync(ctx context.Context) {
 	if !w.state.sandboxReady && !w.setup(ctx) {
 		return
 	}
+	w.refreshVolumes(ctx)
 	if !w.syncInit(ctx) {
 		return
 	}
@@ -177,4 +178,34 @@ func (w *podWorker) exited(c *ctr, p process) {
 // podRef formats a pod as a kubelet's messages do: name_namespace(uid).
 func podRef(pod *corev1.Pod) string {
 	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// volumeRefreshPeriod is how often configMap, secret, downwardAPI and
+// projected volumes are rewritten (a kubelet resyncs a pod about every
+// minute); tokens are renewed by podinputs before 80 % of their lifetime.
+const volumeRefreshPeriod = time.Minute
+
+// refreshVolumes rewrites the pod's refreshable volumes when due.
+func (w *podWorker) refreshVolumes(ctx context.Context) {
+	now := w.deps.clock.Now()
+	if w.vols == nil || !hasRefreshableVolumes(w.currentPod()) || now.Before(w.state.nextRefresh) {
+		return
+	}
+	if !w.state.nextRefresh.IsZero() {
+		if err := w.vols.Refresh(ctx, w.currentPod(), w.facts()); err != nil {
+			w.log.Info("Refreshing volumes failed, will retry", "err", err)
+		}
+	}
+	w.state.nextRefresh = now.Add(volumeRefreshPeriod)
+}
+
+// hasRefreshableVolumes tells whether pod has volumes whose content follows
+// API objects.
+func hasRefreshableVolumes(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap != nil || v.Secret != nil || v.Projected != nil || v.DownwardAPI != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -71,6 +71,7 @@ type podState struct {
 	terminalPhase corev1.PodPhase // set once the pod succeeded or failed
 	retry         retryBackoff
 	notBefore     time.Time // next setup attempt
+	nextRefresh   time.Time // next rewrite of configMap, secret and projected volumes
 	setupErr      *waitingError
 	conditions    map[corev1.PodConditionType]corev1.PodCondition
 }
@@ -224,6 +225,7 @@ func (w *podWorker) nextTimer() clock.Timer {
 		}
 	}
 	consider(w.state.notBefore)
+	consider(w.state.nextRefresh)
 	for _, c := range w.allCtrs() {
 		if !c.running() && !c.finished() {
 			consider(c.notBefore)
