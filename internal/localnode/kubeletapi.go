@@ -12,11 +12,21 @@ import (
 	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
+	"k8s.io/cri-streaming/pkg/streaming/portforward"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 )
 
-// The kubelet API: what the API server proxies `kubectl logs` to. It is
-// served here rather than by virtual-kubelet's node/api, which does not
-// build against k8s.io/apiserver v0.36+ (see startNode).
+// The kubelet API: what the API server proxies `kubectl logs`, `exec` and
+// `port-forward` to. Exec and port-forward use the kubelet's own streaming
+// library (k8s.io/cri-streaming); the routes are served here rather than by
+// virtual-kubelet's node/api, which does not build against
+// k8s.io/apiserver v0.36+ (see startNode).
+
+// streamIdleTimeout and streamCreationTimeout are the kubelet's defaults.
+const (
+	streamIdleTimeout     = 4 * time.Hour
+	streamCreationTimeout = remotecommand.DefaultStreamCreationTimeout
+)
 
 // serveKubeletAPI serves the kubelet API over TLS on addr until ctx ends.
 func serveKubeletAPI(ctx context.Context, addr string, tlsConfig *tls.Config, p *provider) (func(), error) {
@@ -26,6 +36,8 @@ func serveKubeletAPI(ctx context.Context, addr string, tlsConfig *tls.Config, p 
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", p.serveLogs)
+	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", p.serveExec)
+	mux.HandleFunc("/portForward/{namespace}/{pod}", p.servePortForward)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan struct{})
 	go func() {
@@ -105,4 +117,65 @@ func (f flushWriter) Write(b []byte) (int, error) {
 		fl.Flush()
 	}
 	return n, err
+}
+
+// serveExec serves /exec/<ns>/<pod>/<container>?command=...
+func (p *provider) serveExec(w http.ResponseWriter, r *http.Request) {
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	exec := podExecutor{p: p, namespace: r.PathValue("namespace")}
+	remotecommand.ServeExec(w, r, exec, r.PathValue("pod"), "", r.PathValue("container"), r.URL.Query()["command"],
+		opts, streamIdleTimeout, streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
+}
+
+// servePortForward serves /portForward/<ns>/<pod>.
+func (p *provider) servePortForward(w http.ResponseWriter, r *http.Request) {
+	opts, err := portforward.NewV4Options(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	fwd := podExecutor{p: p, namespace: r.PathValue("namespace")}
+	portforward.ServePortForward(w, r, fwd, r.PathValue("pod"), "", opts, streamIdleTimeout, streamCreationTimeout, portforward.SupportedProtocols)
+}
+
+// podExecutor adapts the provider to the streaming library's executor and
+// port forwarder for one namespace.
+type podExecutor struct {
+	p         *provider
+	namespace string
+}
+
+// ExecInContainer implements remotecommand.Executor.
+func (e podExecutor) ExecInContainer(ctx context.Context, pod, _, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
+	spec := execSpec{Args: cmd, Stdin: in, TTY: tty}
+	if out != nil {
+		spec.Stdout = out
+	}
+	if errOut != nil {
+		spec.Stderr = errOut
+	}
+	if resize != nil {
+		sizes := make(chan termSize)
+		go func() {
+			defer close(sizes)
+			for s := range resize {
+				select {
+				case sizes <- termSize{Width: s.Width, Height: s.Height}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+		spec.Resize = sizes
+	}
+	return e.p.runInContainer(ctx, e.namespace, pod, container, spec)
+}
+
+// PortForward implements portforward.PortForwarder.
+func (e podExecutor) PortForward(ctx context.Context, pod, _ string, port int32, stream io.ReadWriteCloser) error {
+	return e.p.portForward(ctx, e.namespace, pod, port, stream)
 }

@@ -6,11 +6,13 @@ package localnode_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/client-go/transport/spdy"
+	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/utils/ptr"
 
 	"github.com/ray-operator/ray-operator/internal/localnode"
@@ -60,6 +67,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("node is Ready with its addresses and capacity", func(t *testing.T) { testNode(t, c) })
 	t.Run("pod with configMap volume, secret env and podIP succeeds, logs served", func(t *testing.T) { testInputsPod(t, c) })
 	t.Run("failing liveness probe restarts the container", func(t *testing.T) { testLiveness(t, c) })
+	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
@@ -309,4 +317,78 @@ func kubeletLogs(t *testing.T, c *cluster, pod, container string) string {
 		t.Fatalf("GET %s: %s %s", url, resp.Status, body)
 	}
 	return string(body)
+}
+
+func testExecPortForward(t *testing.T, c *cluster) {
+	createAndWait(t, c, sleepPod("web", "exec python3 -m http.server 8080 --bind 127.0.0.1"), "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	defer deleteAndWait(t, c, "web")
+	cfg := &rest.Config{Host: "https://" + c.kubelet.String(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+
+	var out, errOut strings.Builder
+	err := kubeletExec(t, cfg, "web", []string{"sh", "-c", "echo out; echo err >&2; exit 3"}, &out, &errOut)
+	var exitErr utilexec.CodeExitError
+	if !errors.As(err, &exitErr) || exitErr.Code != 3 || exitErr.Error() != "command terminated with exit code 3" {
+		t.Errorf("exec error = %v, want exit code 3", err)
+	}
+	if out.String() != "out\n" || errOut.String() != "err\n" {
+		t.Errorf("exec stdout %q, stderr %q", out.String(), errOut.String())
+	}
+
+	// The server binds 127.0.0.1 inside the pod: only port-forward reaches it.
+	var body string
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		b, err := forwardGet(t, cfg, "web", 8080)
+		body = b
+		return err == nil, nil
+	})
+	if err != nil || !strings.Contains(body, "Directory listing") {
+		t.Errorf("GET through port-forward: %v, body %q", err, body)
+	}
+}
+
+// kubeletExec runs cmd in the pod's main container as kubectl exec does.
+func kubeletExec(t *testing.T, cfg *rest.Config, pod string, cmd []string, stdout, stderr io.Writer) error {
+	t.Helper()
+	q := url.Values{"output": {"1"}, "error": {"1"}, "command": cmd}
+	u, _ := url.Parse(fmt.Sprintf("%s/exec/%s/%s/main?%s", cfg.Host, namespace, pod, q.Encode()))
+	exec, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exec.StreamWithContext(t.Context(), remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+}
+
+// forwardGet forwards a local port to port in pod and GETs / through it.
+func forwardGet(t *testing.T, cfg *rest.Config, pod string, port int) (string, error) {
+	t.Helper()
+	rt, upgrader, err := spdy.RoundTripperFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(fmt.Sprintf("%s/portForward/%s/%s", cfg.Host, namespace, pod))
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, u)
+	stop, ready := make(chan struct{}), make(chan struct{})
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- fw.ForwardPorts() }()
+	defer func() { close(stop); <-done }()
+	select {
+	case <-ready:
+	case err := <-done:
+		return "", err
+	}
+	ports, err := fw.GetPorts()
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", ports[0].Local))
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }
