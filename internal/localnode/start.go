@@ -22,7 +22,7 @@ func (w *podWorker) startContainer(ctx context.Context, c *ctr) {
 		w.startFailed(c, &waitingError{Reason: "CreateContainerError", Message: err.Error()})
 		return
 	}
-	spec := containerSpecFor(&c.spec, c.img, in, attempt)
+	spec := containerSpecFor(pod.Spec.SecurityContext, &c.spec, c.img, in, attempt)
 	spec.Stdout, spec.Stderr = logs.stream("stdout"), logs.stream("stderr")
 	p, err := w.sandbox().Start(ctx, spec)
 	if err != nil {
@@ -95,8 +95,9 @@ func (w *podWorker) postStartFinished(ctx context.Context, c *ctr, p process, er
 	w.startProbes(ctx, c, p)
 }
 
-// containerSpecFor maps a Kubernetes container onto a sandbox start.
-func containerSpecFor(c *corev1.Container, img image, in containerInputs, attempt int) containerSpec {
+// containerSpecFor maps a Kubernetes container onto a sandbox start; the
+// container's securityContext overrides the pod's runAsUser/runAsGroup.
+func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img image, in containerInputs, attempt int) containerSpec {
 	spec := containerSpec{
 		Name:       c.Name,
 		Attempt:    attempt,
@@ -107,6 +108,14 @@ func containerSpecFor(c *corev1.Container, img image, in containerInputs, attemp
 	}
 	if spec.WorkingDir == "" {
 		spec.WorkingDir = img.WorkingDir
+	}
+	if podSC != nil {
+		if podSC.RunAsUser != nil {
+			spec.UID = uint32(*podSC.RunAsUser)
+		}
+		if podSC.RunAsGroup != nil {
+			spec.GID = uint32(*podSC.RunAsGroup)
+		}
 	}
 	if sc := c.SecurityContext; sc != nil {
 		if sc.RunAsUser != nil {

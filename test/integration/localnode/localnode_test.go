@@ -374,10 +374,16 @@ func forwardGet(t *testing.T, cfg *rest.Config, pod string, port int) (string, e
 	}
 	done := make(chan error, 1)
 	go func() { done <- fw.ForwardPorts() }()
-	defer func() { close(stop); <-done }()
+	defer func() {
+		close(stop)
+		if err := <-done; err != nil {
+			t.Logf("port-forward ended: %v", err)
+		}
+	}()
 	select {
 	case <-ready:
 	case err := <-done:
+		done <- err // for the deferred receive
 		return "", err
 	}
 	ports, err := fw.GetPorts()
