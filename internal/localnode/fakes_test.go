@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	goruntime "runtime"
 	"sync"
 	"syscall"
@@ -70,7 +71,9 @@ type fakeProc struct {
 	finished time.Time
 	code     int
 	signals  []syscall.Signal
-	done     chan struct{}
+	// calls logs Exec and Signal calls in order ("exec pre", "signal terminated").
+	calls []string
+	done  chan struct{}
 	// ignoreTerm keeps it running on SIGTERM (else it exits 143).
 	ignoreTerm bool
 	// execCode is the exit code of exec'd commands.
@@ -98,6 +101,7 @@ func (p *fakeProc) exit(code int) {
 func (p *fakeProc) Signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	p.signals = append(p.signals, sig)
+	p.calls = append(p.calls, "signal "+sig.String())
 	ignore := p.ignoreTerm
 	p.mu.Unlock()
 	if !ignore {
@@ -112,6 +116,7 @@ func (p *fakeProc) Kill() error { p.exit(137); return nil }
 func (p *fakeProc) Exec(_ context.Context, spec execSpec) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.calls = append(p.calls, "exec "+strings.Join(spec.Args, " "))
 	if len(spec.Args) > 0 && spec.Args[0] == "false" {
 		return 1, nil
 	}

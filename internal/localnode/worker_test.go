@@ -252,3 +252,30 @@ func TestReadinessProbeDrivesReady(t *testing.T) {
 		t.Errorf("Ready condition (-want +got):\n%s", diff)
 	}
 }
+
+func TestHooksAndStartupProbe(t *testing.T) {
+	pod := makePod(corev1.RestartPolicyAlways, nil, "main")
+	c := &pod.Spec.Containers[0]
+	c.Lifecycle = &corev1.Lifecycle{
+		PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"post"}}},
+		PreStop:   &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"pre"}}},
+	}
+	c.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"startup"}}}, PeriodSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1}
+	h := newHarness(t, pod)
+	p := h.nextStart("main")
+	got := h.waitPod("started", func(p *corev1.Pod) bool { return ptr.Deref(p.Status.ContainerStatuses[0].Started, false) })
+	if !got.Status.ContainerStatuses[0].Ready {
+		t.Error("started container without readiness probe is not ready")
+	}
+	h.w.requestDelete(nil)
+	final := <-h.finalized
+	p.mu.Lock()
+	calls := p.calls
+	p.mu.Unlock()
+	if diff := cmp.Diff([]string{"exec post", "exec startup", "exec pre", "signal terminated"}, calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if final.Status.Phase != corev1.PodFailed || final.Status.ContainerStatuses[0].State.Terminated.ExitCode != 143 {
+		t.Errorf("final status %+v", final.Status)
+	}
+}
