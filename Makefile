@@ -16,12 +16,14 @@ define NEWLINE
 endef
 GOLANGCI_LINT_VERSION ?= v2.15.0
 KWOK_VERSION ?= v0.8.0
+COREDNS_VERSION ?= v1.15.0
 HELM_VERSION ?= v3.22.0
 
 TOOLS := $(CACHE)/tools
 CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KWOK := $(TOOLS)/kwok-$(KWOK_VERSION)
+COREDNS := $(TOOLS)/coredns-$(COREDNS_VERSION)
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
 
 .PHONY: all
@@ -53,6 +55,10 @@ $(KWOK):
 	mkdir -p $(TOOLS)/tmp-kwok && GOBIN=$(TOOLS)/tmp-kwok go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 	mv $(TOOLS)/tmp-kwok/kwok $@ && rmdir $(TOOLS)/tmp-kwok
 
+$(COREDNS):
+	mkdir -p $(TOOLS)/tmp-coredns && GOBIN=$(TOOLS)/tmp-coredns go install github.com/coredns/coredns@$(COREDNS_VERSION)
+	mv $(TOOLS)/tmp-coredns/coredns $@ && rmdir $(TOOLS)/tmp-coredns
+
 $(HELM):
 	mkdir -p $(TOOLS)/tmp-helm && GOBIN=$(TOOLS)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(TOOLS)/tmp-helm/helm $@ && rmdir $(TOOLS)/tmp-helm
@@ -62,10 +68,10 @@ helm: $(HELM) ## Install the pinned helm (used by the chart tests) and print its
 	@echo $(HELM)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(HELM) ## Install pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(HELM) ## Install pinned tools into the cache.
 
 .PHONY: k8s-binaries
-k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager and kubectl (cached).
+k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager, kube-proxy and kubectl (cached).
 	hack/k8s-binaries.sh >/dev/null
 
 K8S_BIN = $(shell hack/k8s-binaries.sh)
@@ -86,9 +92,10 @@ test-e2e-dashboard: ## The dashboard client against a real Ray head only.
 RUN_FEATURE_GATES ?= RayCronJob=true
 
 .PHONY: run
-run: $(KWOK) ## Run the operator (RayCronJob gate on): against a local control plane (kubeconfig in .cache/local/) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
+run: $(KWOK) $(COREDNS) ## Run the operator (RayCronJob gate on): against a local control plane (kubeconfig in .cache/local/) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
 	go build -ldflags "$(LDFLAGS)" -o bin/ray-local ./cmd/ray-local
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
+	hack/netfilter-tools.sh
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
 
 ##@ Generate
 
@@ -163,8 +170,9 @@ test-helm: $(HELM) ## The Helm chart with the pinned helm: lint, golden renders,
 	RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) ./test/helm/...
 
 .PHONY: test-integration
-test-integration: k8s-binaries $(KWOK) $(HELM) ## envtest suites against a real kube-apiserver and etcd (the Helm chart installed with helm among them).
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" \
+test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites against a real kube-apiserver and etcd (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
+	hack/netfilter-tools.sh
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
 
 # CHAOS_LIFECYCLES and CHAOS_SEED size and seed `make chaos` (a random seed

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the control-plane binaries (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager, kubectl) from Go modules into a cache outside the
+# kube-controller-manager, kube-proxy, kubectl) from Go modules into a cache outside the
 # work tree, and prints the directory that holds them. A second run only checks
 # that the files are there.
 set -euo pipefail
@@ -29,5 +29,6 @@ build etcd go.etcd.io/etcd/server/v3 etcd
 build k8s k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$version_flags"
 build k8s k8s.io/kubernetes/cmd/kube-scheduler kube-scheduler "$version_flags"
 build k8s k8s.io/kubernetes/cmd/kube-controller-manager kube-controller-manager "$version_flags"
+build k8s k8s.io/kubernetes/cmd/kube-proxy kube-proxy "$version_flags"
 build k8s k8s.io/kubernetes/cmd/kubectl kubectl "$version_flags"
 echo "$dir"

@@ -17,6 +17,8 @@ const (
 	EnvK8sBinDir = "RAY_OPERATOR_K8S_BIN"
 	// EnvKwokBinary names the kwok executable.
 	EnvKwokBinary = "RAY_OPERATOR_KWOK"
+	// EnvCoreDNSBinary names the coredns executable.
+	EnvCoreDNSBinary = "RAY_OPERATOR_COREDNS"
 	// EnvKwokStages names a directory whose *.yaml files hold kwok Stage
 	// objects. Unset, the stages shipped in kwok's module are used.
 	EnvKwokStages = "RAY_OPERATOR_KWOK_STAGES"
@@ -28,10 +30,15 @@ const (
 // test keeps the two in step.
 const KwokVersion = "v0.8.0"
 
+// CoreDNSVersion is the CoreDNS release the Makefile installs
+// (COREDNS_VERSION); a test keeps the two in step.
+const CoreDNSVersion = "v1.15.0"
+
 // Hints appended to "binary not found" errors.
 const (
-	binaryHint = "run `make k8s-binaries` or set " + EnvK8sBinDir
-	kwokHint   = "run `make tools` or set " + EnvKwokBinary
+	binaryHint  = "run `make k8s-binaries` or set " + EnvK8sBinDir
+	kwokHint    = "run `make tools` or set " + EnvKwokBinary
+	corednsHint = "run `make tools` or set " + EnvCoreDNSBinary
 )
 
 // Binary names inside the bin directory.
@@ -40,6 +47,7 @@ const (
 	binAPIServer         = "kube-apiserver"
 	binScheduler         = "kube-scheduler"
 	binControllerManager = "kube-controller-manager"
+	binKubeProxy         = "kube-proxy"
 	binKubectl           = "kubectl"
 )
 
@@ -159,15 +167,27 @@ func requiredVersion(goMod, module string) (string, error) {
 // KwokBinary returns the kwok executable: $RAY_OPERATOR_KWOK, else the one
 // the Makefile installs into $CACHE/tools/kwok-<KwokVersion>.
 func KwokBinary() (string, error) {
-	path := os.Getenv(EnvKwokBinary)
+	return toolBinary(EnvKwokBinary, "kwok-"+KwokVersion, kwokHint)
+}
+
+// CoreDNSBinary returns the coredns executable: $RAY_OPERATOR_COREDNS, else
+// the one the Makefile installs into $CACHE/tools/coredns-<CoreDNSVersion>.
+func CoreDNSBinary() (string, error) {
+	return toolBinary(EnvCoreDNSBinary, "coredns-"+CoreDNSVersion, corednsHint)
+}
+
+// toolBinary returns the executable named by environment variable env, else
+// $CACHE/tools/<name>; hint tells how to get it.
+func toolBinary(env, name, hint string) (string, error) {
+	path := os.Getenv(env)
 	if path == "" {
 		cache, err := CacheDir()
 		if err != nil {
 			return "", err
 		}
-		path = filepath.Join(cache, "tools", "kwok-"+KwokVersion)
+		path = filepath.Join(cache, "tools", name)
 	}
-	if err := checkExecutable(path, kwokHint); err != nil {
+	if err := checkExecutable(path, hint); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestKwokVersionMatchesMakefile(t *testing.T) {
+func TestToolVersionsMatchMakefile(t *testing.T) {
 	root, err := ModuleRoot(".")
 	if err != nil {
 		t.Fatal(err)
@@ -19,12 +19,15 @@ func TestKwokVersionMatchesMakefile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^KWOK_VERSION \?= (\S+)$`).FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("Makefile has no KWOK_VERSION")
-	}
-	if got := string(m[1]); got != KwokVersion {
-		t.Errorf("Makefile KWOK_VERSION = %s, controlplane.KwokVersion = %s", got, KwokVersion)
+	for variable, want := range map[string]string{"KWOK_VERSION": KwokVersion, "COREDNS_VERSION": CoreDNSVersion} {
+		m := regexp.MustCompile(`(?m)^` + variable + ` \?= (\S+)$`).FindSubmatch(makefile)
+		if m == nil {
+			t.Errorf("Makefile has no %s", variable)
+			continue
+		}
+		if got := string(m[1]); got != want {
+			t.Errorf("Makefile %s = %s, controlplane has %s", variable, got, want)
+		}
 	}
 }
 

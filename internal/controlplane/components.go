@@ -45,10 +45,8 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds
 	if err != nil {
 		return err
 	}
-	err = cp.run(opts, binAPIServer, filepath.Join(opts.BinDir, binAPIServer), append(audit,
+	err = cp.run(opts, binAPIServer, filepath.Join(opts.BinDir, binAPIServer), append(append(audit,
 		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(apiPort),
 		"--tls-cert-file="+creds.servingCert,
 		"--tls-private-key-file="+creds.servingKey,
@@ -60,7 +58,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds
 		"--service-cluster-ip-range="+serviceClusterIPRange,
 		"--allow-privileged=true",
 		"--cert-dir="+filepath.Join(opts.StateDir, "pki"),
-	))
+	), opts.Network.apiServerArgs(creds)...))
 	if err != nil {
 		return err
 	}
@@ -109,7 +107,7 @@ func (cp *ControlPlane) waitAPIServerReady(ctx context.Context) error {
 
 // startControllers starts kube-scheduler and kube-controller-manager
 // without waiting for them.
-func (cp *ControlPlane) startControllers(opts *Options, schedulerPort, kcmPort int) error {
+func (cp *ControlPlane) startControllers(opts *Options, creds *credentials, schedulerPort, kcmPort int) error {
 	common := []string{
 		"--kubeconfig=" + opts.KubeconfigPath,
 		"--authentication-kubeconfig=" + opts.KubeconfigPath,
@@ -129,14 +127,15 @@ func (cp *ControlPlane) startControllers(opts *Options, schedulerPort, kcmPort i
 	if err != nil {
 		return err
 	}
-	return cp.run(opts, binControllerManager, filepath.Join(opts.BinDir, binControllerManager), append(common,
+	return cp.run(opts, binControllerManager, filepath.Join(opts.BinDir, binControllerManager), append(append(common,
 		"--secure-port="+strconv.Itoa(kcmPort),
 		// Without a service account signing key for it, the token
-		// controller would fail; pods here mount no tokens anyway.
+		// controller (Secret-based tokens) would fail; pods get their
+		// tokens from TokenRequest through projected volumes instead.
 		"--controllers=*,-serviceaccount-token",
 		"--service-cluster-ip-range="+serviceClusterIPRange,
 		"--use-service-account-credentials=false",
-	))
+	), opts.Network.controllerManagerArgs(creds)...))
 }
 
 // waitControllersHealthy waits until kube-scheduler and

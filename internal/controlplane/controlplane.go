@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -62,6 +63,10 @@ type Options struct {
 	// kube-controller-manager (burst twice that) instead of their defaults
 	// (50 and 20), so that neither is the bottleneck of a benchmark.
 	ComponentQPS int
+	// Network, when set, serves pods on a bridge of this host: kube-apiserver
+	// on every address, kube-proxy and CoreDNS (see NodeNetwork). Nil runs
+	// none of it and keeps the API server on 127.0.0.1.
+	Network *NodeNetwork
 }
 
 // ControlPlane is a running local control plane.
@@ -72,9 +77,19 @@ type ControlPlane struct {
 	KubeconfigPath string
 	// APIServerURL is the https address of kube-apiserver.
 	APIServerURL string
+	// KubernetesService is the address of the kubernetes Service, where pods
+	// reach the API server (KubernetesServiceAddr).
+	KubernetesService netip.AddrPort
+	// ClusterDNS is the nameserver pods' resolv.conf names: the kube-dns
+	// Service (ClusterDNSAddr). Zero without a NodeNetwork.
+	ClusterDNS netip.Addr
+	// KubeletClientCA is the PEM of the CA that signed the client certificate
+	// kube-apiserver presents to kubelets. Nil without a NodeNetwork.
+	KubeletClientCA []byte
 
 	mu        sync.Mutex
-	processes []*process // in start order
+	processes []*process     // in start order
+	atStops   []func() error // run by Stop after the processes ended, newest first
 	stopped   chan struct{}
 	stopErr   error
 }
@@ -87,7 +102,12 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	cp := &ControlPlane{KubeconfigPath: opts.KubeconfigPath, stopped: make(chan struct{})}
+	cp := &ControlPlane{KubeconfigPath: opts.KubeconfigPath, KubernetesService: KubernetesServiceAddr, stopped: make(chan struct{})}
+	// Waiting for another control plane to release the host's network is
+	// not part of starting.
+	if err := cp.lockNodeNetwork(ctx, opts.Network); err != nil {
+		return nil, err
+	}
 	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 	if err := cp.start(startCtx, &opts); err != nil {
@@ -117,6 +137,11 @@ func (o *Options) complete() error {
 			return err
 		}
 	}
+	if o.Network != nil {
+		if err := o.Network.complete(o.BinDir); err != nil {
+			return err
+		}
+	}
 	if o.Nodes > 0 && o.KwokBinary == "" {
 		if o.KwokBinary, err = KwokBinary(); err != nil {
 			return err
@@ -139,7 +164,7 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	if err := prepareStateDir(opts.StateDir); err != nil {
 		return err
 	}
-	creds, err := writeCredentials(filepath.Join(opts.StateDir, "pki"))
+	creds, err := cp.writeCredentials(filepath.Join(opts.StateDir, "pki"), opts.Network)
 	if err != nil {
 		return err
 	}
@@ -151,7 +176,7 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	if err := cp.startAPIServer(ctx, opts, creds, etcdClient, etcdPeer, apiPort); err != nil {
 		return err
 	}
-	if err := cp.startControllers(opts, schedulerPort, kcmPort); err != nil {
+	if err := cp.startControllers(opts, creds, schedulerPort, kcmPort); err != nil {
 		return err
 	}
 	// Installing large CRDs takes the API server seconds; nodes and
@@ -160,6 +185,7 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	g.Go(func() error { return cp.installCRDs(gctx, opts.CRDDirs) })
 	g.Go(func() error { return cp.startKwok(gctx, opts) })
 	g.Go(func() error { return cp.waitControllersHealthy(gctx, schedulerPort, kcmPort) })
+	g.Go(func() error { return cp.startNodeNetwork(gctx, opts) })
 	return g.Wait()
 }
 
@@ -184,6 +210,13 @@ func (cp *ControlPlane) run(opts *Options, name, binary string, args []string) e
 	defer cp.mu.Unlock()
 	cp.processes = append(cp.processes, p)
 	return nil
+}
+
+// atStop has Stop call f once every process has ended.
+func (cp *ControlPlane) atStop(f func() error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.atStops = append(cp.atStops, f)
 }
 
 // checkRunning returns the exit error of the first component that exited.
@@ -211,6 +244,9 @@ func (cp *ControlPlane) Stop() error {
 	var errs []error
 	for i := len(cp.processes) - 1; i >= 0; i-- {
 		errs = append(errs, cp.processes[i].stop())
+	}
+	for i := len(cp.atStops) - 1; i >= 0; i-- {
+		errs = append(errs, cp.atStops[i]())
 	}
 	cp.stopErr = errors.Join(errs...)
 	close(cp.stopped)

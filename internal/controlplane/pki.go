@@ -20,6 +20,10 @@ type credentials struct {
 	tokenFile     string // static token authentication file
 	adminToken    string
 	servingCAData []byte // what clients trust
+
+	// With a node network only:
+	servingCAFile string         // the serving CA alone, for kube-root-ca.crt
+	kubeletClient *kubeletClient // what kube-apiserver presents to kubelets
 }
 
 // adminUser is the identity of the admin token; system:masters bypasses RBAC.
@@ -28,13 +32,23 @@ const (
 	adminGroup = "system:masters"
 )
 
+// servingNames are the addresses the API server's certificate covers
+// besides 127.0.0.1 and localhost.
+type servingNames struct {
+	ips []net.IP
+	dns []string
+}
+
 // writeCredentials creates a self-signed serving certificate for 127.0.0.1,
-// a service account signing key and an admin token in dir.
-func writeCredentials(dir string) (*credentials, error) {
+// localhost and extra, a service account signing key and an admin token in
+// dir.
+func writeCredentials(dir string, extra servingNames) (*credentials, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+	ips := append([]net.IP{net.IPv4(127, 0, 0, 1)}, extra.ips...)
+	dns := append([]string{"localhost"}, extra.dns...)
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", ips, dns)
 	if err != nil {
 		return nil, fmt.Errorf("generating the API server certificate: %w", err)
 	}
@@ -60,12 +74,20 @@ func writeCredentials(dir string) (*credentials, error) {
 		c.saKey:       saKeyPEM,
 		c.tokenFile:   fmt.Appendf(nil, "%s,%s,%s,%q\n", token, adminUser, adminUser, adminGroup),
 	}
-	for path, data := range files {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", path, err)
-		}
+	if err := writeFiles(files); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// writeFiles writes each file readable by its owner only.
+func writeFiles(files map[string][]byte) error {
+	for path, data := range files {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // randomToken returns 32 random bytes, hex-encoded.

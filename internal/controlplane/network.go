@@ -1,0 +1,221 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+)
+
+// NodeNetwork makes the control plane serve pods that run on this host in
+// network namespaces on a bridge: kube-apiserver listens on every address
+// and advertises NodeIP, kube-proxy makes ClusterIP Services reachable from
+// the host and the pods, and CoreDNS on NodeIP answers cluster DNS behind the
+// kube-dns Service (ClusterDNS). The bridge and its address must exist
+// before Start. Only one control plane with a NodeNetwork runs on a host at
+// a time (kube-proxy's nftables table has a fixed name); Start waits for the
+// previous one to stop.
+type NodeNetwork struct {
+	// NodeIP is the bridge (gateway) address: the API server advertises it
+	// as the endpoint of the kubernetes Service, CoreDNS listens on it and
+	// Node NodeName has it as its InternalIP.
+	NodeIP netip.Addr
+	// PodCIDR is the pods' address range on the bridge; kube-proxy takes
+	// traffic from it as cluster traffic (not masqueraded).
+	PodCIDR netip.Prefix
+	// NodeName names the node the pods run on (kube-proxy's
+	// hostname-override). Start registers Node NodeName when it does not
+	// exist, with InternalIP NodeIP, because kube-proxy waits up to 30 s for
+	// it otherwise; the node agent then keeps its status.
+	NodeName string
+	// CoreDNSBinary is the coredns executable; default CoreDNSBinary().
+	CoreDNSBinary string
+}
+
+// Service addresses of the local cluster (in serviceClusterIPRange).
+var (
+	// KubernetesServiceAddr is the kubernetes Service in default: the API
+	// server as pods reach it.
+	KubernetesServiceAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 1}), 443)
+	// ClusterDNSAddr is the ClusterIP of the kube-dns Service in
+	// kube-system, the nameserver of pods' resolv.conf.
+	ClusterDNSAddr = netip.AddrFrom4([4]byte{10, 0, 0, 10})
+)
+
+// clusterDomain is the DNS domain of Services and pods.
+const clusterDomain = "cluster.local"
+
+// nodeNetworkLock is held while a control plane with a NodeNetwork runs.
+const nodeNetworkLock = "/run/lock/ray-operator-node-network.lock"
+
+// complete checks n and fills in defaults.
+func (n *NodeNetwork) complete(binDir string) error {
+	switch {
+	case !n.NodeIP.Is4():
+		return fmt.Errorf("NodeNetwork.NodeIP %v is not an IPv4 address", n.NodeIP)
+	case !n.PodCIDR.IsValid() || !n.PodCIDR.Contains(n.NodeIP):
+		return fmt.Errorf("NodeNetwork.PodCIDR %v does not contain NodeIP %v", n.PodCIDR, n.NodeIP)
+	case n.NodeName == "":
+		return errors.New("NodeNetwork.NodeName is required")
+	}
+	n.PodCIDR = n.PodCIDR.Masked()
+	if err := checkExecutable(filepath.Join(binDir, binKubeProxy), binaryHint); err != nil {
+		return err
+	}
+	if n.CoreDNSBinary == "" {
+		var err error
+		if n.CoreDNSBinary, err = CoreDNSBinary(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// servingNames are the names pods use for the API server: NodeIP, the
+// kubernetes Service's ClusterIP and its DNS names. None without a network.
+func (n *NodeNetwork) servingNames() servingNames {
+	if n == nil {
+		return servingNames{}
+	}
+	return servingNames{
+		ips: []net.IP{net.IP(n.NodeIP.AsSlice()), net.IP(KubernetesServiceAddr.Addr().AsSlice())},
+		dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + clusterDomain},
+	}
+}
+
+// apiServerArgs are kube-apiserver's flags for where it listens and how it
+// reaches kubelets: 127.0.0.1 only without a network; every address,
+// advertising NodeIP, with one.
+func (n *NodeNetwork) apiServerArgs(creds *credentials) []string {
+	if n == nil {
+		return []string{"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1"}
+	}
+	return []string{
+		"--bind-address=0.0.0.0",
+		"--advertise-address=" + n.NodeIP.String(),
+		"--kubelet-client-certificate=" + creds.kubeletClient.certFile,
+		"--kubelet-client-key=" + creds.kubeletClient.keyFile,
+		"--kubelet-preferred-address-types=" + string(corev1.NodeInternalIP),
+	}
+}
+
+// controllerManagerArgs are kube-controller-manager's flags for a network:
+// the root-ca-cert-publisher puts the serving CA into every namespace's
+// kube-root-ca.crt ConfigMap, which pods' service account volumes hold.
+func (n *NodeNetwork) controllerManagerArgs(creds *credentials) []string {
+	if n == nil {
+		return nil
+	}
+	return []string{"--root-ca-file=" + creds.servingCAFile}
+}
+
+// lockNodeNetwork takes the host-wide lock of control planes with a node
+// network, waiting while another one holds it, and arranges for Stop to
+// release it. Nothing to do without a network.
+func (cp *ControlPlane) lockNodeNetwork(ctx context.Context, n *NodeNetwork) error {
+	if n == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(nodeNetworkLock), 0o755); err != nil {
+		return fmt.Errorf("creating the lock directory: %w", err)
+	}
+	f, err := os.OpenFile(nodeNetworkLock, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", nodeNetworkLock, err)
+	}
+	err = cp.waitFor(ctx, "the node network lock "+nodeNetworkLock+" (another local control plane with a node network runs)",
+		func(context.Context) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) })
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	cp.atStop(f.Close) // closing the file releases the lock
+	return nil
+}
+
+// startNodeNetwork registers the node, creates the kube-dns Service, starts
+// kube-proxy and CoreDNS and waits until both are ready.
+func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options) error {
+	n := opts.Network
+	if n == nil {
+		return nil
+	}
+	cp.ClusterDNS = ClusterDNSAddr
+	clientset, err := kubernetes.NewForConfig(cp.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("creating client for the node network: %w", err)
+	}
+	if err := registerNode(ctx, clientset, n); err != nil {
+		return err
+	}
+	// With the kube-dns Service in place before kube-proxy starts, the
+	// first rules kube-proxy writes, which Start waits for, have it.
+	// kube-system is created shortly after the API server is ready.
+	err = cp.waitFor(ctx, "the kube-dns Service", func(ctx context.Context) error {
+		return createKubeDNS(ctx, clientset, n)
+	})
+	if err != nil {
+		return err
+	}
+	ports, err := FreePorts(3)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return cp.startKubeProxy(gctx, opts, ports[0], ports[1]) })
+	g.Go(func() error { return cp.startCoreDNS(gctx, opts, ports[2]) })
+	return g.Wait()
+}
+
+// registerNode creates Node n.NodeName with InternalIP n.NodeIP unless it
+// exists. The node agent finds it and updates its status (virtual-kubelet
+// creates a node only when none exists).
+func registerNode(ctx context.Context, clientset kubernetes.Interface, n *NodeNetwork) error {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: n.NodeName,
+			Labels: map[string]string{
+				corev1.LabelHostname:   n.NodeName,
+				corev1.LabelOSStable:   runtime.GOOS,
+				corev1.LabelArchStable: runtime.GOARCH,
+			},
+		},
+	}
+	_, err := clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("registering node %s: %w", n.NodeName, err)
+	}
+	// The API server drops status on create; the node lifecycle controller
+	// may write it meanwhile.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := clientset.CoreV1().Nodes().Get(ctx, n.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Status.Addresses = []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: n.NodeIP.String()},
+			{Type: corev1.NodeHostName, Address: n.NodeName},
+		}
+		_, err = clientset.CoreV1().Nodes().UpdateStatus(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("setting the addresses of node %s: %w", n.NodeName, err)
+	}
+	return nil
+}
