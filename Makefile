@@ -92,10 +92,12 @@ test-e2e-dashboard: ## The dashboard client against a real Ray head only.
 RUN_FEATURE_GATES ?= RayCronJob=true
 
 .PHONY: run
-run: $(KWOK) $(COREDNS) ## Run the operator (RayCronJob gate on): against a local control plane (kubeconfig in .cache/local/) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
+run: $(KWOK) $(COREDNS) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
 	go build -ldflags "$(LDFLAGS)" -o bin/ray-local ./cmd/ray-local
-	hack/netfilter-tools.sh
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
+	hack/node-packages.sh
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+		RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" \
+		exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
 
 ##@ Generate
 
@@ -162,7 +164,8 @@ lint: $(GOLANGCI_LINT) ## golangci-lint v2 over the module.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: test-unit
-test-unit: ## Fast unit tests (no API server).
+test-unit: ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).
+	hack/node-packages.sh
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 
 .PHONY: test-helm
@@ -171,7 +174,7 @@ test-helm: $(HELM) ## The Helm chart with the pinned helm: lint, golden renders,
 
 .PHONY: test-integration
 test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites against a real kube-apiserver and etcd (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
-	hack/netfilter-tools.sh
+	hack/node-packages.sh
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
 
@@ -187,9 +190,10 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries ## Suites against a real Ray head from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing) and, for the RayService suite, envtest. One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
-	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" \
-		go test $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/e2e/...
+test-e2e: k8s-binaries $(COREDNS) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (test/e2e/local). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
+	hack/node-packages.sh
+	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
 # FUZZ_TARGETS are the native Go fuzz targets of internal/fuzz; `make test`

@@ -21,7 +21,7 @@ import (
 const pollInterval = 100 * time.Millisecond
 
 // serviceClusterIPRange is the Service IP range of the local cluster.
-const serviceClusterIPRange = "10.0.0.0/24"
+const serviceClusterIPRange = "10.96.0.0/16"
 
 // startAPIServer starts etcd and kube-apiserver, writes the kubeconfig and
 // waits until the API server is ready.

@@ -21,7 +21,7 @@ import (
 
 // kubeProxyMode is the proxier kube-proxy runs: nftables works on this
 // project's Linux hosts (the kernel has nf_tables, nat and br_netfilter;
-// Debian's nft is installed by hack/netfilter-tools.sh).
+// Debian's nft is installed by hack/node-packages.sh).
 const kubeProxyMode = "nftables"
 
 // kubeProxyTable is the nftables table kube-proxy keeps its rules in (one

@@ -48,10 +48,10 @@ type NodeNetwork struct {
 var (
 	// KubernetesServiceAddr is the kubernetes Service in default: the API
 	// server as pods reach it.
-	KubernetesServiceAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 1}), 443)
+	KubernetesServiceAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 96, 0, 1}), 443)
 	// ClusterDNSAddr is the ClusterIP of the kube-dns Service in
 	// kube-system, the nameserver of pods' resolv.conf.
-	ClusterDNSAddr = netip.AddrFrom4([4]byte{10, 0, 0, 10})
+	ClusterDNSAddr = netip.AddrFrom4([4]byte{10, 96, 0, 10})
 )
 
 // clusterDomain is the DNS domain of Services and pods.

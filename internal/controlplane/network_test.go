@@ -165,7 +165,7 @@ func TestServingCertificateCoversPodNames(t *testing.T) {
 	}
 	roots := certPool(t, caPEM)
 	serving := readCert(t, creds.servingCert)
-	for _, name := range []string{"127.0.0.1", "localhost", "10.244.0.1", "10.0.0.1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"} {
+	for _, name := range []string{"127.0.0.1", "localhost", "10.244.0.1", "10.96.0.1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"} {
 		if _, err := serving.Verify(x509.VerifyOptions{DNSName: name, Roots: roots}); err != nil {
 			t.Errorf("serving certificate for %s: %v", name, err)
 		}

@@ -16,21 +16,18 @@ import (
 )
 
 // requireHost skips a test that needs root (namespaces, a bridge, mounts,
-// runc) when not root, and returns the runc binary, installing it through
-// hack/runc.sh when the machine has none.
+// runc) when not root, and returns the runc binary; as root, a missing runc
+// fails the test (hack/node-packages.sh, which make test runs, installs it).
 func requireHost(t testing.TB) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: network namespaces, a bridge, nftables, mounts and runc")
 	}
-	if p, err := exec.LookPath("runc"); err == nil {
-		return p
-	}
-	out, err := exec.Command("../../../hack/runc.sh").Output()
+	p, err := exec.LookPath("runc")
 	if err != nil {
-		t.Fatalf("hack/runc.sh: %v", err)
+		t.Fatalf("runc is not installed (hack/node-packages.sh installs it): %v", err)
 	}
-	return strings.TrimSpace(string(out))
+	return p
 }
 
 // testHostConfig is a host config with a state directory, bridge name and

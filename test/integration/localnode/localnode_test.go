@@ -59,7 +59,7 @@ func TestLocalNode(t *testing.T) {
 	}
 	runc, err := exec.LookPath("runc")
 	if err != nil {
-		t.Skip("runc is not installed (hack/runc.sh installs it)")
+		t.Skip("runc is not installed (hack/node-packages.sh installs it)")
 	}
 	env := testenv.Start(t, testenv.WithFullControlPlane(0))
 	c := startCluster(t, env, runc)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages the local node needs are installed: runc
+# (it starts every container), nft (kube-proxy's nftables mode drives the
+# kernel through it), iptables (kube-proxy removes iptables leftovers when it
+# starts and on --cleanup) and conntrack. CI machines start without them and
+# run as root: there, missing ones are installed with apt-get. Elsewhere it
+# only says what is missing; the local node needs root anyway.
+set -euo pipefail
+
+declare -A package_of=([runc]=runc [nft]=nftables [iptables]=iptables [conntrack]=conntrack)
+missing=()
+for cmd in "${!package_of[@]}"; do
+	command -v "$cmd" >/dev/null 2>&1 || missing+=("${package_of[$cmd]}")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ $(id -u) -ne 0 ]]; then
+	echo "local node packages missing (${missing[*]}); install them as root to run real pods" >&2
+	exit 0
+fi
+echo "installing ${missing[*]} with apt-get (first run only)" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update >&2
+apt-get install -y "${missing[@]}" >&2
