@@ -99,15 +99,13 @@ type ControlPlane struct {
 // nodes, and returns when all of them are ready. Canceling ctx stops
 // everything, as Stop does.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	if err := checkNodeNetworkLock(opts.Network); err != nil {
+		return nil, err
+	}
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
 	cp := &ControlPlane{KubeconfigPath: opts.KubeconfigPath, KubernetesService: KubernetesServiceAddr, stopped: make(chan struct{})}
-	// Waiting for another control plane to release the host's network is
-	// not part of starting.
-	if err := cp.lockNodeNetwork(ctx, opts.Network); err != nil {
-		return nil, err
-	}
 	startCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 	if err := cp.start(startCtx, &opts); err != nil {

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/ray-operator/ray-operator/internal/hostlock"
 )
 
 // NodeNetwork makes the control plane serve pods that run on this host in
@@ -56,9 +56,6 @@ var (
 
 // clusterDomain is the DNS domain of Services and pods.
 const clusterDomain = "cluster.local"
-
-// nodeNetworkLock is held while a control plane with a NodeNetwork runs.
-const nodeNetworkLock = "/run/lock/ray-operator-node-network.lock"
 
 // complete checks n and fills in defaults.
 func (n *NodeNetwork) complete(binDir string) error {
@@ -121,28 +118,16 @@ func (n *NodeNetwork) controllerManagerArgs(creds *credentials) []string {
 	return []string{"--root-ca-file=" + creds.servingCAFile}
 }
 
-// lockNodeNetwork takes the host-wide lock of control planes with a node
-// network, waiting while another one holds it, and arranges for Stop to
-// release it. Nothing to do without a network.
-func (cp *ControlPlane) lockNodeNetwork(ctx context.Context, n *NodeNetwork) error {
-	if n == nil {
+// checkNodeNetworkLock fails unless this process holds the machine-wide
+// lock of the node network (hostlock): the pod bridge, kube-proxy's
+// nftables table and port 53 on the node address are the machine's, so the
+// caller takes the lock before it makes any of them (localcluster does).
+// Nothing to check without a network.
+func checkNodeNetworkLock(n *NodeNetwork) error {
+	if n == nil || hostlock.Held() {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(nodeNetworkLock), 0o755); err != nil {
-		return fmt.Errorf("creating the lock directory: %w", err)
-	}
-	f, err := os.OpenFile(nodeNetworkLock, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", nodeNetworkLock, err)
-	}
-	err = cp.waitFor(ctx, "the node network lock "+nodeNetworkLock+" (another local control plane with a node network runs)",
-		func(context.Context) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) })
-	if err != nil {
-		_ = f.Close()
-		return err
-	}
-	cp.atStop(f.Close) // closing the file releases the lock
-	return nil
+	return errors.New("a control plane with a node network needs the machine-wide lock: take hostlock.Acquire before making the bridge (localcluster.Start does)")
 }
 
 // startNodeNetwork registers the node, creates the kube-dns Service, starts

@@ -240,3 +240,12 @@ func ipStrings(c *x509.Certificate) []string {
 	}
 	return ips
 }
+
+func TestStartWithANodeNetworkNeedsTheHostLock(t *testing.T) {
+	_, err := Start(t.Context(), Options{StateDir: t.TempDir(), Network: &NodeNetwork{
+		NodeIP: netip.MustParseAddr("10.244.0.1"), PodCIDR: netip.MustParsePrefix("10.244.0.0/24"), NodeName: "n",
+	}})
+	if err == nil || !strings.Contains(err.Error(), "machine-wide lock") {
+		t.Fatalf("Start() without the host lock = %v, want an error naming the machine-wide lock", err)
+	}
+}

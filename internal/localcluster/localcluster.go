@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/hostlock"
 	"github.com/ray-operator/ray-operator/internal/localnode"
 	"github.com/ray-operator/ray-operator/internal/localnode/podinputs"
 	"github.com/ray-operator/ray-operator/internal/localnode/sandbox"
@@ -61,6 +62,8 @@ type Cluster struct {
 	Node *localnode.Node
 	// NodeName is the Node's name.
 	NodeName string
+
+	lock *hostlock.Lock
 }
 
 // RESTConfig reaches the API server as a cluster admin.
@@ -105,6 +108,15 @@ func (o *Options) complete() error {
 }
 
 func (c *Cluster) start(ctx context.Context, opts *Options) error {
+	// The bridge, kube-proxy's nftables table and port 53 on the node
+	// address are the machine's: one local cluster at a time.
+	lock, err := hostlock.Acquire(ctx, hostlock.DefaultPath, func() {
+		opts.Logger.Info("Waiting for another local cluster on this machine to stop", "lock", hostlock.DefaultPath)
+	})
+	if err != nil {
+		return err
+	}
+	c.lock = lock
 	host, err := sandbox.NewHost(ctx, sandbox.HostConfig{StateDir: filepath.Join(opts.StateDir, "node"), Log: opts.Logger.WithName("sandbox")})
 	if err != nil {
 		return fmt.Errorf("preparing the pod network: %w", err)
@@ -159,5 +171,6 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	if c.Host != nil {
 		errs = append(errs, c.Host.Close(ctx))
 	}
+	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
 }

@@ -31,7 +31,7 @@ const namespaceGoneTimeout = 3 * time.Minute
 
 // namespace creates a namespace for t. When t ends it prints what the
 // namespace held if t failed, deletes it and waits until it is gone.
-func (s *suite) namespace(t *testing.T) string {
+func (s *suite) namespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
 	if err := s.client.Create(t.Context(), ns); err != nil {
@@ -78,7 +78,7 @@ func wait(ctx context.Context, cond func() (bool, error)) error {
 
 // applySample creates the objects of config/samples/<file> in ns and
 // returns the last one, typed.
-func (s *suite) applySample(t *testing.T, ns, file string) runtime.Object {
+func (s *suite) applySample(t testing.TB, ns, file string) runtime.Object {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(s.root, "config", "samples", file))
 	if err != nil {
@@ -159,7 +159,7 @@ func (s *suite) logs(ctx context.Context, ns, pod, container string, tail *int64
 
 // dump prints what a failed test's namespace holds: RayJobs, RayClusters,
 // pods with their container states and log tails, and events.
-func (s *suite) dump(ctx context.Context, t *testing.T, ns string) {
+func (s *suite) dump(ctx context.Context, t testing.TB, ns string) {
 	var out strings.Builder
 	jobs := &rayv1.RayJobList{}
 	if s.client.List(ctx, jobs, client.InNamespace(ns)) == nil {

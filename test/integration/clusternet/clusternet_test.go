@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/hostlock"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -70,6 +71,13 @@ func TestClusterNetwork(t *testing.T) {
 }
 
 func testCluster(t *testing.T) {
+	// kube-proxy's table and port 53 are the machine's: wait for any local
+	// cluster (make run, test/e2e/local) to finish first.
+	lock, err := hostlock.Acquire(t.Context(), hostlock.DefaultPath, func() { t.Log("waiting for another local cluster to stop") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lock.Release() })
 	pn := newPodNetwork(t, bridgeName, gateway)
 	c := &cluster{a: pn.addPod(t, podA, ipA), b: pn.addPod(t, podB, ipB), stateDir: t.TempDir()}
 	c.start(t)

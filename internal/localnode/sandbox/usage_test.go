@@ -1,0 +1,46 @@
+package sandbox
+
+import (
+	"testing"
+	"time"
+)
+
+// TestUsage: a container that holds 64 MiB and burns CPU shows both in its
+// sandbox's Usage; an empty sandbox shows nothing.
+func TestUsage(t *testing.T) {
+	h := newTestHost(t, 7)
+	ctx := testContext(t, time.Minute)
+	s, err := h.CreateSandbox(ctx, SandboxSpec{UID: "uid-usage", Namespace: "ns", Name: "usage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.Usage(); err != nil || u != (Usage{}) {
+		t.Fatalf("Usage() of a sandbox without containers = %+v, %v; want zero", u, err)
+	}
+	const held = 64 << 20
+	c, out, stderr := startBash(t, s, "hold", `exec python3 -c '
+import time
+x = bytearray(64 << 20)
+for i in range(0, len(x), 4096):
+    x[i] = 1
+end = time.time() + 0.3
+while time.time() < end:
+    pass
+print("holding", flush=True)
+time.sleep(600)
+'`)
+	if err := out.waitFor(ctx, "holding"); err != nil {
+		t.Fatalf("%v; stderr: %s", err, stderr)
+	}
+	u, err := s.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.RSSBytes < held || u.MemoryBytes < u.RSSBytes || u.CPU < 200*time.Millisecond {
+		t.Fatalf("Usage() = %+v; want RSS >= %d, memory >= RSS, CPU >= 200ms", u, held)
+	}
+	if err := c.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Done()
+}
