@@ -21,7 +21,7 @@ const (
 )
 
 // DefaultPodCIDR is the pod CIDR when HostConfig.PodCIDR is unset.
-var DefaultPodCIDR = netip.MustParsePrefix("10.244.0.0/24")
+var DefaultPodCIDR = netip.MustParsePrefix("10.244.0.0/16")
 
 // HostConfig configures a Host.
 type HostConfig struct {
@@ -31,7 +31,7 @@ type HostConfig struct {
 	StateDir string
 	// BridgeName is the Linux bridge of the pods; default "rayop0".
 	BridgeName string
-	// PodCIDR is where pod addresses come from; default 10.244.0.0/24. The
+	// PodCIDR is where pod addresses come from; default 10.244.0.0/16. The
 	// gateway (bridge) address is its first host address.
 	PodCIDR netip.Prefix
 	// RuncBinary is the runc executable; default "runc" looked up on PATH.
