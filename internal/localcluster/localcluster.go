@@ -61,6 +61,10 @@ type Cluster struct {
 	Node *localnode.Node
 	// NodeName is the Node's name.
 	NodeName string
+
+	// lock is the machine's node network lock, held from before the bridge
+	// exists until it is gone again.
+	lock *controlplane.NodeNetworkLock
 }
 
 // RESTConfig reaches the API server as a cluster admin.
@@ -71,7 +75,10 @@ func (c *Cluster) KubeconfigPath() string { return c.ControlPlane.KubeconfigPath
 
 // Start brings the cluster up in order: the sandbox host (bridge, pod
 // network), the control plane on it, then the node; it returns once the
-// node is Ready. On error, what was started is stopped again.
+// node is Ready. On error, what was started is stopped again. It first
+// waits while another local cluster runs on the machine: the bridge, the
+// pod network and kube-proxy's nftables table are the machine's, and
+// setting up the sandbox host sweeps and recreates the bridge.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
@@ -105,6 +112,11 @@ func (o *Options) complete() error {
 }
 
 func (c *Cluster) start(ctx context.Context, opts *Options) error {
+	lock, err := controlplane.LockNodeNetwork(ctx)
+	if err != nil {
+		return err
+	}
+	c.lock = lock
 	host, err := sandbox.NewHost(ctx, sandbox.HostConfig{StateDir: filepath.Join(opts.StateDir, "node"), Log: opts.Logger.WithName("sandbox")})
 	if err != nil {
 		return fmt.Errorf("preparing the pod network: %w", err)
@@ -117,6 +129,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		Log:            opts.Log,
 		Network: &controlplane.NodeNetwork{
 			NodeIP: host.Gateway(), PodCIDR: host.PodCIDR(), NodeName: opts.NodeName,
+			Lock: lock,
 		},
 	})
 	if err != nil {
@@ -146,8 +159,8 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 }
 
 // Stop stops the pods (as their deletion would), the node, the control
-// plane and the pod network, and reports what failed. It is safe to call
-// on a partly started cluster.
+// plane and the pod network, releases the machine's node network lock, and
+// reports what failed. It is safe to call on a partly started cluster.
 func (c *Cluster) Stop(ctx context.Context) error {
 	var errs []error
 	if c.Node != nil {
@@ -159,5 +172,6 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	if c.Host != nil {
 		errs = append(errs, c.Host.Close(ctx))
 	}
+	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
 }
