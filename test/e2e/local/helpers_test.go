@@ -157,14 +157,20 @@ func (s *suite) logs(ctx context.Context, ns, pod, container string, tail *int64
 	return string(raw)
 }
 
-// dump prints what a failed test's namespace holds: RayJobs, RayClusters,
-// pods with their container states and log tails, and events.
+// dump prints what a failed test's namespace holds: RayJobs, RayServices,
+// RayClusters, pods with their container states and log tails, and events.
 func (s *suite) dump(ctx context.Context, t testing.TB, ns string) {
 	var out strings.Builder
 	jobs := &rayv1.RayJobList{}
 	if s.client.List(ctx, jobs, client.InNamespace(ns)) == nil {
 		for _, j := range jobs.Items {
 			fmt.Fprintf(&out, "RayJob %s: %+v\n", j.Name, j.Status)
+		}
+	}
+	services := &rayv1.RayServiceList{}
+	if s.client.List(ctx, services, client.InNamespace(ns)) == nil {
+		for _, rs := range services.Items {
+			fmt.Fprintf(&out, "RayService %s: %+v\n", rs.Name, rs.Status)
 		}
 	}
 	clusters := &rayv1.RayClusterList{}
