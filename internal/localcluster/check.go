@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // CanHostPods says whether this machine can run real pods, and if not,
@@ -35,16 +33,16 @@ func CanHostPods() error {
 	return nil
 }
 
-// tryNamespaces creates a network and a mount namespace on a thread of its
-// own, which is then thrown away (a goroutine that ends locked to its
-// thread takes the thread with it).
+// tryNamespaces starts `true` in a network and a mount namespace of its
+// own. A child process, not a thread of this one: a thread that unshared
+// its mount namespace and was the main thread would stay (Go wedges a
+// locked main thread rather than end it), and /proc/self/mountinfo, which
+// follows the main thread, would then show that private copy instead of
+// the mounts the node makes.
 func tryNamespaces() error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		errc <- unix.Unshare(unix.CLONE_NEWNET | unix.CLONE_NEWNS)
-	}()
-	return <-errc
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS}
+	return cmd.Run()
 }
 
 // hasFilesystem reports whether the kernel's filesystem list (path, in

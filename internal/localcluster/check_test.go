@@ -23,7 +23,19 @@ func TestCanHostPodsAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (CanHostPods refuses any other user first)")
 	}
-	if err := CanHostPods(); err != nil {
-		t.Fatalf("CanHostPods() = %v on a root machine with runc (CI installs runc)", err)
+	before, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The check must leave this process where it was: had a thread of it
+	// unshared its mount namespace and been the main thread, the process
+	// would show that namespace's mounts from then on.
+	for range 20 {
+		if err := CanHostPods(); err != nil {
+			t.Fatalf("CanHostPods() = %v on a root machine with runc (CI installs runc)", err)
+		}
+	}
+	if after, err := os.Readlink("/proc/self/ns/mnt"); err != nil || after != before {
+		t.Fatalf("after CanHostPods the process's mount namespace is %s (%v), was %s", after, err, before)
 	}
 }
