@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -25,8 +23,8 @@ import (
 // the host and the pods, and CoreDNS on NodeIP answers cluster DNS behind the
 // kube-dns Service (ClusterDNS). The bridge and its address must exist
 // before Start. Only one control plane with a NodeNetwork runs on a host at
-// a time (kube-proxy's nftables table has a fixed name); Start waits for the
-// previous one to stop.
+// a time (kube-proxy's nftables table has a fixed name): see
+// NodeNetworkLock.
 type NodeNetwork struct {
 	// NodeIP is the bridge (gateway) address: the API server advertises it
 	// as the endpoint of the kubernetes Service, CoreDNS listens on it and
@@ -40,6 +38,10 @@ type NodeNetwork struct {
 	// exist, with InternalIP NodeIP, because kube-proxy waits up to 30 s for
 	// it otherwise; the node agent then keeps its status.
 	NodeName string
+	// Lock, when set, is the node network lock, which the caller took before
+	// it created the bridge and releases after removing it. When nil, Start
+	// takes the lock (waiting for the previous holder) and Stop releases it.
+	Lock *NodeNetworkLock
 	// CoreDNSBinary is the coredns executable; default CoreDNSBinary().
 	CoreDNSBinary string
 }
@@ -56,9 +58,6 @@ var (
 
 // clusterDomain is the DNS domain of Services and pods.
 const clusterDomain = "cluster.local"
-
-// nodeNetworkLock is held while a control plane with a NodeNetwork runs.
-const nodeNetworkLock = "/run/lock/ray-operator-node-network.lock"
 
 // complete checks n and fills in defaults.
 func (n *NodeNetwork) complete(binDir string) error {
@@ -121,27 +120,18 @@ func (n *NodeNetwork) controllerManagerArgs(creds *credentials) []string {
 	return []string{"--root-ca-file=" + creds.servingCAFile}
 }
 
-// lockNodeNetwork takes the host-wide lock of control planes with a node
-// network, waiting while another one holds it, and arranges for Stop to
-// release it. Nothing to do without a network.
+// lockNodeNetwork takes the host-wide node network lock, waiting while
+// another holder has it, and arranges for Stop to release it, unless the
+// caller holds it (n.Lock). Nothing to do without a network.
 func (cp *ControlPlane) lockNodeNetwork(ctx context.Context, n *NodeNetwork) error {
-	if n == nil {
+	if n == nil || n.Lock != nil {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(nodeNetworkLock), 0o755); err != nil {
-		return fmt.Errorf("creating the lock directory: %w", err)
-	}
-	f, err := os.OpenFile(nodeNetworkLock, os.O_CREATE|os.O_RDWR, 0o600)
+	l, err := LockNodeNetwork(ctx)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", nodeNetworkLock, err)
-	}
-	err = cp.waitFor(ctx, "the node network lock "+nodeNetworkLock+" (another local control plane with a node network runs)",
-		func(context.Context) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) })
-	if err != nil {
-		_ = f.Close()
 		return err
 	}
-	cp.atStop(f.Close) // closing the file releases the lock
+	cp.atStop(l.Release)
 	return nil
 }
 

@@ -61,6 +61,8 @@ type Cluster struct {
 	Node *localnode.Node
 	// NodeName is the Node's name.
 	NodeName string
+
+	lock *controlplane.NodeNetworkLock // held from before the bridge exists until it is gone
 }
 
 // RESTConfig reaches the API server as a cluster admin.
@@ -105,6 +107,13 @@ func (o *Options) complete() error {
 }
 
 func (c *Cluster) start(ctx context.Context, opts *Options) error {
+	// The bridge has a fixed name: another cluster on this host must have
+	// removed its bridge before this one creates one.
+	lock, err := controlplane.LockNodeNetwork(ctx)
+	if err != nil {
+		return err
+	}
+	c.lock = lock
 	host, err := sandbox.NewHost(ctx, sandbox.HostConfig{StateDir: filepath.Join(opts.StateDir, "node"), Log: opts.Logger.WithName("sandbox")})
 	if err != nil {
 		return fmt.Errorf("preparing the pod network: %w", err)
@@ -116,7 +125,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		KubeconfigPath: opts.KubeconfigPath,
 		Log:            opts.Log,
 		Network: &controlplane.NodeNetwork{
-			NodeIP: host.Gateway(), PodCIDR: host.PodCIDR(), NodeName: opts.NodeName,
+			NodeIP: host.Gateway(), PodCIDR: host.PodCIDR(), NodeName: opts.NodeName, Lock: lock,
 		},
 	})
 	if err != nil {
@@ -146,7 +155,8 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 }
 
 // Stop stops the pods (as their deletion would), the node, the control
-// plane and the pod network, and reports what failed. It is safe to call
+// plane and the pod network, then releases the node network lock, and
+// reports what failed. It is safe to call
 // on a partly started cluster.
 func (c *Cluster) Stop(ctx context.Context) error {
 	var errs []error
@@ -159,5 +169,6 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	if c.Host != nil {
 		errs = append(errs, c.Host.Close(ctx))
 	}
+	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
 }
