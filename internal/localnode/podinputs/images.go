@@ -88,8 +88,12 @@ func redisRule(server string) Rule {
 		Matches: `redis and any repository whose last path element starts with "redis" (bitnami/redis, redis/redis-stack-server), from any registry, at any tag or digest`,
 		Image: Image{
 			Local: "redis-server " + server,
-			// The redis image's CMD is "redis-server"; its entrypoint script
-			// only drops privileges, which a local process does not need.
+			// The redis image's CMD is "redis-server". Its ENTRYPOINT script
+			// runs redis-server with the arguments when the first one is an
+			// option or a .conf file (so `args: ["--requirepass", ...]`
+			// alone starts a server), else runs the arguments as a command;
+			// it also drops privileges, which a local process does not need.
+			Entrypoint: redisEntrypoint(server),
 			Cmd:        []string{server},
 			Env:        []string{"PATH=" + envPath},
 			WorkingDir: "/data",
@@ -98,6 +102,14 @@ func redisRule(server string) Rule {
 			return strings.HasPrefix(path.Base(repository), "redis")
 		},
 	}
+}
+
+// redisEntrypoint is the redis image's entrypoint script as a shell
+// command: args run as a command unless the first is an option or a .conf
+// file, which are arguments of server.
+func redisEntrypoint(server string) []string {
+	quoted := "'" + strings.ReplaceAll(server, "'", `'\''`) + "'"
+	return []string{"/bin/sh", "-c", `case "$1" in -*|*.conf) set -- ` + quoted + ` "$@" ;; esac; exec "$@"`, "docker-entrypoint.sh"}
 }
 
 // Resolve returns the local image for ref. A reference no rule matches is a

@@ -2,9 +2,12 @@ package podinputs
 
 import (
 	"errors"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestResolve(t *testing.T) {
@@ -22,6 +25,7 @@ func TestResolve(t *testing.T) {
 		return Image{
 			Ref:        ref,
 			Local:      "redis-server /usr/bin/redis-server",
+			Entrypoint: []string{"/bin/sh", "-c", `case "$1" in -*|*.conf) set -- '/usr/bin/redis-server' "$@" ;; esac; exec "$@"`, "docker-entrypoint.sh"},
 			Cmd:        []string{"/usr/bin/redis-server"},
 			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			WorkingDir: "/data",
@@ -113,5 +117,43 @@ func TestRules(t *testing.T) {
 	want := []string{"rayproject/ray* → Ray virtualenv /venv", "redis* → redis-server /usr/bin/redis-server"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Rules (-want +got):\n%s", diff)
+	}
+}
+
+// TestRedisEntrypointRunsServerForOptions runs the argv of Redis containers
+// (with echo standing in for redis-server): args that start with an option
+// or a .conf file are the server's, as with the redis image's entrypoint
+// (`args: ["--requirepass", ...]` alone starts a server); other args run as
+// a command; neither runs the server alone.
+func TestRedisEntrypointRunsServerForOptions(t *testing.T) {
+	table := DefaultImages("/venv", "/bin/echo")
+	img, err := table.Resolve("redis:7.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		container corev1.Container
+		want      string
+	}{
+		"options":     {container: corev1.Container{Args: []string{"--requirepass", "$(PW)"}}, want: "--requirepass s3cret"},
+		"conf file":   {container: corev1.Container{Args: []string{"/etc/redis.conf", "--port", "7000"}}, want: "/etc/redis.conf --port 7000"},
+		"a command":   {container: corev1.Container{Args: []string{"/bin/echo", "it's", "direct"}}, want: "it's direct"},
+		"image's CMD": {container: corev1.Container{}, want: ""},
+		"command set": {container: corev1.Container{Command: []string{"/bin/echo"}, Args: []string{"--own"}}, want: "--own"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			argv, err := Argv(img, &tc.container, []string{"PW=s3cret"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.CommandContext(t.Context(), argv[0], argv[1:]...).Output()
+			if err != nil {
+				t.Fatalf("running %q: %v", argv, err)
+			}
+			if got := strings.TrimSuffix(string(out), "\n"); got != tc.want {
+				t.Errorf("%q printed %q, want %q", argv, got, tc.want)
+			}
+		})
 	}
 }

@@ -84,15 +84,22 @@ func (s *suite) applySample(t testing.TB, ns, file string) runtime.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s.applyManifest(t, ns, file, data)
+}
+
+// applyManifest creates the objects of a YAML manifest (named from, for
+// messages) in ns and returns the last one, typed.
+func (s *suite) applyManifest(t *testing.T, ns, from string, data []byte) runtime.Object {
+	t.Helper()
 	objs, err := testenv.DecodeObjects(data)
 	if err != nil {
-		t.Fatalf("decoding %s: %v", file, err)
+		t.Fatalf("decoding %s: %v", from, err)
 	}
 	var last runtime.Object
 	for _, u := range objs {
 		u.SetNamespace(ns)
 		if err := s.client.Create(t.Context(), u); err != nil {
-			t.Fatalf("creating %s %s from %s: %v", u.GetKind(), u.GetName(), file, err)
+			t.Fatalf("creating %s %s from %s: %v", u.GetKind(), u.GetName(), from, err)
 		}
 		typed, err := s.client.Scheme().New(u.GroupVersionKind())
 		if err != nil {
