@@ -89,7 +89,7 @@ func (s *suite) applySample(t testing.TB, ns, file string) runtime.Object {
 
 // applyManifest creates the objects of a YAML manifest (named from, for
 // messages) in ns and returns the last one, typed.
-func (s *suite) applyManifest(t *testing.T, ns, from string, data []byte) runtime.Object {
+func (s *suite) applyManifest(t testing.TB, ns, from string, data []byte) runtime.Object {
 	t.Helper()
 	objs, err := testenv.DecodeObjects(data)
 	if err != nil {
