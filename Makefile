@@ -221,10 +221,10 @@ SCALE_KINDS ?= raycluster,rayjob
 SCALE_OPERATOR_FLAGS ?=
 
 .PHONY: bench-local
-bench-local: k8s-binaries $(COREDNS) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (3 clusters, one after another).
+bench-local: k8s-binaries $(COREDNS) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (the average of 2 clusters after a first one that go test runs to size the benchmark; one after another, about 5 minutes).
 	hack/node-packages.sh
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
-		go test -count=1 -run '^$$' -bench BenchmarkMinimalClusterFootprint -benchtime 3x -timeout 30m ./test/e2e/local/
+		go test -count=1 -run '^$$' -bench BenchmarkMinimalClusterFootprint -benchtime 2x -timeout 30m ./test/e2e/local/
 
 .PHONY: bench-scale
 bench-scale: $(KWOK) k8s-binaries ## Scale benchmark on the local control plane with kwok nodes: N RayClusters (operator binary) and N RayJobs (simulated dashboards); prints a table and JSON lines (also appended to .cache/bench-scale/results.jsonl). About 25 minutes for the default sizes.

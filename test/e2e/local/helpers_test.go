@@ -43,19 +43,26 @@ func (s *suite) namespace(t testing.TB) string {
 		if t.Failed() {
 			s.dump(ctx, t, ns.Name)
 		}
-		if err := s.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
-			t.Errorf("deleting namespace %s: %v", ns.Name, err)
-			return
-		}
-		err := wait(ctx, func() (bool, error) {
-			err := s.client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
-			return apierrors.IsNotFound(err), err
-		})
-		if err != nil {
-			t.Errorf("namespace %s is not gone after %v: %v", ns.Name, namespaceGoneTimeout, err)
-		}
+		s.deleteNamespace(ctx, t, ns.Name)
 	})
 	return ns.Name
+}
+
+// deleteNamespace deletes ns and waits until it is gone, so that the next
+// test has the node's CPUs back.
+func (s *suite) deleteNamespace(ctx context.Context, t testing.TB, name string) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := s.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
+		t.Errorf("deleting namespace %s: %v", name, err)
+		return
+	}
+	err := wait(ctx, func() (bool, error) {
+		err := s.client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
+		return apierrors.IsNotFound(err), err
+	})
+	if err != nil {
+		t.Errorf("namespace %s is not gone after %v: %v", name, namespaceGoneTimeout, err)
+	}
 }
 
 // wait polls cond every pollInterval until it holds or ctx ends; the error

@@ -133,7 +133,9 @@ func (s *suite) startOperator(ctx context.Context) error {
 	err := fs.Parse([]string{
 		"--use-kubernetes-proxy", "--enable-leader-election=false",
 		"--metrics-addr=0", "--health-probe-bind-address=0",
-		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console",
+		// Errors only on stdout, where go test prints results; everything
+		// in the log file.
+		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console", "--zap-log-level=error",
 		"--feature-gates=RayCronJob=true",
 	})
 	if err != nil {
