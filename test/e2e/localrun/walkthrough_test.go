@@ -21,6 +21,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/localcluster"
+	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 )
 
 const (
@@ -40,7 +41,7 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	if err := localcluster.CanHostPods(); err != nil {
 		t.Fatalf("this machine cannot run real pods: %v", err)
 	}
-	root := repoRoot(t)
+	root := installcheck.ModuleRoot(t)
 	stateDir := t.TempDir()
 	before := observeHost(t, stateDir, nil)
 	run := startRayLocal(t, root, stateDir)
@@ -65,20 +66,6 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	if left := after.newSince(before); left != "" {
 		t.Fatalf("after Ctrl-C, ray-local left behind:\n%s", left)
 	}
-}
-
-// repoRoot is the module's root directory.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := controlplane.ModuleRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 // rayLocal is a running ray-local process.
