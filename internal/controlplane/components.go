@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"sort"
@@ -160,19 +161,26 @@ func (cp *ControlPlane) waitControllersHealthy(ctx context.Context, ports ...int
 
 // probe GETs url and fails unless it answers 200.
 func probe(ctx context.Context, c *http.Client, url string) error {
+	_, err := get(ctx, c, url)
+	return err
+}
+
+// get GETs url and returns the body of a 200 answer; any other status is
+// an error.
+func get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_ = resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", url, resp.Status)
+		return nil, fmt.Errorf("%s answered %s", url, resp.Status)
 	}
-	return nil
+	return io.ReadAll(resp.Body)
 }
 
 // installCRDs creates the CRDs found in dirs and waits until they are

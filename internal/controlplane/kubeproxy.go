@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -74,16 +73,7 @@ const kubeProxySyncedMetric = `kubeproxy_sync_proxy_rules_last_timestamp_seconds
 // probeMetric fails unless the Prometheus text at url has a line starting
 // with series.
 func probeMetric(ctx context.Context, c *http.Client, url, series string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	body, err := get(ctx, c, url)
 	if err != nil {
 		return err
 	}

@@ -87,19 +87,15 @@ func execCheck(ctx context.Context, t handlerTarget, command []string) error {
 
 // httpCheck sends a GET from the host to the pod; 200-399 is a success.
 func httpCheck(ctx context.Context, t handlerTarget, h *corev1.HTTPGetAction) error {
-	port, err := resolvePort(h.Port, t.ports)
+	addr, err := t.address(h.Host, h.Port)
 	if err != nil {
 		return err
-	}
-	host := h.Host
-	if host == "" {
-		host = t.ip.String()
 	}
 	scheme := strings.ToLower(string(h.Scheme))
 	if scheme == "" {
 		scheme = "http"
 	}
-	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port)), Path: h.Path}
+	u := url.URL{Scheme: scheme, Host: addr, Path: h.Path}
 	if i := strings.Index(h.Path, "?"); i >= 0 {
 		u.Path, u.RawQuery = h.Path[:i], h.Path[i+1:]
 	}
@@ -144,20 +140,29 @@ var probeClient = &http.Client{
 
 // tcpCheck opens a TCP connection to the pod.
 func tcpCheck(ctx context.Context, t handlerTarget, h *corev1.TCPSocketAction) error {
-	port, err := resolvePort(h.Port, t.ports)
+	addr, err := t.address(h.Host, h.Port)
 	if err != nil {
 		return err
 	}
-	host := h.Host
-	if host == "" {
-		host = t.ip.String()
-	}
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}
 	return conn.Close()
+}
+
+// address is the host:port a probe or hook reaches: host, else the pod's
+// IP, and the numeric or named container port.
+func (t handlerTarget) address(host string, p intstr.IntOrString) (string, error) {
+	port, err := resolvePort(p, t.ports)
+	if err != nil {
+		return "", err
+	}
+	if host == "" {
+		host = t.ip.String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
 }
 
 // resolvePort resolves a numeric or named container port.

@@ -1,44 +1,25 @@
 package local_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os/exec"
-	"path/filepath"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/testing/kubectl"
 )
 
-// kubectlCmd builds a command of the real kubectl (hack/k8s-binaries.sh)
-// against the local cluster's kubeconfig.
+// kubectlCmd builds a command of the real kubectl against the local
+// cluster's kubeconfig.
 func (s *suite) kubectlCmd(ctx context.Context, args ...string) (*exec.Cmd, error) {
-	dir, err := controlplane.BinDir()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kubectl"), append([]string{"--kubeconfig", s.cluster.KubeconfigPath()}, args...)...)
-	cmd.WaitDelay = pollInterval
-	return cmd, nil
+	return kubectl.Command(ctx, s.cluster.KubeconfigPath(), args...)
 }
 
 // kubectl runs kubectl and returns what it printed on stdout; the error
 // carries its stderr.
 func (s *suite) kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd, err := s.kubectlCmd(ctx, args...)
-	if err != nil {
-		return "", err
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String(), nil
+	return kubectl.Run(ctx, s.cluster.KubeconfigPath(), args...)
 }
 
 // rayPython runs a Python script with the Ray virtualenv's python in the

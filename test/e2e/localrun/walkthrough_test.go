@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/localcluster"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
+	"github.com/ray-operator/ray-operator/internal/testing/kubectl"
 )
 
 const (
@@ -158,20 +158,15 @@ func (r *rayLocal) interrupt(t *testing.T) {
 // kubectlIn returns a function that runs the real kubectl against
 // kubeconfig and returns its output, failing t on error.
 func kubectlIn(t *testing.T, kubeconfig string) func(args ...string) string {
-	binDir, err := controlplane.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	return func(args ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), jobTimeout+time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(binDir, "kubectl"), append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
-		out, err := cmd.CombinedOutput()
+		out, err := kubectl.Run(ctx, kubeconfig, args...)
 		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatal(err)
 		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(out)
 	}
 }
 
