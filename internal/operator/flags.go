@@ -60,6 +60,8 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.rayServicePoll, "rayservice-status-poll-interval", configv1alpha1.DefaultRayServiceStatusPollInterval, "How often the application statuses of an idle RayService are read again.")
 	fs.Float64Var(&f.qps, "qps", configv1alpha1.DefaultQPS, "Requests per second to the API server; 0 sets no client-side limit (the API server's Priority and Fairness applies).")
 	fs.IntVar(&f.burst, "burst", configv1alpha1.DefaultBurst, "Request burst to the API server, when --qps is set.")
+	fs.StringVar(&c.CreationEvents, "creation-events", configv1alpha1.DefaultCreationEvents,
+		`How RayClusters report the objects they create: "per-group" (KubeRay's event reasons) or "per-pass" (one CreatedResources event per pass that creates several kinds).`)
 	fs.BoolVar(&f.version, "version", false, "Print the operator's version and exit.")
 	bindWebhookFlags(fs, f)
 	f.Zap.BindFlags(fs)

@@ -69,6 +69,7 @@ featureGates:
 				"--leader-election-namespace=ops", "--reconcile-concurrency=4", "--watch-namespace=a,b",
 				"--log-file-path=/tmp/op.log", "--log-file-encoder=console", "--log-stdout-encoder=console",
 				"--batch-scheduler=yunikorn", "--use-kubernetes-proxy", "--enable-metrics", "--qps=20", "--burst=30",
+				"--creation-events=per-pass",
 			},
 			want: defaulted(func(c *configv1alpha1.Configuration) {
 				c.MetricsAddr, c.ProbeAddr = ":1", "127.0.0.1:2"
@@ -80,6 +81,7 @@ featureGates:
 				c.BatchScheduler = "yunikorn"
 				c.UseKubernetesProxy, c.EnableMetrics = true, true
 				c.QPS, c.Burst = new(float64(20)), new(30)
+				c.CreationEvents = configv1alpha1.CreationEventsPerPass
 			}),
 		},
 		"env knob sets deleteRayJobAfterJobFinishes": {

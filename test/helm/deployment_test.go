@@ -1,6 +1,7 @@
 package helm_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,7 @@ import (
 func TestDeploymentSettings(t *testing.T) {
 	tests := []struct {
 		values string
+		sets   []string
 		check  func(t *testing.T, s operator.Settings, d *appsv1.Deployment)
 	}{
 		{values: "default", check: checkDefaults},
@@ -36,10 +38,15 @@ func TestDeploymentSettings(t *testing.T) {
 		}},
 		{values: "webhook", check: checkWebhookContainer},
 		{values: "kuberay", check: checkKubeRayValues},
+		{values: "default", sets: []string{"creationEvents=per-pass"}, check: func(t *testing.T, s operator.Settings, _ *appsv1.Deployment) {
+			if got := s.Config.CreationEvents; got != configv1alpha1.CreationEventsPerPass {
+				t.Errorf("creationEvents = %q, want per-pass", got)
+			}
+		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.values, func(t *testing.T) {
-			objs := render(t, release(tt.values, "crds.install=false"))
+		t.Run(tt.values+strings.Join(tt.sets, ","), func(t *testing.T) {
+			objs := render(t, release(tt.values, append([]string{"crds.install=false"}, tt.sets...)...))
 			d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
 			s := installcheck.CheckDeployment(t, d, installcheck.DeploymentCheck{Identity: helmchart.Operator(), Objects: objs})
 			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
@@ -54,6 +61,9 @@ func TestDeploymentSettings(t *testing.T) {
 func checkDefaults(t *testing.T, s operator.Settings, d *appsv1.Deployment) {
 	t.Helper()
 	cfg := s.Config
+	if cfg.CreationEvents != configv1alpha1.CreationEventsPerGroup {
+		t.Errorf("creationEvents = %q, want per-group", cfg.CreationEvents)
+	}
 	if cfg.WatchNamespace != "" || !cfg.EnableMetrics || cfg.ReconcileConcurrency != configv1alpha1.DefaultReconcileConcurrency() || *cfg.QPS != 0 || *cfg.Burst != 200 {
 		t.Errorf("defaults: watchNamespace %q, enableMetrics %t, reconcileConcurrency %d, qps %v, burst %d; want \"\", true, %d, 0, 200",
 			cfg.WatchNamespace, cfg.EnableMetrics, cfg.ReconcileConcurrency, *cfg.QPS, *cfg.Burst, configv1alpha1.DefaultReconcileConcurrency())
@@ -104,6 +114,7 @@ func checkKubeRayValues(t *testing.T, s operator.Settings, d *appsv1.Deployment)
 		LogStdoutEncoder:        "console",
 		BatchScheduler:          "volcano",
 		ReconcileConcurrency:    4,
+		CreationEvents:          configv1alpha1.CreationEventsPerGroup,
 		EnableMetrics:           true,
 		QPS:                     new(50.5),
 		Burst:                   new(120),

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ray-operator/ray-operator/internal/operator"
 )
 
 func main() {
@@ -36,6 +38,7 @@ func main() {
 	flag.StringVar(&o.operatorFlags, "operator-flags", "", "Extra flags for the operator, space-separated, e.g. \"--qps=1000 --burst=1000 --reconcile-concurrency=10\".")
 	flag.StringVar(&o.label, "label", "", "A label for the run in the report (default: the operator flags, or \"defaults\").")
 	flag.StringVar(&o.binary, "operator-binary", "", "raycluster: run this operator binary instead of building ./cmd/ray-operator (e.g. one built from an older commit, for a before/after table).")
+	flag.StringVar(&o.userAgent, "operator-user-agent", operator.UserAgent, "raycluster: count the writes of clients whose user agent starts with this (KubeRay's binary says \"kuberay-operator\").")
 	flag.StringVar(&o.jsonOut, "json", "", "Append each run's JSON line to this file too.")
 	flag.StringVar(&o.stateDir, "state-dir", "", "Directory for the control plane's data, logs and the audit log (default <repo>/.cache/bench-scale).")
 	flag.IntVar(&o.nodes, "nodes", 10, "Number of kwok nodes.")
@@ -59,11 +62,11 @@ func main() {
 
 // options are the command's flags, parsed.
 type options struct {
-	kinds, sizes, operatorFlags, label, jsonOut, stateDir, binary string
-	nodes, workers                                                int
-	slowFraction, timeoutFraction                                 float64
-	latency                                                       time.Duration
-	instant                                                       bool
+	kinds, sizes, operatorFlags, label, jsonOut, stateDir, binary, userAgent string
+	nodes, workers                                                           int
+	slowFraction, timeoutFraction                                            float64
+	latency                                                                  time.Duration
+	instant                                                                  bool
 
 	sizeList []int
 	kindList []string

@@ -14,7 +14,6 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/controlplane"
-	"github.com/ray-operator/ray-operator/internal/operator"
 )
 
 const (
@@ -131,7 +130,7 @@ func (w *world) operatorWrites(ctx context.Context) (auditlog.Counts, error) {
 		if err != nil {
 			return nil, err
 		}
-		counts := auditlog.WriteCounts(events, auditlog.ByUserAgent(operator.UserAgent))
+		counts := auditlog.WriteCounts(events, auditlog.ByUserAgent(w.o.userAgent))
 		if last != nil && counts.Total() == last.Total() {
 			return counts, nil
 		}

@@ -23,6 +23,7 @@ func TestSetDefaults(t *testing.T) {
 		QPS:                  new(float64(0)),
 		Burst:                new(200),
 		CollectorImage:       DefaultCollectorImage,
+		CreationEvents:       CreationEventsPerGroup,
 
 		RayServiceStatusPollInterval: &metav1.Duration{Duration: DefaultRayServiceStatusPollInterval},
 	}
@@ -149,6 +150,11 @@ func TestValidate(t *testing.T) {
 		"bad namespaces": {
 			cfg:      valid(func(c *Configuration) { c.WatchNamespace = "ok,Not_OK,"; c.LeaderElectionNamespace = "x y" }),
 			wantErrs: []string{`watchNamespace: "Not_OK"`, `watchNamespace: ""`, `leaderElectionNamespace: "x y"`},
+		},
+		"creation events per pass": {cfg: valid(func(c *Configuration) { c.CreationEvents = CreationEventsPerPass })},
+		"unknown creation events": {
+			cfg:      valid(func(c *Configuration) { c.CreationEvents = "per-object" }),
+			wantErrs: []string{`creationEvents: "per-object" is not "per-group" or "per-pass"`},
 		},
 		"unknown scheduler": {
 			cfg:      valid(func(c *Configuration) { c.BatchScheduler = "slurm" }),

@@ -97,6 +97,14 @@ type Configuration struct {
 	// by the KubernetesWAS scheduler; valid only with that feature gate.
 	KubernetesWASTargetVersion string `json:"kubernetesWASTargetVersion,omitempty"`
 
+	// CreationEvents is how the RayCluster controller reports the objects it
+	// creates: "per-group" (the default: KubeRay's reasons, one event per
+	// object, Pods one per group per pass) or "per-pass" (one event
+	// "CreatedResources" for all a pass created when it created more than
+	// one kind: at start-up 1 event per cluster instead of 3). Not a
+	// KubeRay setting.
+	CreationEvents string `json:"creationEvents,omitempty"`
+
 	// FeatureGates sets feature gates by name. KubeRay has no such field (it
 	// takes only --feature-gates); here both work and the flag wins.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`

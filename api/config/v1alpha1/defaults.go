@@ -21,6 +21,14 @@ const (
 	// DefaultRayServiceStatusPollInterval is the default of
 	// Configuration.RayServiceStatusPollInterval.
 	DefaultRayServiceStatusPollInterval = 30 * time.Second
+	// DefaultCreationEvents is the default of Configuration.CreationEvents.
+	DefaultCreationEvents = CreationEventsPerGroup
+)
+
+// Values of Configuration.CreationEvents.
+const (
+	CreationEventsPerGroup = "per-group"
+	CreationEventsPerPass  = "per-pass"
 )
 
 // DefaultReconcileConcurrency is the number of workers of each controller
@@ -45,6 +53,7 @@ func SetDefaults(cfg *Configuration) {
 	setString(&cfg.LogFileEncoder, DefaultLogEncoder)
 	setString(&cfg.LogStdoutEncoder, DefaultLogEncoder)
 	setString(&cfg.CollectorImage, DefaultCollectorImage)
+	setString(&cfg.CreationEvents, DefaultCreationEvents)
 	if cfg.EnableLeaderElection == nil {
 		cfg.EnableLeaderElection = new(DefaultEnableLeaderElection)
 	}

@@ -41,6 +41,9 @@ func Validate(cfg *Configuration, kubernetesWAS bool) error {
 		validateClient(cfg),
 		validateBatchScheduler(cfg, kubernetesWAS),
 	}
+	if c := cfg.CreationEvents; c != CreationEventsPerGroup && c != CreationEventsPerPass {
+		errs = append(errs, fmt.Errorf("creationEvents: %q is not %q or %q", c, CreationEventsPerGroup, CreationEventsPerPass))
+	}
 	if cfg.ReconcileConcurrency < 1 {
 		errs = append(errs, fmt.Errorf("reconcileConcurrency: must be at least 1, got %d", cfg.ReconcileConcurrency))
 	}

@@ -112,6 +112,9 @@ text, so that numbers keep their type (no float round trip).
 {{- if not (kindIs "invalid" $v.reconcileConcurrency) }}
 {{- $_ = set $c "reconcileConcurrency" (include "ray-operator.whole" (dict "key" "reconcileConcurrency" "value" $v.reconcileConcurrency "min" 1) | int64) }}
 {{- end }}
+{{- with $v.creationEvents }}
+{{- $_ = set $c "creationEvents" . }}
+{{- end }}
 {{- $_ = set $c "qps" (include "ray-operator.number" (dict "key" "kubeClient.qps" "value" $v.kubeClient.qps) | float64) }}
 {{- $_ = set $c "burst" (include "ray-operator.whole" (dict "key" "kubeClient.burst" "value" $v.kubeClient.burst "min" 0) | int64) }}
 {{- with include "ray-operator.watchNamespace" .root }}
@@ -197,6 +200,7 @@ webhook flags apply either way.
     (list "probeAddr" "health-probe-bind-address")
     (list "enableLeaderElection" "enable-leader-election")
     (list "reconcileConcurrency" "reconcile-concurrency")
+    (list "creationEvents" "creation-events")
     (list "qps" "qps")
     (list "burst" "burst")
     (list "watchNamespace" "watch-namespace")

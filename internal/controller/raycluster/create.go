@@ -48,7 +48,6 @@ func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Objec
 		return fmt.Errorf("creating %s %s/%s: %w", ev.kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created "+ev.kind, "object", klog.KObj(obj))
-	r.event(s.cluster, corev1.EventTypeNormal, ev.created, actionCreate,
-		"Created %s %s/%s", ev.kind, obj.GetNamespace(), obj.GetName())
+	r.recordCreation(s, ev, obj.GetNamespace(), obj.GetName())
 	return nil
 }

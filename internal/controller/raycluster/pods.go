@@ -72,7 +72,7 @@ func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, g
 	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
 	s.podsCreated = true
 	ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
-	s.podEvents.add(podChange{reason: ev.created, action: actionCreate, role: ev.role, group: group}, pod.Name)
+	s.events.add(childChange{reason: ev.created, action: actionCreate, noun: ev.role + " Pod", group: group}, pod.Name)
 	return nil
 }
 
@@ -90,7 +90,7 @@ func (r *Reconciler) deletePod(ctx context.Context, s *scope, pod *corev1.Pod, g
 	}
 	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Delete)
 	ctrl.LoggerFrom(ctx).Info("Deleted "+ev.role+" Pod", "pod", klog.KObj(pod), "reason", why)
-	s.podEvents.add(podChange{reason: ev.deleted, action: actionDelete, role: ev.role, group: group, why: why}, pod.Name)
+	s.events.add(childChange{reason: ev.deleted, action: actionDelete, noun: ev.role + " Pod", group: group, why: why}, pod.Name)
 	return nil
 }
 

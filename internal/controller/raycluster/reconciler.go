@@ -86,6 +86,9 @@ type Options struct {
 	BatchScheduler batchscheduler.Scheduler
 	// BatchSchedulerFactory made BatchScheduler; it may add watches.
 	BatchSchedulerFactory batchscheduler.Factory
+	// CreationEvents is how creations are reported (--creation-events):
+	// configv1alpha1.CreationEventsPerPass, or anything else for per group.
+	CreationEvents string
 }
 
 // Deps are the controller's collaborators; tests replace them.
@@ -199,7 +202,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
 	reconcileErr := r.runSteps(ctx, s)
-	r.flushPodEvents(s)
+	r.flushEvents(s)
 	return r.finishPass(ctx, s, reconcileErr)
 }
 

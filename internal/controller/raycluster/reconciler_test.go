@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
@@ -68,6 +69,40 @@ func TestReconcileCreatesACluster(t *testing.T) {
 	}
 	if res := h.mustReconcile("rc", 1); res.RequeueAfter != defaultRequeue {
 		t.Errorf("steady-state requeue = %v, want %v", res.RequeueAfter, defaultRequeue)
+	}
+}
+
+// TestCreationEventsPerPass: with --creation-events=per-pass the first
+// pass records one event for the Service and all Pods it created, naming
+// each; a later pass that only creates worker Pods keeps KubeRay's reason.
+func TestCreationEventsPerPass(t *testing.T) {
+	opts := Options{CreationEvents: configv1alpha1.CreationEventsPerPass}
+	h := newHarness(t, opts, makeCluster("rc").worker("small", 2).obj())
+	h.mustReconcile("rc", 1)
+	workers := h.pods(groupPodLabels("small"))
+	want := []string{"Normal CreatedResources Created in default: service rc-head-svc; head Pod " +
+		h.pods(headPodLabels)[0].Name + "; 2 worker Pods of group small: " + workers[0].Name + ", " + workers[1].Name}
+	if diff := cmp.Diff(want, h.eventStrings()); diff != "" {
+		t.Errorf("events of the first pass (-want +got):\n%s", diff)
+	}
+
+	rc := h.cluster("rc")
+	rc.Spec.WorkerGroupSpecs[0].Replicas = new(int32(3))
+	h.update(rc)
+	h.mustReconcile("rc", 1)
+	added := h.pods(groupPodLabels("small"))
+	if len(added) != 3 {
+		t.Fatalf("worker Pods = %d, want 3", len(added))
+	}
+	var newest string
+	for _, p := range added {
+		if p.Name != workers[0].Name && p.Name != workers[1].Name {
+			newest = p.Name
+		}
+	}
+	want = []string{"Normal CreatedWorkerPod Created worker Pod default/" + newest}
+	if diff := cmp.Diff(want, h.eventStrings()); diff != "" {
+		t.Errorf("events of the scale-up (-want +got):\n%s", diff)
 	}
 }
 

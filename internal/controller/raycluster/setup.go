@@ -35,6 +35,7 @@ func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, g
 		HeadServiceClusterIP: knobs.RayHeadClusterIPService,
 		UseRoute:             isOpenShift && !knobs.IngressOnOpenShift,
 		Features:             gates,
+		CreationEvents:       cfg.CreationEvents,
 		Pod: raypod.Options{
 			DisableInitContainerInjection: !knobs.InitContainerInjection,
 			DeterministicHeadPodName:      knobs.DeterministicHeadPodName,

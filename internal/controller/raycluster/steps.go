@@ -32,9 +32,10 @@ type scope struct {
 	// delete to scale; scaleDeferred says some were left for a later pass.
 	scaleBudget   int
 	scaleDeferred bool
-	// podEvents are the Pod creations and deletions of the pass, reported
-	// once it ends.
-	podEvents podEventBatch
+	// events are the Pod creations and deletions of the pass (and, with
+	// creation events per pass, its other creations), reported once it
+	// ends.
+	events eventBatch
 }
 
 func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {
