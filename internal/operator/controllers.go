@@ -78,7 +78,7 @@ func setupRayCronJob(mgr manager.Manager, d Deps) error {
 		deps.Metrics = m
 	}
 	r := raycronjob.NewForManager(mgr, deps, raycronjob.Options{Features: d.Features})
-	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
+	return r.SetupWithManager(mgr, d.Config.Concurrency())
 }
 
 func setupRayCluster(mgr manager.Manager, d Deps) error {
@@ -116,7 +116,7 @@ func setupRayJob(mgr manager.Manager, d Deps) error {
 		HeadServiceClusterIP:         d.Knobs.RayHeadClusterIPService,
 		BatchScheduler:               d.BatchScheduler,
 	})
-	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
+	return r.SetupWithManager(mgr, d.Config.RayJobConcurrency())
 }
 
 // setupRayService adds the RayService controller; with --enable-metrics its
@@ -138,7 +138,7 @@ func setupRayService(mgr manager.Manager, d Deps) error {
 		Features:             d.Features,
 		IdleRequeue:          d.Config.RayServiceStatusPollInterval.Duration,
 	})
-	return r.SetupWithManager(mgr, d.Config.ReconcileConcurrency)
+	return r.SetupWithManager(mgr, d.Config.Concurrency())
 }
 
 // kubeProxy is the API server proxy dashboard calls go through with

@@ -33,10 +33,15 @@ func TestRayCronJobBehindItsGate(t *testing.T) {
 }
 
 // TestDashboardProviderFromDeps: a provider in Deps (a test's fake
-// dashboard) is what the RayJob controller gets, not an HTTP client.
+// dashboard) is what the RayJob controller gets, not an HTTP client (with
+// AsyncJobInfoQuery off; on, the job info cache wraps it).
 func TestDashboardProviderFromDeps(t *testing.T) {
 	fake := dashboardtest.NewFake()
-	provider, err := dashboardProvider(nil, Deps{Features: features.NewGate(), Dashboards: fake.Provider()}, nil)
+	gate := features.NewGate()
+	if err := gate.Set("AsyncJobInfoQuery=false"); err != nil {
+		t.Fatal(err)
+	}
+	provider, err := dashboardProvider(nil, Deps{Features: gate, Dashboards: fake.Provider()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

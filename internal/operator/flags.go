@@ -45,7 +45,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", configv1alpha1.DefaultProbeAddr, "The address the healthz/readyz endpoints bind to.")
 	fs.BoolVar(&f.leaderElection, "enable-leader-election", configv1alpha1.DefaultEnableLeaderElection, "Enable leader election, so that only one operator replica is active.")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; defaults to the Pod's namespace.")
-	fs.IntVar(&c.ReconcileConcurrency, "reconcile-concurrency", configv1alpha1.DefaultReconcileConcurrency(), "Maximum concurrent reconciles per controller (default: 4 per CPU, at least 4; KubeRay's is 1).")
+	fs.IntVar(&c.ReconcileConcurrency, "reconcile-concurrency", 0, "Maximum concurrent reconciles per controller; 0 picks the defaults: 4 per CPU (at least 4), and for the RayJob controller, whose passes wait on Ray dashboards, 16 per CPU (at least 16). KubeRay's is 1.")
 	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "Comma-separated namespaces to watch; empty watches all namespaces.")
 	fs.BoolVar(&f.forcedClusterUpgrade, "forced-cluster-upgrade", false, "(Deprecated) Has no effect.")
 	fs.StringVar(&c.LogFile, "log-file-path", "", "Also write logs to this file (rotated).")

@@ -64,9 +64,9 @@ func checkDefaults(t *testing.T, s operator.Settings, d *appsv1.Deployment) {
 	if cfg.CreationEvents != configv1alpha1.CreationEventsPerGroup {
 		t.Errorf("creationEvents = %q, want per-group", cfg.CreationEvents)
 	}
-	if cfg.WatchNamespace != "" || !cfg.EnableMetrics || cfg.ReconcileConcurrency != configv1alpha1.DefaultReconcileConcurrency() || *cfg.QPS != 0 || *cfg.Burst != 200 {
+	if cfg.WatchNamespace != "" || !cfg.EnableMetrics || cfg.Concurrency() != configv1alpha1.DefaultReconcileConcurrency() || *cfg.QPS != 0 || *cfg.Burst != 200 {
 		t.Errorf("defaults: watchNamespace %q, enableMetrics %t, reconcileConcurrency %d, qps %v, burst %d; want \"\", true, %d, 0, 200",
-			cfg.WatchNamespace, cfg.EnableMetrics, cfg.ReconcileConcurrency, *cfg.QPS, *cfg.Burst, configv1alpha1.DefaultReconcileConcurrency())
+			cfg.WatchNamespace, cfg.EnableMetrics, cfg.Concurrency(), *cfg.QPS, *cfg.Burst, configv1alpha1.DefaultReconcileConcurrency())
 	}
 	if s.Knobs.Webhooks {
 		t.Error("webhooks are on by default")

@@ -17,7 +17,6 @@ func TestSetDefaults(t *testing.T) {
 		MetricsAddr:          ":8080",
 		ProbeAddr:            ":8082",
 		EnableLeaderElection: new(true),
-		ReconcileConcurrency: DefaultReconcileConcurrency(),
 		LogFileEncoder:       "json",
 		LogStdoutEncoder:     "json",
 		QPS:                  new(float64(0)),
@@ -201,5 +200,23 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConcurrency: unset, the RayJob controller gets its own, larger
+// default; a value set applies to every controller, as in KubeRay.
+func TestConcurrency(t *testing.T) {
+	var unset Configuration
+	SetDefaults(&unset)
+	if got, want := unset.Concurrency(), DefaultReconcileConcurrency(); got != want {
+		t.Errorf("unset: Concurrency() = %d, want %d", got, want)
+	}
+	if got, want := unset.RayJobConcurrency(), DefaultRayJobReconcileConcurrency(); got != want || got < 4*unset.Concurrency() {
+		t.Errorf("unset: RayJobConcurrency() = %d, want %d (4x the others)", got, want)
+	}
+	set := Configuration{ReconcileConcurrency: 1}
+	SetDefaults(&set)
+	if set.Concurrency() != 1 || set.RayJobConcurrency() != 1 {
+		t.Errorf("set to 1: Concurrency() = %d, RayJobConcurrency() = %d, want 1 and 1", set.Concurrency(), set.RayJobConcurrency())
 	}
 }

@@ -57,7 +57,9 @@ type Configuration struct {
 	DefaultPodAnnotations map[string]string `json:"defaultPodAnnotations,omitempty"`
 
 	// ReconcileConcurrency is the number of workers of each controller;
-	// unset, DefaultReconcileConcurrency() (KubeRay's default is 1).
+	// unset (0), DefaultReconcileConcurrency() and, for the RayJob
+	// controller, DefaultRayJobReconcileConcurrency() (KubeRay's default is
+	// 1 for all). Read it through Concurrency and RayJobConcurrency.
 	ReconcileConcurrency int `json:"reconcileConcurrency,omitempty"`
 
 	// EnableBatchScheduler is the deprecated switch for Volcano; use

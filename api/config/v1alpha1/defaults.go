@@ -40,6 +40,34 @@ func DefaultReconcileConcurrency() int {
 	return max(4, 4*runtime.GOMAXPROCS(0))
 }
 
+// DefaultRayJobReconcileConcurrency is the RayJob controller's number of
+// workers unless ReconcileConcurrency is set: sixteen per CPU, at least
+// sixteen. A RayJob pass asks the Ray dashboard, which may answer in
+// seconds or time out; with four workers per CPU, 1,000 RayJobs against
+// slow dashboards took 2.26x the time they take against instant ones on a
+// 2-CPU machine, with sixteen 1.43x (docs/dev/benchmarks.md).
+func DefaultRayJobReconcileConcurrency() int {
+	return max(16, 16*runtime.GOMAXPROCS(0))
+}
+
+// Concurrency is the number of workers of the RayCluster, RayService and
+// RayCronJob controllers: ReconcileConcurrency, or the default when unset.
+func (c *Configuration) Concurrency() int {
+	if c.ReconcileConcurrency > 0 {
+		return c.ReconcileConcurrency
+	}
+	return DefaultReconcileConcurrency()
+}
+
+// RayJobConcurrency is the number of workers of the RayJob controller:
+// ReconcileConcurrency, or DefaultRayJobReconcileConcurrency when unset.
+func (c *Configuration) RayJobConcurrency() int {
+	if c.ReconcileConcurrency > 0 {
+		return c.ReconcileConcurrency
+	}
+	return DefaultRayJobReconcileConcurrency()
+}
+
 // Log encoders.
 const (
 	EncoderJSON    = "json"
@@ -56,9 +84,6 @@ func SetDefaults(cfg *Configuration) {
 	setString(&cfg.CreationEvents, DefaultCreationEvents)
 	if cfg.EnableLeaderElection == nil {
 		cfg.EnableLeaderElection = new(DefaultEnableLeaderElection)
-	}
-	if cfg.ReconcileConcurrency == 0 {
-		cfg.ReconcileConcurrency = DefaultReconcileConcurrency()
 	}
 	if cfg.QPS == nil {
 		cfg.QPS = new(DefaultQPS)

@@ -44,8 +44,8 @@ func Validate(cfg *Configuration, kubernetesWAS bool) error {
 	if c := cfg.CreationEvents; c != CreationEventsPerGroup && c != CreationEventsPerPass {
 		errs = append(errs, fmt.Errorf("creationEvents: %q is not %q or %q", c, CreationEventsPerGroup, CreationEventsPerPass))
 	}
-	if cfg.ReconcileConcurrency < 1 {
-		errs = append(errs, fmt.Errorf("reconcileConcurrency: must be at least 1, got %d", cfg.ReconcileConcurrency))
+	if cfg.ReconcileConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("reconcileConcurrency: must be at least 1 (or unset for the defaults), got %d", cfg.ReconcileConcurrency))
 	}
 	if ns := cfg.LeaderElectionNamespace; ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
 		errs = append(errs, fmt.Errorf("leaderElectionNamespace: %q is not a valid namespace name", ns))

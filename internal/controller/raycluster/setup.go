@@ -125,5 +125,5 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 	opts := OptionsFrom(s.Config, s.Knobs, s.Features, s.IsOpenShift)
 	opts.BatchScheduler, opts.BatchSchedulerFactory = s.BatchScheduler, s.BatchSchedulerFactory
 	r := NewForManager(mgr, deps, opts)
-	return r.SetupWithManager(mgr, s.Config.ReconcileConcurrency)
+	return r.SetupWithManager(mgr, s.Config.Concurrency())
 }
