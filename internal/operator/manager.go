@@ -66,7 +66,11 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions(s.Config, s.Webhooks, scheme))
+	opts := managerOptions(s.Config, s.Webhooks, scheme)
+	if s.SkipControllerNameValidation {
+		opts.Controller.SkipNameValidation = &s.SkipControllerNameValidation
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}

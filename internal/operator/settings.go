@@ -35,4 +35,9 @@ type Settings struct {
 	// job info cache (AsyncJobInfoQuery) still wraps it; with
 	// --use-kubernetes-proxy the proxy's clients are used instead.
 	Dashboards dashboard.ClientProvider
+	// SkipControllerNameValidation lets one process start several managers
+	// one after another (bench-scale's rayjob runs of several sizes):
+	// controller-runtime otherwise refuses a second controller named
+	// "raycluster" in the same process.
+	SkipControllerNameValidation bool
 }

@@ -77,6 +77,7 @@ func (w *world) startInProcess(ctx context.Context, dash *simDashboards) (func()
 		return nil, err
 	}
 	settings.Dashboards = dash.provider()
+	settings.SkipControllerNameValidation = true // one manager per size, in one process
 	logFile, err := os.Create(filepath.Join(w.dir, "operator.log"))
 	if err != nil {
 		return nil, err
