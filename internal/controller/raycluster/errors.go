@@ -6,12 +6,14 @@ import (
 
 // Pod failures that set the ReplicaFailure condition, with KubeRay's
 // condition reasons. Other reconcile errors leave the condition as it is.
+// Their texts are the reasons, as KubeRay's: the condition's message is the
+// joined error, "FailedCreateHeadPod\n<the API server's answer>".
 var (
-	errFailedDeleteAllPods     = errors.New("failed to delete all Pods")
-	errFailedDeleteHeadPod     = errors.New("failed to delete head Pod")
-	errFailedCreateHeadPod     = errors.New("failed to create head Pod")
-	errFailedDeleteWorkerPod   = errors.New("failed to delete worker Pod")
-	errFailedCreateWorkerPod   = errors.New("failed to create worker Pod")
+	errFailedDeleteAllPods     = errors.New("FailedDeleteAllPods")
+	errFailedDeleteHeadPod     = errors.New("FailedDeleteHeadPod")
+	errFailedCreateHeadPod     = errors.New("FailedCreateHeadPod")
+	errFailedDeleteWorkerPod   = errors.New("FailedDeleteWorkerPod")
+	errFailedCreateWorkerPod   = errors.New("FailedCreateWorkerPod")
 	errFailedBatchScheduling   = errors.New("batch scheduling failed")
 	replicaFailureReasonsByErr = []struct {
 		err    error

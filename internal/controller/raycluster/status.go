@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clustersize"
@@ -135,7 +134,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope, status *rayv1.Ra
 	now := metav1.NewTime(r.clock.Now())
 	status.LastUpdateTime = &now
 	updated := statusOnly(s.original, status)
-	if err := r.client.Status().Patch(ctx, updated, client.MergeFrom(statusOnly(s.original, &s.original.Status))); err != nil {
+	if err := r.client.Status().Patch(ctx, updated, wholeStatusPatch{original: &s.original.Status}); err != nil {
 		return true, fmt.Errorf("writing status: %w", err)
 	}
 	r.observeProvisioned(s.original, status)
@@ -143,10 +142,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope, status *rayv1.Ra
 }
 
 // statusOnly is a cluster's name and a status, without its spec: the
-// status patch is computed from two of these, because computing it from
-// the whole objects marshals and decodes the spec twice for nothing (about
-// 30 MB of transient memory per status write of the largest RayCluster the
-// API server stores; BenchmarkLargestRayCluster).
+// status patch is computed from the statuses alone, because computing it
+// from the whole objects marshals and decodes the spec twice for nothing
+// (about 30 MB of transient memory per status write of the largest
+// RayCluster the API server stores; BenchmarkLargestRayCluster).
 func statusOnly(c *rayv1.RayCluster, status *rayv1.RayClusterStatus) *rayv1.RayCluster {
 	return &rayv1.RayCluster{TypeMeta: c.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}, Status: *status}
 }

@@ -9,6 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,6 +58,18 @@ func TestClusterBecomesReady(t *testing.T) {
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("status %s = %v, want %v", k, got[k], v)
+		}
+	}
+	// As KubeRay's status update stores them: zero quantities are written
+	// too (`kubectl get rayclusters` shows GPUS 0, not an empty column).
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(rayv1.GroupVersion.WithKind("RayCluster"))
+	if err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: "ready"}, stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"desiredGPU", "desiredTPU"} {
+		if v, _, _ := unstructured.NestedString(stored.Object, "status", field); v != "0" {
+			t.Errorf("stored status.%s = %q, want \"0\"", field, v)
 		}
 	}
 	if s.LastUpdateTime == nil || s.StateTransitionTimes[rayv1.Ready] == nil {

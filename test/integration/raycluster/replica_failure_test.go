@@ -2,6 +2,7 @@ package raycluster_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -42,8 +43,10 @@ func TestPodCreationFailureSetsReplicaFailure(t *testing.T) {
 	rc := w.waitStatus("quota", "ReplicaFailure", func(s *rayv1.RayClusterStatus) bool {
 		return meta.IsStatusConditionTrue(s.Conditions, string(rayv1.RayClusterReplicaFailure))
 	})
-	if c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); c.Reason != "FailedCreateHeadPod" {
-		t.Errorf("ReplicaFailure reason = %s (%s), want FailedCreateHeadPod", c.Reason, c.Message)
+	// KubeRay's message: the reason, a newline, the API server's answer.
+	if c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterReplicaFailure)); c.Reason != "FailedCreateHeadPod" ||
+		!strings.HasPrefix(c.Message, "FailedCreateHeadPod\n") || !strings.Contains(c.Message, "no Pods in this namespace") {
+		t.Errorf("ReplicaFailure reason = %s, message %q; want FailedCreateHeadPod, \"FailedCreateHeadPod\\n...no Pods in this namespace...\"", c.Reason, c.Message)
 	}
 	w.WaitEvent("quota", "FailedToCreateHeadPod")
 
