@@ -12,10 +12,14 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
-// Defaults of JobInfoCache, as KubeRay's AsyncJobInfoQuery cache has them.
+// Defaults of JobInfoCache, as KubeRay's AsyncJobInfoQuery cache has them
+// except CachePollsInFlight: KubeRay polls with 8 workers, so 8 slow or
+// hanging dashboards hold every job's polls (found by the RayJob chaos
+// suite); here each poll runs on its own, and a slow dashboard holds only
+// its own jobs'.
 const (
-	CacheWorkers      = 8
-	CachePollInterval = 3 * time.Second
+	CachePollsInFlight = 256
+	CachePollInterval  = 3 * time.Second
 	CacheSize         = 10000
 	CacheExpiry       = 10 * time.Minute
 )
@@ -33,7 +37,7 @@ const (
 // or wrap a ClientProvider with Provider. Run Start once.
 type JobInfoCache struct {
 	clock    clock.WithTickerAndDelayedExecution
-	workers  int
+	inFlight int // polls that may run at once
 	interval time.Duration
 	expiry   time.Duration
 	queue    chan pollTask
@@ -78,7 +82,7 @@ func NewJobInfoCache(clk clock.WithTickerAndDelayedExecution) *JobInfoCache {
 	entries, _ := lru.New[cacheKey, *cacheEntry](CacheSize)
 	return &JobInfoCache{
 		clock:    clk,
-		workers:  CacheWorkers,
+		inFlight: CachePollsInFlight,
 		interval: CachePollInterval,
 		expiry:   CacheExpiry,
 		// Each entry has at most one live task; twice the entries leaves room
@@ -88,19 +92,17 @@ func NewJobInfoCache(clk clock.WithTickerAndDelayedExecution) *JobInfoCache {
 	}
 }
 
-// Start runs the pollers and the expiry sweep until ctx ends. It fits
+// Start runs the polls and the expiry sweep until ctx ends. It fits
 // controller-runtime's manager.Runnable.
 func (c *JobInfoCache) Start(ctx context.Context) error {
 	// The sweep's ticker exists before any poll runs, so that what waits on
 	// the clock is the same whichever goroutine the scheduler runs first.
 	ticker := c.clock.NewTicker(10 * c.interval)
 	defer ticker.Stop()
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() { c.work(ctx) })
-	}
+	var polls sync.WaitGroup
+	polls.Go(func() { c.dispatch(ctx, &polls) })
 	c.sweep(ctx, ticker)
-	wg.Wait()
+	polls.Wait()
 	return nil
 }
 
@@ -158,14 +160,25 @@ func (c *JobInfoCache) enqueue(task pollTask) bool {
 	}
 }
 
-// work polls queued tasks until ctx ends.
-func (c *JobInfoCache) work(ctx context.Context) {
+// dispatch runs each queued task's poll in a goroutine of its own, at most
+// inFlight at once, until ctx ends. It runs inside polls, so the polls it
+// adds are waited for too.
+func (c *JobInfoCache) dispatch(ctx context.Context, polls *sync.WaitGroup) {
+	slots := make(chan struct{}, c.inFlight)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case task := <-c.queue:
-			c.poll(ctx, task)
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			polls.Go(func() {
+				defer func() { <-slots }()
+				c.poll(ctx, task)
+			})
 		}
 	}
 }
@@ -250,9 +263,28 @@ type cachedClient struct {
 	scope string
 }
 
-// GetJobInfo answers from the cache; see JobInfoCache.
-func (cc *cachedClient) GetJobInfo(_ context.Context, jobID string) (*JobInfo, error) {
+// GetJobInfo answers from the cache; see JobInfoCache. An empty job id is
+// refused at once, as the dashboard client refuses it, and never polled.
+func (cc *cachedClient) GetJobInfo(ctx context.Context, jobID string) (*JobInfo, error) {
+	if jobID == "" {
+		return cc.Client.GetJobInfo(ctx, jobID)
+	}
 	return cc.cache.get(cacheKey{scope: cc.scope, jobID: jobID}, cc.Client)
+}
+
+// Uncached is the client the cache wraps, for an answer that must be
+// current.
+func (cc *cachedClient) Uncached() Client { return cc.Client }
+
+// Uncached returns what client asks directly when it answers from a cache
+// (JobInfoCache), else client itself: a caller about to act for good on an
+// answer (a job not found after its submitter finished) asks the dashboard
+// itself, because a cached answer may predate the submission.
+func Uncached(client Client) Client {
+	if c, ok := client.(interface{ Uncached() Client }); ok {
+		return c.Uncached()
+	}
+	return client
 }
 
 // StopJob drops the cached entry and stops the job.

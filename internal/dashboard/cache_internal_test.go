@@ -9,10 +9,12 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-func TestCacheSizesAreKubeRays(t *testing.T) {
+// TestCacheSizes: KubeRay's interval and expiry; polls run on their own
+// (256 at most at once) where KubeRay has 8 workers.
+func TestCacheSizes(t *testing.T) {
 	c := NewJobInfoCache(clocktesting.NewFakeClock(time.Now()))
-	got := []any{c.workers, c.interval, c.expiry}
-	want := []any{8, 3 * time.Second, 10 * time.Minute}
+	got := []any{c.inFlight, c.interval, c.expiry}
+	want := []any{256, 3 * time.Second, 10 * time.Minute}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

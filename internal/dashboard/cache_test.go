@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -253,5 +254,79 @@ func TestCacheRecoversWhenTheDashboardDoes(t *testing.T) {
 			env.wantPoll(t, "next poll", poll{"j", false})
 			env.want(t, "j", rayv1.JobStatusSucceeded, nil)
 		})
+	}
+}
+
+// hangingClient is a dashboard whose job info requests hang until released.
+type hangingClient struct {
+	dashboard.Client
+	release chan struct{}
+}
+
+func (h hangingClient) GetJobInfo(ctx context.Context, _ string) (*dashboard.JobInfo, error) {
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+	}
+	return nil, errors.New("hung up")
+}
+
+// TestCacheSlowDashboardsHoldOnlyTheirOwnPolls: polls of sixteen jobs on a
+// dashboard that hangs do not keep a job on another dashboard from being
+// polled (with a fixed pool of 8 pollers, as KubeRay's, they would).
+func TestCacheSlowDashboardsHoldOnlyTheirOwnPolls(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cache := dashboard.NewJobInfoCache(clk)
+	polled := make(chan string, 100)
+	dashboard.SetAfterPoll(cache, func(jobID string, _ bool) { polled <- jobID })
+	hung := hangingClient{Client: dashboardtest.NewFake(), release: make(chan struct{})}
+	defer close(hung.release)
+	fast := dashboardtest.NewFake()
+	if _, err := fast.SubmitJob(t.Context(), &dashboard.JobSubmitRequest{Entrypoint: "x", SubmissionID: "fast"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = cache.Start(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	slow := cache.Wrap("http://slow:8265", hung)
+	for i := range 16 {
+		if _, err := slow.GetJobInfo(t.Context(), fmt.Sprint("slow-", i)); !errors.Is(err, dashboard.ErrAgain) {
+			t.Fatalf("slow job %d: %v", i, err)
+		}
+	}
+	if _, err := cache.Wrap("http://fast:8265", fast).GetJobInfo(t.Context(), "fast"); !errors.Is(err, dashboard.ErrAgain) {
+		t.Fatalf("fast job: %v", err)
+	}
+	select {
+	case id := <-polled:
+		if id != "fast" {
+			t.Errorf("polled %s first, want the fast job (the slow ones hang)", id)
+		}
+	case <-time.After(10 * time.Second): // guards against a hang only
+		t.Fatal("the fast job was not polled while sixteen slow polls hang")
+	}
+}
+
+// TestCacheRefusesAnEmptyJobID: an empty id is answered by the client at
+// once and never becomes a polled entry.
+func TestCacheRefusesAnEmptyJobID(t *testing.T) {
+	env := startCache(t)
+	if _, err := env.client.GetJobInfo(t.Context(), ""); err == nil || errors.Is(err, dashboard.ErrAgain) {
+		t.Errorf("GetJobInfo(\"\") = %v, want the client's refusal", err)
+	}
+}
+
+// TestUncached: a cached client's uncached side asks the dashboard itself.
+func TestUncached(t *testing.T) {
+	env := startCache(t)
+	env.submit(t, "j", rayv1.JobStatusRunning)
+	info, err := dashboard.Uncached(env.client).GetJobInfo(t.Context(), "j")
+	if err != nil || info.JobStatus != rayv1.JobStatusRunning {
+		t.Errorf("Uncached GetJobInfo = %v, %v; want RUNNING at once", info, err)
+	}
+	if got := dashboard.Uncached(env.fake); got != dashboard.Client(env.fake) {
+		t.Errorf("Uncached of a plain client = %T, want the client", got)
 	}
 }

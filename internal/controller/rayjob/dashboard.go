@@ -44,6 +44,27 @@ func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *ra
 		reason: reasonFailedToGetJobInfo, action: actionGet, err: err}
 }
 
+// confirmJobUnknown asks the dashboard itself, not the job info cache
+// (AsyncJobInfoQuery), whether it still does not know the RayJob's Ray job:
+// a cached "not found" may come from a poll made before the submitter
+// submitted, and failing the RayJob on it would be final. A failed request
+// is a *dashboardError.
+func (r *Reconciler) confirmJobUnknown(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (bool, error) {
+	dash, err := r.dashboardClient(ctx, job, cluster)
+	if err != nil {
+		return false, err
+	}
+	_, err = dashboard.Uncached(dash).GetJobInfo(ctx, job.Status.JobID)
+	switch {
+	case errors.Is(err, dashboard.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, &dashboardError{what: "Failed to get Ray job " + job.Status.JobID + " from the dashboard",
+			reason: reasonFailedToGetJobInfo, action: actionGet, err: err}
+	}
+	return false, nil
+}
+
 // submitOverHTTP submits the Ray job through the dashboard (HTTPMode). The
 // submission id makes it idempotent: an id Ray already knows is success.
 func (r *Reconciler) submitOverHTTP(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) error {

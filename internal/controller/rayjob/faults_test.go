@@ -1,14 +1,17 @@
 package rayjob
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 )
 
@@ -218,5 +221,45 @@ func TestDashboardFaultsOnDeletion(t *testing.T) {
 				t.Errorf("events %q", ev)
 			}
 		})
+	}
+}
+
+// staleCache answers every job info request "not found", as the job info
+// cache does with an answer polled before the submission; its Uncached side
+// is the dashboard itself.
+type staleCache struct{ dashboard.Client }
+
+func (staleCache) GetJobInfo(context.Context, string) (*dashboard.JobInfo, error) {
+	return nil, dashboard.ErrNotFound
+}
+
+func (s staleCache) Uncached() dashboard.Client { return s.Client }
+
+// TestStaleNotFoundDoesNotFailTheRayJob: with the submitter finished and the
+// cache saying "not found", the dashboard itself is asked before the RayJob
+// fails; it knows the job, so the RayJob completes on a later pass instead.
+func TestStaleNotFoundDoesNotFailTheRayJob(t *testing.T) {
+	e := newEnv(t, append([]client.Object{makeJob(inState(rayv1.JobDeploymentStatusRunning))}, running(batchv1.JobComplete)...))
+	withRayJob(rayv1.JobStatusSucceeded)(e)
+	inner := e.dash.Provider()
+	stale := func(url, token string) (dashboard.Client, error) {
+		c, err := inner(url, token)
+		return staleCache{c}, err
+	}
+	e.r = New(Deps{Client: e.client, Scheme: e.client.Scheme(), Recorder: e.events, Clock: e.clock, Dashboards: stale}, e.opts)
+	if _, err := e.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if job := e.job(t); job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
+		t.Errorf("status %q reason %q (%s), want Running: the dashboard knows the job", job.Status.JobDeploymentStatus, job.Status.Reason, job.Status.Message)
+	}
+
+	// The dashboard itself does not know it either: now the RayJob fails.
+	e.dash.ForgetJob(testJobID)
+	if _, err := e.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if job := e.job(t); job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || job.Status.Reason != rayv1.AppFailed {
+		t.Errorf("status %q reason %q, want Failed AppFailed", job.Status.JobDeploymentStatus, job.Status.Reason)
 	}
 }

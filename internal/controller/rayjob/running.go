@@ -89,6 +89,12 @@ func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, 
 	}
 	r.dashFailures.Forget(dashboardCall(job))
 	if sub.finishedAt != nil {
+		if gone, err := r.confirmJobUnknown(ctx, job, cluster); !gone {
+			if errors.As(err, &dashErr) {
+				return r.dashboardFailed(ctx, job, dashErr)
+			}
+			return requeue()
+		}
 		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
 		job.Status.Reason = rayv1.AppFailed
 		job.Status.Message = "Submitter completed but Ray job not found in RayCluster."
