@@ -91,7 +91,10 @@ func (s settings) rerun() string {
 // checks the invariants.
 func TestRayJobChaos(t *testing.T) {
 	s := settingsFromEnv(t)
-	t.Logf("seed %d: %d lifecycles, %d at a time", s.seed, s.lifecycles, s.parallel)
+	// Odd seeds play the job info cache (AsyncJobInfoQuery), even seeds the
+	// direct dashboard requests: make test's random seeds cover both.
+	asyncJobInfo := s.seed%2 == 1
+	t.Logf("seed %d: %d lifecycles, %d at a time, AsyncJobInfoQuery %t", s.seed, s.lifecycles, s.parallel, asyncJobInfo)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("re-run this seed with:\n  %s", s.rerun())
@@ -118,7 +121,7 @@ func TestRayJobChaos(t *testing.T) {
 		defer close(weatherDone)
 		dash.runWeather(weatherCtx, mathrand.New(mathrand.NewPCG(s.seed, 1<<40)))
 	}()
-	op := startOperator(env, ns, dash, mathrand.New(mathrand.NewPCG(s.seed, 1<<41)))
+	op := startOperator(env, ns, dash, mathrand.New(mathrand.NewPCG(s.seed, 1<<41)), asyncJobInfo)
 
 	lifecycles := make([]*lifecycle, s.lifecycles)
 	for i := range lifecycles {

@@ -94,7 +94,10 @@ type kill struct {
 // period. The next incarnation starts with a new manager, so with empty
 // caches and no memory of the last one.
 type chaosOperator struct {
-	env  *testenv.Env
+	// asyncJobInfo turns the AsyncJobInfoQuery gate on (the job info cache
+	// between the RayJob controller and the dashboards).
+	asyncJobInfo bool
+	env          *testenv.Env
 	ns   string
 	dash *dashboards
 	rng  *rand.Rand
@@ -107,8 +110,8 @@ type chaosOperator struct {
 }
 
 // startOperator starts the first incarnation and the killer.
-func startOperator(env *testenv.Env, ns string, dash *dashboards, rng *rand.Rand) *chaosOperator {
-	op := &chaosOperator{env: env, ns: ns, dash: dash, rng: rng, stop: make(chan struct{}), done: make(chan struct{})}
+func startOperator(env *testenv.Env, ns string, dash *dashboards, rng *rand.Rand, asyncJobInfo bool) *chaosOperator {
+	op := &chaosOperator{asyncJobInfo: asyncJobInfo, env: env, ns: ns, dash: dash, rng: rng, stop: make(chan struct{}), done: make(chan struct{})}
 	go op.loop()
 	return op
 }
@@ -163,6 +166,9 @@ func (op *chaosOperator) start(n int) (*incarnation, error) {
 	// throttles to 5 requests per second.
 	cfg.QPS, cfg.Burst = float32(*settings.QPS), *settings.Burst
 	gate := features.NewGate()
+	if err := gate.SetFromMap(map[string]bool{string(features.AsyncJobInfoQuery): op.asyncJobInfo}); err != nil {
+		return nil, err
+	}
 	scheme, err := operator.NewScheme(gate, nil)
 	if err != nil {
 		return nil, err
