@@ -45,7 +45,8 @@ func DefaultReconcileConcurrency() int {
 // sixteen. A RayJob pass asks the Ray dashboard, which may answer in
 // seconds or time out; with four workers per CPU, 1,000 RayJobs against
 // slow dashboards took 2.26x the time they take against instant ones on a
-// 2-CPU machine, with sixteen 1.43x (docs/dev/benchmarks.md).
+// 2-CPU machine (198.8 s), with sixteen 1.04x (112.6 s;
+// docs/dev/benchmarks.md).
 func DefaultRayJobReconcileConcurrency() int {
 	return max(16, 16*runtime.GOMAXPROCS(0))
 }
