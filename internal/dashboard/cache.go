@@ -20,8 +20,8 @@ import (
 const (
 	CachePollsInFlight = 256
 	CachePollInterval  = 3 * time.Second
-	CacheSize         = 10000
-	CacheExpiry       = 10 * time.Minute
+	CacheSize          = 10000
+	CacheExpiry        = 10 * time.Minute
 )
 
 // JobInfoCache answers GetJobInfo from memory and keeps the answers fresh

@@ -98,12 +98,12 @@ type chaosOperator struct {
 	// between the RayJob controller and the dashboards).
 	asyncJobInfo bool
 	env          *testenv.Env
-	ns   string
-	dash *dashboards
-	rng  *rand.Rand
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
+	ns           string
+	dash         *dashboards
+	rng          *rand.Rand
+	stop         chan struct{}
+	done         chan struct{}
+	mu           sync.Mutex
 	// kills are the deaths so far; err is why an incarnation could not start.
 	kills []kill
 	err   error
