@@ -46,18 +46,23 @@ func newWorld(t *testing.T) *world {
 // advanceTo moves the clock forward to at (never back) and waits for cond.
 // A pass that computed its requeue before the clock moved queues it later
 // than meant (the queue adds the delay to the clock's time when it gets
-// the item), so while cond does not hold the clock creeps on by a second
-// now and then; at is a schedule time and the tests' schedules have
-// minutes between their times.
+// the item): up to a whole minute later when the first pass ran just
+// before SetTime. So while cond does not hold the clock creeps on, a second
+// every 200 ms, but never by more than maxCreep, which keeps it short of
+// the next schedule time (the tests' schedules have minutes between their
+// times). Creeping a second per real second, as before, could not cover a
+// requeue of more than 30 s within Eventually's timeout: the flake of
+// TestOperatorWiresRayCronJob under load.
 func (w *world) advanceTo(at time.Time, what string, cond func() (bool, error)) {
 	w.T.Helper()
 	if at.After(w.clock.Now()) {
 		w.clock.SetTime(at)
 	}
-	lastNudge := time.Now()
+	const maxCreep = 50 * time.Second
+	start, lastNudge := w.clock.Now(), time.Now()
 	w.Eventually(what, func() (bool, error) {
 		ok, err := cond()
-		if !ok && time.Since(lastNudge) > time.Second {
+		if !ok && time.Since(lastNudge) > 200*time.Millisecond && w.clock.Since(start) < maxCreep {
 			w.clock.Step(time.Second)
 			lastNudge = time.Now()
 		}
