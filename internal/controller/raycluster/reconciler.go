@@ -26,6 +26,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
@@ -121,7 +122,7 @@ type Reconciler struct {
 	metrics  ProvisionObserver
 	random   io.Reader
 	opts     Options
-	steps    []step
+	steps    []passsteps.Step[*scope]
 }
 
 // New returns a Reconciler.

@@ -3,10 +3,8 @@ package raycluster
 import (
 	"context"
 
-	"github.com/go-logr/logr"
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // scope is what one reconcile pass works on.
@@ -53,39 +51,25 @@ func (s *scope) takeScaleBudget(n int) int {
 	return n
 }
 
-// step is one named stage of a pass.
-type step struct {
-	name string
-	run  func(ctx context.Context, s *scope) error
-}
-
 // orderedSteps are the stages of a pass, in KubeRay's order: what the head
 // Pod needs (its service account, the auth Secret, the head Service that
 // workers resolve) exists before the Pods are created.
-func (r *Reconciler) orderedSteps() []step {
-	return []step{
-		{"AutoscalerServiceAccount", r.reconcileAutoscalerServiceAccount},
-		{"AutoscalerRole", r.reconcileAutoscalerRole},
-		{"AutoscalerRoleBinding", r.reconcileAutoscalerRoleBinding},
-		{"Ingress", r.reconcileIngress},
-		{"AuthSecret", r.reconcileAuthSecret},
-		{"HeadService", r.reconcileHeadService},
-		{"HeadlessService", r.reconcileHeadlessService},
-		{"ServeService", r.reconcileServeService},
-		{"Pods", r.reconcilePods},
+func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
+	return []passsteps.Step[*scope]{
+		{Name: "AutoscalerServiceAccount", Run: r.reconcileAutoscalerServiceAccount},
+		{Name: "AutoscalerRole", Run: r.reconcileAutoscalerRole},
+		{Name: "AutoscalerRoleBinding", Run: r.reconcileAutoscalerRoleBinding},
+		{Name: "Ingress", Run: r.reconcileIngress},
+		{Name: "AuthSecret", Run: r.reconcileAuthSecret},
+		{Name: "HeadService", Run: r.reconcileHeadService},
+		{Name: "HeadlessService", Run: r.reconcileHeadlessService},
+		{Name: "ServeService", Run: r.reconcileServeService},
+		{Name: "Pods", Run: r.reconcilePods},
 	}
 }
 
-// runSteps runs the steps in order and stops at the first error.
+// runSteps runs the steps in order and stops at the first error, which it
+// returns as the step returned it. Each step logs with its name.
 func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
-	base := ctrl.LoggerFrom(ctx)
-	for _, st := range r.steps {
-		log := base.WithValues("step", st.name)
-		log.V(1).Info("Reconciling")
-		if err := st.run(logr.NewContext(ctx, log), s); err != nil {
-			log.Error(err, "Reconcile step failed")
-			return err
-		}
-	}
-	return nil
+	return passsteps.Runner[*scope]{LogSteps: true}.Run(ctx, r.steps, s)
 }

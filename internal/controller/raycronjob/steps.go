@@ -6,40 +6,31 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
-)
 
-// step is one named stage of a pass.
-type step struct {
-	name string
-	run  func(ctx context.Context, s *scope) error
-}
+	"github.com/ray-operator/ray-operator/internal/passsteps"
+)
 
 // orderedSteps are the stages of a pass. Observing the RayJobs comes first
 // so that status.active stays true even for an invalid or suspended
 // RayCronJob; validation comes before anything is changed.
-func (r *Reconciler) orderedSteps() []step {
-	return []step{
-		{"Observe", r.observe},
-		{"Validate", r.validate},
-		{"PruneHistory", r.pruneHistory},
-		{"Suspend", r.suspend},
-		{"Schedule", r.reconcileSchedule},
+func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
+	return []passsteps.Step[*scope]{
+		{Name: "Observe", Run: r.observe},
+		{Name: "Validate", Run: r.validate},
+		{Name: "PruneHistory", Run: r.pruneHistory},
+		{Name: "Suspend", Run: r.suspend},
+		{Name: "Schedule", Run: r.reconcileSchedule},
 	}
 }
 
-// runSteps runs the steps in order; it stops at the first error or at a
-// step that ends the pass.
+// runSteps runs the steps in order; it stops at the first error, which it
+// returns prefixed with the step's name, or at a step that ends the pass.
 func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
-	for _, st := range r.orderedSteps() {
-		if err := st.run(ctx, s); err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
-		}
-		if s.stop {
-			return nil
-		}
-	}
-	return nil
+	return passsteps.Runner[*scope]{WrapErrors: true, Stop: stopped}.Run(ctx, r.orderedSteps(), s)
 }
+
+// stopped says a step ended the pass.
+func stopped(s *scope) bool { return s.stop }
 
 // finishPass derives status.active from the RayJobs as the pass left them, writes the status once when it changed as a
 // whole, and decides when to look again: at the next schedule time, or

@@ -10,42 +10,32 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
-// step is one named stage of a pass.
-type step struct {
-	name string
-	run  func(ctx context.Context, s *scope) error
-}
-
 // orderedSteps are the stages of a pass, in KubeRay's order.
-func (r *Reconciler) orderedSteps() []step {
-	return []step{
-		{"CleanUpClusters", r.cleanUpClusters},
-		{"Suspend", r.reconcileSuspend},
-		{"InitializingTimeout", r.stopIfTimedOut},
-		{"Clusters", r.reconcileClusters},
-		{"ServeLabels", r.reconcileServeLabels},
-		{"Serve", r.reconcileServe},
-		{"TrafficObjects", r.reconcileTrafficObjects},
-		{"Services", r.reconcileServices},
-		{"Status", r.calculateStatus},
+func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
+	return []passsteps.Step[*scope]{
+		{Name: "CleanUpClusters", Run: r.cleanUpClusters},
+		{Name: "Suspend", Run: r.reconcileSuspend},
+		{Name: "InitializingTimeout", Run: r.stopIfTimedOut},
+		{Name: "Clusters", Run: r.reconcileClusters},
+		{Name: "ServeLabels", Run: r.reconcileServeLabels},
+		{Name: "Serve", Run: r.reconcileServe},
+		{Name: "TrafficObjects", Run: r.reconcileTrafficObjects},
+		{Name: "Services", Run: r.reconcileServices},
+		{Name: "Status", Run: r.calculateStatus},
 	}
 }
 
-// runSteps runs the steps in order; it stops at the first error or at a
-// step that ends the pass.
+// runSteps runs the steps in order; it stops at the first error, which it
+// returns prefixed with the step's name, or at a step that ends the pass.
 func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
-	for _, st := range r.orderedSteps() {
-		if err := st.run(ctx, s); err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
-		}
-		if s.stop {
-			return nil
-		}
-	}
-	return nil
+	return passsteps.Runner[*scope]{WrapErrors: true, Stop: stopped}.Run(ctx, r.orderedSteps(), s)
 }
+
+// stopped says a step ended the pass.
+func stopped(s *scope) bool { return s.stop }
 
 // finishPass writes the status once when it changed and decides when to
 // look again. Changes of the embedded RayCluster statuses alone are not

@@ -115,31 +115,20 @@ func nilIfUnnamed[T client.Object](obj T) T {
 // applyGateway creates the Gateway, or updates its class and listeners when
 // they differ.
 func (r *Reconciler) applyGateway(ctx context.Context, s *scope, desired *gwv1.Gateway) error {
-	current := s.gateway
-	if current == nil {
-		desired.OwnerReferences = []metav1.OwnerReference{clusterowner.ControllerRef(s.rs, rayv1.KindRayService)}
-		if err := r.Client.Create(ctx, desired); err != nil {
-			r.event(s.rs, corev1.EventTypeWarning, reasonFailedToCreateGateway, clusterowner.ActionCreate,
-				"Failed to create Gateway for RayService %s/%s: %v", desired.Namespace, desired.Name, err)
-			return fmt.Errorf("creating Gateway %s: %w", desired.Name, err)
-		}
-		r.event(s.rs, corev1.EventTypeNormal, reasonCreatedGateway, clusterowner.ActionCreate,
-			"Created Gateway for RayService %s/%s", desired.Namespace, desired.Name)
-		s.gateway = desired
-		return nil
-	}
-	if !incrementalupgrade.GatewayDiffers(current, desired) {
-		return nil
-	}
-	current.Spec.GatewayClassName, current.Spec.Listeners = desired.Spec.GatewayClassName, desired.Spec.Listeners
-	if err := r.Client.Update(ctx, current); err != nil {
-		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateGateway, clusterowner.ActionUpdate,
-			"Failed to update the Gateway %s/%s: %v", current.Namespace, current.Name, err)
-		return fmt.Errorf("updating Gateway %s: %w", current.Name, err)
-	}
-	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedGateway, clusterowner.ActionUpdate,
-		"Updated the Gateway %s/%s", current.Namespace, current.Name)
-	return nil
+	return applyTrafficObject(ctx, r, s, &s.gateway, desired, gatewayKind)
+}
+
+// gatewayKind is how applyTrafficObject compares, updates and names a Gateway.
+var gatewayKind = trafficKind[*gwv1.Gateway]{
+	trafficWords: trafficWords{
+		noun: "Gateway", failedCreateNoun: "Gateway",
+		created: reasonCreatedGateway, failedToCreate: reasonFailedToCreateGateway,
+		updated: reasonUpdatedGateway, failedToUpdate: reasonFailedToUpdateGateway,
+	},
+	differs: incrementalupgrade.GatewayDiffers,
+	copySpec: func(current, desired *gwv1.Gateway) {
+		current.Spec.GatewayClassName, current.Spec.Listeners = desired.Spec.GatewayClassName, desired.Spec.Listeners
+	},
 }
 
 // desiredRoute is the HTTPRoute for this pass: the active cluster's serve
@@ -174,30 +163,87 @@ func ptrOr(p *int32, def int32) int32 {
 // applyRoute creates the HTTPRoute or updates its parents, match and
 // weighted backends when they differ.
 func (r *Reconciler) applyRoute(ctx context.Context, s *scope, desired *gwv1.HTTPRoute) error {
-	current := s.route
-	if current == nil {
-		desired.OwnerReferences = []metav1.OwnerReference{clusterowner.ControllerRef(s.rs, rayv1.KindRayService)}
-		if err := r.Client.Create(ctx, desired); err != nil {
-			r.event(s.rs, corev1.EventTypeWarning, reasonFailedToCreateHTTPRoute, clusterowner.ActionCreate,
-				"Failed to create the HTTPRoute for RayService %s/%s: %v", desired.Namespace, desired.Name, err)
-			return fmt.Errorf("creating HTTPRoute %s: %w", desired.Name, err)
+	return applyTrafficObject(ctx, r, s, &s.route, desired, routeKind)
+}
+
+// routeKind is how applyTrafficObject compares, updates and names an
+// HTTPRoute.
+var routeKind = trafficKind[*gwv1.HTTPRoute]{
+	trafficWords: trafficWords{
+		noun: "HTTPRoute", failedCreateNoun: "the HTTPRoute",
+		created: reasonCreatedHTTPRoute, failedToCreate: reasonFailedToCreateHTTPRoute,
+		updated: reasonUpdatedHTTPRoute, failedToUpdate: reasonFailedToUpdateHTTPRoute,
+	},
+	differs: incrementalupgrade.RouteDiffers,
+	copySpec: func(current, desired *gwv1.HTTPRoute) {
+		current.Spec.ParentRefs, current.Spec.Rules = desired.Spec.ParentRefs, desired.Spec.Rules
+	},
+}
+
+// trafficKind is how applyTrafficObject treats one Gateway API kind: how it
+// tells that an object differs from the desired one, what of the desired
+// one it copies onto it, and the words of its events and errors.
+type trafficKind[P client.Object] struct {
+	trafficWords
+	differs  func(current, desired P) bool
+	copySpec func(current, desired P)
+}
+
+// trafficWords are the event reasons of one Gateway API kind and the nouns
+// its events and errors name it with.
+type trafficWords struct {
+	// noun names the kind in errors and in most events ("Gateway").
+	noun string
+	// failedCreateNoun names it in the event of a failed create, which
+	// KubeRay words differently per kind ("Gateway", "the HTTPRoute").
+	failedCreateNoun string
+	// The event reasons of a create and an update, done or failed.
+	created, failedToCreate, updated, failedToUpdate string
+}
+
+// applyTrafficObject creates desired, owned by the RayService, when *current
+// is nil and then records it there; otherwise it updates *current to desired
+// when they differ. Both record KubeRay's events on the RayService.
+func applyTrafficObject[O any, P interface {
+	*O
+	client.Object
+}](ctx context.Context, r *Reconciler, s *scope, current *P, desired P, k trafficKind[P]) error {
+	if *current == nil {
+		if err := r.createTrafficObject(ctx, s.rs, desired, k.trafficWords); err != nil {
+			return err
 		}
-		r.event(s.rs, corev1.EventTypeNormal, reasonCreatedHTTPRoute, clusterowner.ActionCreate,
-			"Created HTTPRoute for RayService %s/%s", desired.Namespace, desired.Name)
-		s.route = desired
+		*current = desired
 		return nil
 	}
-	if !incrementalupgrade.RouteDiffers(current, desired) {
+	if !k.differs(*current, desired) {
 		return nil
 	}
-	current.Spec.ParentRefs, current.Spec.Rules = desired.Spec.ParentRefs, desired.Spec.Rules
-	if err := r.Client.Update(ctx, current); err != nil {
-		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateHTTPRoute, clusterowner.ActionUpdate,
-			"Failed to update the HTTPRoute %s/%s: %v", current.Namespace, current.Name, err)
-		return fmt.Errorf("updating HTTPRoute %s: %w", current.Name, err)
+	k.copySpec(*current, desired)
+	return r.updateTrafficObject(ctx, s.rs, *current, k.trafficWords)
+}
+
+// createTrafficObject creates a Gateway API object owned by the RayService.
+func (r *Reconciler) createTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
+	obj.SetOwnerReferences([]metav1.OwnerReference{clusterowner.ControllerRef(rs, rayv1.KindRayService)})
+	if err := r.Client.Create(ctx, obj); err != nil {
+		r.event(rs, corev1.EventTypeWarning, w.failedToCreate, clusterowner.ActionCreate,
+			"Failed to create %s for RayService %s/%s: %v", w.failedCreateNoun, obj.GetNamespace(), obj.GetName(), err)
+		return fmt.Errorf("creating %s %s: %w", w.noun, obj.GetName(), err)
 	}
-	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedHTTPRoute, clusterowner.ActionUpdate,
-		"Updated the HTTPRoute %s/%s", current.Namespace, current.Name)
+	r.event(rs, corev1.EventTypeNormal, w.created, clusterowner.ActionCreate,
+		"Created %s for RayService %s/%s", w.noun, obj.GetNamespace(), obj.GetName())
+	return nil
+}
+
+// updateTrafficObject writes a Gateway API object whose spec was changed.
+func (r *Reconciler) updateTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
+	if err := r.Client.Update(ctx, obj); err != nil {
+		r.event(rs, corev1.EventTypeWarning, w.failedToUpdate, clusterowner.ActionUpdate,
+			"Failed to update the %s %s/%s: %v", w.noun, obj.GetNamespace(), obj.GetName(), err)
+		return fmt.Errorf("updating %s %s: %w", w.noun, obj.GetName(), err)
+	}
+	r.event(rs, corev1.EventTypeNormal, w.updated, clusterowner.ActionUpdate,
+		"Updated the %s %s/%s", w.noun, obj.GetNamespace(), obj.GetName())
 	return nil
 }
 
