@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,8 +12,11 @@ import (
 )
 
 // guardScript kills the process groups given as arguments when the shell
-// gets SIGTERM, which the kernel sends when the test process dies.
+// gets SIGTERM, which the kernel sends when the test process dies. It says
+// "armed" once its trap is set: a SIGTERM before that would end the shell
+// without killing anything.
 const guardScript = `trap 'for p; do kill -9 "-$p"; done 2>/dev/null; kill $! 2>/dev/null; exit 0' TERM
+echo armed
 sleep 2147483647 & wait`
 
 // guardChildren makes sure the processes this test binary started from
@@ -28,8 +32,22 @@ func guardChildren(binDir string) (func(), error) {
 	args := append([]string{"-c", guardScript, "testenv-guard"}, pids...)
 	cmd := exec.Command("/bin/sh", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the control-plane guard: %w", err)
+	}
+	// Wait for the trap: a test process killed before the shell has set it
+	// (seen on a loaded machine: etcd and kube-apiserver outlived it) would
+	// end the guard with nothing killed.
+	line, err := bufio.NewReader(out).ReadString('\n')
+	_ = out.Close()
+	if err != nil || line != "armed\n" {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("the control-plane guard did not start (%q): %v", line, err)
 	}
 	return func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
