@@ -36,11 +36,24 @@ type world struct {
 // newWorld starts an operator for a fresh namespace, its clock at the
 // current time.
 func newWorld(t *testing.T) *world {
-	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: clocktesting.NewFakeClock(time.Now())}
+	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: newClock()}
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
 		return raycronjob.NewForManager(mgr, raycronjob.Deps{Clock: w.clock}, raycronjob.Options{Features: features.NewGate()}).SetupWithManager(mgr, 1)
 	})
 	return w
+}
+
+// newClock is a fake clock a second short of the next full minute. The
+// tests' RayCronJobs, created right after, run first at that minute, so the
+// controller's first pass requeues them about a second ahead. Started at
+// the current time instead, that pass could requeue up to a minute ahead,
+// and if the queue took the item only after the test had moved the clock to
+// the schedule time, it would wait up to a minute past it (see advanceTo):
+// TestOperatorWiresRayCronJob, the first test to run, failed that way on
+// loaded CI machines.
+func newClock() *clocktesting.FakeClock {
+	now := time.Now()
+	return clocktesting.NewFakeClock(now.Truncate(time.Minute).Add(time.Minute - time.Second))
 }
 
 // advanceTo moves the clock forward to at (never back) and waits for cond.

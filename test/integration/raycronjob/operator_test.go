@@ -3,12 +3,9 @@ package raycronjob_test
 import (
 	"errors"
 	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -23,18 +20,7 @@ import (
 // --enable-metrics) creates the RayJobs and feeds its metrics into
 // controller-runtime's registry, which the metrics endpoint serves.
 func TestOperatorWiresRayCronJob(t *testing.T) {
-	if os.Getenv("RAY_OPERATOR_QUARANTINED") == "" {
-		// Quarantined (2026-11-25): on the 2-core CI machines the
-		// controller set up through operator.DefaultControllers sometimes
-		// never reconciles the RayCronJob within the wait (no pass is
-		// logged after "Starting workers"; 2 of 3 clean-clone runs that
-		// day, after passing at the previous stops). The controller itself
-		// is covered by the other tests of this package, the wiring by
-		// internal/operator's unit tests. Run it with
-		// RAY_OPERATOR_QUARANTINED=1 go test -run TestOperatorWiresRayCronJob ./test/integration/raycronjob/
-		t.Skip("quarantined: the RayCronJob wiring flake is open; RAY_OPERATOR_QUARANTINED=1 runs it")
-	}
-	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: clocktesting.NewFakeClock(time.Now())}
+	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: newClock()}
 	startOperatorRayCronJob(w)
 
 	_, first := w.createCronJob(everyMinute("wired").Obj())

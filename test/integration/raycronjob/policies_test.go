@@ -22,9 +22,7 @@ func TestForbidSkipsWhileRunning(t *testing.T) {
 	w.setJobStatus(running, func(j *wrappers.RayJobWrapper) { j.DeploymentStatus(rayv1.JobDeploymentStatusRunning) })
 
 	w.waitScheduled("forbid", first.Add(time.Minute))
-	if len(w.Events("forbid", "JobAlreadyActive")) == 0 {
-		t.Error("no JobAlreadyActive event")
-	}
+	w.WaitEvent("forbid", "JobAlreadyActive")
 	if diff := cmp.Diff([]string{running}, w.rayJobNames()); diff != "" {
 		t.Fatalf("RayJobs while one runs (-want +got):\n%s", diff)
 	}
@@ -58,9 +56,7 @@ func TestReplaceReplacesRunning(t *testing.T) {
 	if len(cj.Status.Active) != 1 || cj.Status.Active[0].Name != jobName("replace", second) {
 		t.Errorf("status.active %+v, want only %s", cj.Status.Active, jobName("replace", second))
 	}
-	if len(w.Events("replace", "DeletedRayJob")) == 0 {
-		t.Error("no DeletedRayJob event")
-	}
+	w.WaitEvent("replace", "DeletedRayJob")
 }
 
 // TestHistoryPruning: with limits 2 and 1, after runs that end in turn
@@ -82,7 +78,5 @@ func TestHistoryPruning(t *testing.T) {
 	w.Eventually("the history pruned to the limits", func() (bool, error) {
 		return cmp.Equal(want, w.rayJobNames()), nil
 	})
-	if len(w.Events("prune", "DeletedRayJob")) == 0 {
-		t.Error("no DeletedRayJob event")
-	}
+	w.WaitEvent("prune", "DeletedRayJob")
 }

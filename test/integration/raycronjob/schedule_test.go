@@ -59,9 +59,7 @@ func TestRayJobsOnSchedule(t *testing.T) {
 	if diff := cmp.Diff(namesOf("nightly", first, second), active); diff != "" {
 		t.Errorf("status.active (-want +got):\n%s", diff)
 	}
-	if len(w.Events("nightly", "CreatedRayJob")) == 0 {
-		t.Error("no CreatedRayJob event")
-	}
+	w.WaitEvent("nightly", "CreatedRayJob")
 }
 
 // TestSuspendedCreatesNothing: a suspended RayCronJob creates no RayJob
@@ -97,9 +95,7 @@ func TestInvalidRayCronJob(t *testing.T) {
 		return len(cj.Status.Conditions) == 1 && cj.Status.Conditions[0].Status == metav1.ConditionFalse &&
 			cj.Status.Conditions[0].Message == "spec.schedule must not set a time zone (TZ= or CRON_TZ=): use spec.timeZone", nil
 	})
-	if len(w.Events("broken", "InvalidRayCronJobSpec")) == 0 {
-		t.Error("no InvalidRayCronJobSpec event")
-	}
+	w.WaitEvent("broken", "InvalidRayCronJobSpec")
 	if names := w.rayJobNames(); len(names) != 0 {
 		t.Errorf("RayJobs of an invalid RayCronJob: %v", names)
 	}
