@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
 // TestRayJobsOnSchedule: nothing before the first schedule time, then one
@@ -74,11 +76,8 @@ func TestSuspendedCreatesNothing(t *testing.T) {
 		t.Fatalf("RayJobs while suspended: %v", names)
 	}
 
-	cj := w.cronJob("paused")
-	cj.Spec.Suspend = false
-	if err := w.Client.Update(t.Context(), cj); err != nil {
-		t.Fatal(err)
-	}
+	cj := &rayv1.RayCronJob{ObjectMeta: metav1.ObjectMeta{Name: "paused", Namespace: w.NS}}
+	w.Update(cj, func() { cj.Spec.Suspend = false }) // retried: the controller may be writing the status
 	w.waitScheduled("paused", first.Add(2*time.Minute))
 	if diff := cmp.Diff(namesOf("paused", minutes(first, 3)...), w.rayJobNames()); diff != "" {
 		t.Errorf("RayJobs after resuming (-want +got):\n%s", diff)
