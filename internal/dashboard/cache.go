@@ -277,14 +277,15 @@ func (cc *cachedClient) GetJobInfo(ctx context.Context, jobID string) (*JobInfo,
 func (cc *cachedClient) Uncached() Client { return cc.Client }
 
 // Uncached returns what client asks directly when it answers from a cache
-// (JobInfoCache), else client itself: a caller about to act for good on an
-// answer (a job not found after its submitter finished) asks the dashboard
-// itself, because a cached answer may predate the submission.
-func Uncached(client Client) Client {
+// (JobInfoCache), and true; else client itself and false. A caller about to
+// act for good on an answer (a job not found after its submitter finished)
+// asks the dashboard itself, because a cached answer may predate the
+// submission; an answer of an uncached client needs no second asking.
+func Uncached(client Client) (Client, bool) {
 	if c, ok := client.(interface{ Uncached() Client }); ok {
-		return c.Uncached()
+		return c.Uncached(), true
 	}
-	return client
+	return client, false
 }
 
 // StopJob drops the cached entry and stops the job.

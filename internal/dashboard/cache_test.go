@@ -322,11 +322,15 @@ func TestCacheRefusesAnEmptyJobID(t *testing.T) {
 func TestUncached(t *testing.T) {
 	env := startCache(t)
 	env.submit(t, "j", rayv1.JobStatusRunning)
-	info, err := dashboard.Uncached(env.client).GetJobInfo(t.Context(), "j")
+	direct, cached := dashboard.Uncached(env.client)
+	if !cached {
+		t.Error("Uncached says the cache's client is not cached")
+	}
+	info, err := direct.GetJobInfo(t.Context(), "j")
 	if err != nil || info.JobStatus != rayv1.JobStatusRunning {
 		t.Errorf("Uncached GetJobInfo = %v, %v; want RUNNING at once", info, err)
 	}
-	if got := dashboard.Uncached(env.fake); got != dashboard.Client(env.fake) {
-		t.Errorf("Uncached of a plain client = %T, want the client", got)
+	if got, cached := dashboard.Uncached(env.fake); cached || got != dashboard.Client(env.fake) {
+		t.Errorf("Uncached of a plain client = %T, %v; want the client, false", got, cached)
 	}
 }

@@ -115,7 +115,7 @@ func changeNote(c childChange, namespace string, names []string) string {
 	if c.why != "" {
 		head += " (" + c.why + ")"
 	}
-	return head + ": " + nameList(slices.Sorted(slices.Values(names)), maxEventNote-len(head)-2)
+	return head + ": " + joinWithin(slices.Sorted(slices.Values(names)), ", ", maxEventNote-len(head)-2)
 }
 
 // passCreationNote names everything a pass created, kind by kind in the
@@ -139,16 +139,10 @@ func passCreationNote(created []childChange, namespace string, names map[childCh
 		}
 		parts[i] = head + " " + list[0]
 		if len(list) > 1 || len(parts[i]) > share {
-			parts[i] = head + ": " + nameList(list, share-len(head)-len(": ; "))
+			parts[i] = head + ": " + joinWithin(list, ", ", share-len(head)-len(": ; "))
 		}
 	}
 	return lead + joinWithin(parts, "; ", maxEventNote-len(lead))
-}
-
-// nameList joins names with ", " in at most limit bytes, ending with
-// "and N more" when not all fit.
-func nameList(names []string, limit int) string {
-	return joinWithin(names, ", ", limit)
 }
 
 // joinWithin joins items with sep in at most limit bytes, ending with

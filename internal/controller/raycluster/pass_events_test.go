@@ -89,7 +89,7 @@ func TestPassCreationNoteFitsTheAPILimit(t *testing.T) {
 	}
 }
 
-func TestNameList(t *testing.T) {
+func TestJoinWithin(t *testing.T) {
 	for _, tc := range []struct {
 		names []string
 		limit int
@@ -100,8 +100,8 @@ func TestNameList(t *testing.T) {
 		{[]string{"aaaa", "bbbb", "cccc"}, 22, "aaaa, bbbb, cccc"},
 		{[]string{"aaaa"}, 2, "and 1 more"},
 	} {
-		if got := nameList(tc.names, tc.limit); got != tc.want {
-			t.Errorf("nameList(%v, %d) = %q, want %q", tc.names, tc.limit, got, tc.want)
+		if got := joinWithin(tc.names, ", ", tc.limit); got != tc.want {
+			t.Errorf("joinWithin(%v, \", \", %d) = %q, want %q", tc.names, tc.limit, got, tc.want)
 		}
 	}
 }

@@ -40,27 +40,36 @@ func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *ra
 	case errors.Is(err, dashboard.ErrNotFound), errors.Is(err, dashboard.ErrAgain):
 		return nil, err
 	}
-	return nil, &dashboardError{what: "Failed to get Ray job " + job.Status.JobID + " from the dashboard",
+	return nil, jobInfoFailed(job, err)
+}
+
+// jobInfoFailed is the *dashboardError of a failed job info request.
+func jobInfoFailed(job *rayv1.RayJob, err error) *dashboardError {
+	return &dashboardError{what: "Failed to get Ray job " + job.Status.JobID + " from the dashboard",
 		reason: reasonFailedToGetJobInfo, action: actionGet, err: err}
 }
 
 // confirmJobUnknown asks the dashboard itself, not the job info cache
 // (AsyncJobInfoQuery), whether it still does not know the RayJob's Ray job:
 // a cached "not found" may come from a poll made before the submitter
-// submitted, and failing the RayJob on it would be final. A failed request
-// is a *dashboardError.
+// submitted, and failing the RayJob on it would be final. Without the cache
+// the "not found" came from the dashboard already and is not asked again. A
+// failed request is a *dashboardError.
 func (r *Reconciler) confirmJobUnknown(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (bool, error) {
 	dash, err := r.dashboardClient(ctx, job, cluster)
 	if err != nil {
 		return false, err
 	}
-	_, err = dashboard.Uncached(dash).GetJobInfo(ctx, job.Status.JobID)
+	direct, cached := dashboard.Uncached(dash)
+	if !cached {
+		return true, nil
+	}
+	_, err = direct.GetJobInfo(ctx, job.Status.JobID)
 	switch {
 	case errors.Is(err, dashboard.ErrNotFound):
 		return true, nil
 	case err != nil:
-		return false, &dashboardError{what: "Failed to get Ray job " + job.Status.JobID + " from the dashboard",
-			reason: reasonFailedToGetJobInfo, action: actionGet, err: err}
+		return false, jobInfoFailed(job, err)
 	}
 	return false, nil
 }

@@ -89,10 +89,13 @@ func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, 
 	}
 	r.dashFailures.Forget(dashboardCall(job))
 	if sub.finishedAt != nil {
-		if gone, err := r.confirmJobUnknown(ctx, job, cluster); !gone {
-			if errors.As(err, &dashErr) {
-				return r.dashboardFailed(ctx, job, dashErr)
-			}
+		gone, err := r.confirmJobUnknown(ctx, job, cluster)
+		switch {
+		case errors.As(err, &dashErr):
+			return r.dashboardFailed(ctx, job, dashErr)
+		case err != nil:
+			return ctrl.Result{}, err
+		case !gone:
 			return requeue()
 		}
 		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
