@@ -36,10 +36,15 @@ all: build
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/ray-operator/ray-operator/internal/buildinfo.version=$(VERSION)
 
+# The repository holds two Go modules: the operator (this directory) and the
+# local cluster `make run` starts (local/, its own go.mod, which requires the
+# operator's through a replace). Targets that lint or test run in both.
+LOCAL_MODULE := local
+
 .PHONY: build
-build: ## Build bin/ray-operator and bin/ray-local, stamped with VERSION.
+build: ## Build bin/ray-operator and bin/ray-local (the local module's), stamped with VERSION.
 	go build -ldflags "$(LDFLAGS)" -o bin/ray-operator ./cmd/ray-operator
-	go build -ldflags "$(LDFLAGS)" -o bin/ray-local ./cmd/ray-local
+	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
 
 ##@ Tools
 
@@ -93,7 +98,7 @@ RUN_FEATURE_GATES ?= RayCronJob=true
 
 .PHONY: run
 run: $(KWOK) $(COREDNS) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
-	go build -ldflags "$(LDFLAGS)" -o bin/ray-local ./cmd/ray-local
+	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
 	hack/node-packages.sh
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" \
@@ -154,19 +159,27 @@ verify-generated: generate ## Fail when the committed generated files differ fro
 
 GO_TEST_FLAGS ?= -count=1
 UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./test/scale/
+# The local module's unit tests (run from $(LOCAL_MODULE)/).
+LOCAL_UNIT_PKGS = ./cmd/... ./internal/...
 
 .PHONY: test
-test: verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
+test: check-repository verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: repository checks, generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint v2 over the module.
+lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over both modules.
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
+	cd $(LOCAL_MODULE) && go vet ./... && $(GOLANGCI_LINT) run ./...
+
+.PHONY: check-repository
+check-repository: ## Fail when the operator module depends on the local stack, or a tracked file over 1 MiB is not allow-listed.
+	hack/check-operator-deps.sh
 
 .PHONY: test-unit
 test-unit: ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).
 	hack/node-packages.sh
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
+	cd $(LOCAL_MODULE) && go test $(GO_TEST_FLAGS) $(LOCAL_UNIT_PKGS)
 
 .PHONY: test-helm
 test-helm: $(HELM) ## The Helm chart with the pinned helm: lint, golden renders, values mapped to the operator's flags (no API server).
@@ -177,6 +190,8 @@ test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites agai
 	hack/node-packages.sh
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+		go test $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/integration/...
 
 # CHAOS_LIFECYCLES and CHAOS_SEED size and seed `make chaos` (a random seed
 # when empty). `make test` runs the same suite with 100 lifecycles among the
@@ -190,9 +205,11 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries $(COREDNS) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (test/e2e/local). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
+test-e2e: k8s-binaries $(COREDNS) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	hack/node-packages.sh
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
@@ -212,8 +229,9 @@ fuzz: ## Fuzz every target of internal/fuzz for FUZZTIME each; a crash is writte
 		go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/fuzz/ || exit 1; \
 	done
 
-bench: ## Benchmarks (speed and memory targets are measured here, never in tests).
+bench: ## Benchmarks of both modules (speed and memory targets are measured here, never in tests).
 	go test -run '^$$' -bench . -benchmem $(UNIT_PKGS)
+	cd $(LOCAL_MODULE) && go test -run '^$$' -bench . -benchmem $(LOCAL_UNIT_PKGS)
 
 # bench-scale sizes, kinds and operator flags (see docs/dev/benchmarks.md).
 SCALE_SIZES ?= 100,300,1000
@@ -223,8 +241,8 @@ SCALE_OPERATOR_FLAGS ?=
 .PHONY: bench-local
 bench-local: k8s-binaries $(COREDNS) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (the average of 2 clusters after a first one that go test runs to size the benchmark; one after another, about 5 minutes).
 	hack/node-packages.sh
-	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
-		go test -count=1 -run '^$$' -bench BenchmarkMinimalClusterFootprint -benchtime 2x -timeout 30m ./test/e2e/local/
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+		go test -count=1 -run '^$$' -bench BenchmarkMinimalClusterFootprint -benchtime 2x -timeout 30m ./test/e2e/cluster/
 
 .PHONY: bench-scale
 bench-scale: $(KWOK) k8s-binaries ## Scale benchmark on the local control plane with kwok nodes: N RayClusters (operator binary) and N RayJobs (simulated dashboards); prints a table and JSON lines (also appended to .cache/bench-scale/results.jsonl). About 25 minutes for the default sizes.

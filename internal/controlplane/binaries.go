@@ -17,8 +17,6 @@ const (
 	EnvK8sBinDir = "RAY_OPERATOR_K8S_BIN"
 	// EnvKwokBinary names the kwok executable.
 	EnvKwokBinary = "RAY_OPERATOR_KWOK"
-	// EnvCoreDNSBinary names the coredns executable.
-	EnvCoreDNSBinary = "RAY_OPERATOR_COREDNS"
 	// EnvKwokStages names a directory whose *.yaml files hold kwok Stage
 	// objects. Unset, the stages shipped in kwok's module are used.
 	EnvKwokStages = "RAY_OPERATOR_KWOK_STAGES"
@@ -30,15 +28,11 @@ const (
 // test keeps the two in step.
 const KwokVersion = "v0.8.0"
 
-// CoreDNSVersion is the CoreDNS release the Makefile installs
-// (COREDNS_VERSION); a test keeps the two in step.
-const CoreDNSVersion = "v1.15.0"
-
 // Hints appended to "binary not found" errors.
 const (
-	binaryHint  = "run `make k8s-binaries` or set " + EnvK8sBinDir
-	kwokHint    = "run `make tools` or set " + EnvKwokBinary
-	corednsHint = "run `make tools` or set " + EnvCoreDNSBinary
+	// BinaryHint says how to get the binaries of BinDir.
+	BinaryHint = "run `make k8s-binaries` or set " + EnvK8sBinDir
+	kwokHint   = "run `make tools` or set " + EnvKwokBinary
 )
 
 // Binary names inside the bin directory.
@@ -47,7 +41,6 @@ const (
 	binAPIServer         = "kube-apiserver"
 	binScheduler         = "kube-scheduler"
 	binControllerManager = "kube-controller-manager"
-	binKubeProxy         = "kube-proxy"
 	binKubectl           = "kubectl"
 )
 
@@ -111,7 +104,7 @@ func BinDir() (string, error) {
 		}
 	}
 	for _, name := range []string{binEtcd, binAPIServer} {
-		if err := checkExecutable(filepath.Join(dir, name), binaryHint); err != nil {
+		if err := CheckExecutable(filepath.Join(dir, name), BinaryHint); err != nil {
 			return "", err
 		}
 	}
@@ -126,7 +119,7 @@ func defaultBinDir() (string, error) {
 	}
 	root, err := ModuleRoot(wd)
 	if err != nil {
-		return "", fmt.Errorf("locating control-plane binaries (%s): %w", binaryHint, err)
+		return "", fmt.Errorf("locating control-plane binaries (%s): %w", BinaryHint, err)
 	}
 	k8s, err := requiredVersion(filepath.Join(root, "hack", "k8s", "go.mod"), "k8s.io/kubernetes")
 	if err != nil {
@@ -167,18 +160,13 @@ func requiredVersion(goMod, module string) (string, error) {
 // KwokBinary returns the kwok executable: $RAY_OPERATOR_KWOK, else the one
 // the Makefile installs into $CACHE/tools/kwok-<KwokVersion>.
 func KwokBinary() (string, error) {
-	return toolBinary(EnvKwokBinary, "kwok-"+KwokVersion, kwokHint)
+	return ToolBinary(EnvKwokBinary, "kwok-"+KwokVersion, kwokHint)
 }
 
-// CoreDNSBinary returns the coredns executable: $RAY_OPERATOR_COREDNS, else
-// the one the Makefile installs into $CACHE/tools/coredns-<CoreDNSVersion>.
-func CoreDNSBinary() (string, error) {
-	return toolBinary(EnvCoreDNSBinary, "coredns-"+CoreDNSVersion, corednsHint)
-}
-
-// toolBinary returns the executable named by environment variable env, else
-// $CACHE/tools/<name>; hint tells how to get it.
-func toolBinary(env, name, hint string) (string, error) {
+// ToolBinary returns the executable named by environment variable env, else
+// $CACHE/tools/<name> (where the Makefile installs its tools); hint tells
+// how to get it.
+func ToolBinary(env, name, hint string) (string, error) {
 	path := os.Getenv(env)
 	if path == "" {
 		cache, err := CacheDir()
@@ -187,15 +175,15 @@ func toolBinary(env, name, hint string) (string, error) {
 		}
 		path = filepath.Join(cache, "tools", name)
 	}
-	if err := checkExecutable(path, hint); err != nil {
+	if err := CheckExecutable(path, hint); err != nil {
 		return "", err
 	}
 	return path, nil
 }
 
-// checkExecutable fails unless path is an executable regular file; hint
+// CheckExecutable fails unless path is an executable regular file; hint
 // tells how to get it.
-func checkExecutable(path, hint string) error {
+func CheckExecutable(path, hint string) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

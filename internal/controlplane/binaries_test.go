@@ -19,7 +19,7 @@ func TestToolVersionsMatchMakefile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for variable, want := range map[string]string{"KWOK_VERSION": KwokVersion, "COREDNS_VERSION": CoreDNSVersion} {
+	for variable, want := range map[string]string{"KWOK_VERSION": KwokVersion} {
 		m := regexp.MustCompile(`(?m)^` + variable + ` \?= (\S+)$`).FindSubmatch(makefile)
 		if m == nil {
 			t.Errorf("Makefile has no %s", variable)

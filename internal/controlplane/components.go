@@ -150,7 +150,7 @@ func (cp *ControlPlane) waitControllersHealthy(ctx context.Context, ports ...int
 	for _, port := range ports {
 		url := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
 		err := cp.waitFor(ctx, url, func(ctx context.Context) error {
-			return probe(ctx, httpClient, url)
+			return Probe(ctx, httpClient, url)
 		})
 		if err != nil {
 			return err
@@ -159,15 +159,15 @@ func (cp *ControlPlane) waitControllersHealthy(ctx context.Context, ports ...int
 	return nil
 }
 
-// probe GETs url and fails unless it answers 200.
-func probe(ctx context.Context, c *http.Client, url string) error {
-	_, err := get(ctx, c, url)
+// Probe GETs url and fails unless it answers 200.
+func Probe(ctx context.Context, c *http.Client, url string) error {
+	_, err := Get(ctx, c, url)
 	return err
 }
 
-// get GETs url and returns the body of a 200 answer; any other status is
+// Get GETs url and returns the body of a 200 answer; any other status is
 // an error.
-func get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+func Get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err

@@ -64,7 +64,7 @@ type Options struct {
 	// (50 and 20), so that neither is the bottleneck of a benchmark.
 	ComponentQPS int
 	// Network, when set, serves pods on a bridge of this host: kube-apiserver
-	// on every address, kube-proxy and CoreDNS (see NodeNetwork). Nil runs
+	// on every address and the network's addons (see NodeNetwork). Nil runs
 	// none of it and keeps the API server on 127.0.0.1.
 	Network *NodeNetwork
 }
@@ -80,9 +80,6 @@ type ControlPlane struct {
 	// KubernetesService is the address of the kubernetes Service, where pods
 	// reach the API server (KubernetesServiceAddr).
 	KubernetesService netip.AddrPort
-	// ClusterDNS is the nameserver pods' resolv.conf names: the kube-dns
-	// Service (ClusterDNSAddr). Zero without a NodeNetwork.
-	ClusterDNS netip.Addr
 	// KubeletClientCA is the PEM of the CA that signed the client certificate
 	// kube-apiserver presents to kubelets. Nil without a NodeNetwork.
 	KubeletClientCA []byte
@@ -99,9 +96,6 @@ type ControlPlane struct {
 // nodes, and returns when all of them are ready. Canceling ctx stops
 // everything, as Stop does.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
-	if err := checkNodeNetworkLock(opts.Network); err != nil {
-		return nil, err
-	}
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
@@ -136,7 +130,7 @@ func (o *Options) complete() error {
 		}
 	}
 	if o.Network != nil {
-		if err := o.Network.complete(o.BinDir); err != nil {
+		if err := o.Network.complete(); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"runtime"
 
 	"golang.org/x/sync/errgroup"
@@ -15,18 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
-
-	"github.com/ray-operator/ray-operator/internal/hostlock"
 )
 
 // NodeNetwork makes the control plane serve pods that run on this host in
 // network namespaces on a bridge: kube-apiserver listens on every address
-// and advertises NodeIP, kube-proxy makes ClusterIP Services reachable from
-// the host and the pods, and CoreDNS on NodeIP answers cluster DNS behind the
-// kube-dns Service (ClusterDNS). The bridge and its address must exist
-// before Start. Only one control plane with a NodeNetwork runs on a host at
-// a time (kube-proxy's nftables table has a fixed name); Start waits for the
-// previous one to stop.
+// and advertises NodeIP, Node NodeName is registered with that address, and
+// the Addons (the local module's kube-proxy and CoreDNS) start once the API
+// server answers. The bridge and its address must exist before Start.
 type NodeNetwork struct {
 	// NodeIP is the bridge (gateway) address: the API server advertises it
 	// as the endpoint of the kubernetes Service, CoreDNS listens on it and
@@ -40,25 +34,19 @@ type NodeNetwork struct {
 	// exist, with InternalIP NodeIP, because kube-proxy waits up to 30 s for
 	// it otherwise; the node agent then keeps its status.
 	NodeName string
-	// CoreDNSBinary is the coredns executable; default CoreDNSBinary().
-	CoreDNSBinary string
+	// Addons are started, concurrently, once the node is registered.
+	Addons []Addon
 }
 
-// Service addresses of the local cluster (in serviceClusterIPRange).
-var (
-	// KubernetesServiceAddr is the kubernetes Service in default: the API
-	// server as pods reach it.
-	KubernetesServiceAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 96, 0, 1}), 443)
-	// ClusterDNSAddr is the ClusterIP of the kube-dns Service in
-	// kube-system, the nameserver of pods' resolv.conf.
-	ClusterDNSAddr = netip.AddrFrom4([4]byte{10, 96, 0, 10})
-)
+// KubernetesServiceAddr is the kubernetes Service in default: the API
+// server as pods reach it (in serviceClusterIPRange).
+var KubernetesServiceAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 96, 0, 1}), 443)
 
-// clusterDomain is the DNS domain of Services and pods.
-const clusterDomain = "cluster.local"
+// ClusterDomain is the DNS domain of Services and pods.
+const ClusterDomain = "cluster.local"
 
-// complete checks n and fills in defaults.
-func (n *NodeNetwork) complete(binDir string) error {
+// complete checks n.
+func (n *NodeNetwork) complete() error {
 	switch {
 	case !n.NodeIP.Is4():
 		return fmt.Errorf("NodeNetwork.NodeIP %v is not an IPv4 address", n.NodeIP)
@@ -68,15 +56,6 @@ func (n *NodeNetwork) complete(binDir string) error {
 		return errors.New("NodeNetwork.NodeName is required")
 	}
 	n.PodCIDR = n.PodCIDR.Masked()
-	if err := checkExecutable(filepath.Join(binDir, binKubeProxy), binaryHint); err != nil {
-		return err
-	}
-	if n.CoreDNSBinary == "" {
-		var err error
-		if n.CoreDNSBinary, err = CoreDNSBinary(); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -88,7 +67,7 @@ func (n *NodeNetwork) servingNames() servingNames {
 	}
 	return servingNames{
 		ips: []net.IP{net.IP(n.NodeIP.AsSlice()), net.IP(KubernetesServiceAddr.Addr().AsSlice())},
-		dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + clusterDomain},
+		dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + ClusterDomain},
 	}
 }
 
@@ -118,26 +97,12 @@ func (n *NodeNetwork) controllerManagerArgs(creds *credentials) []string {
 	return []string{"--root-ca-file=" + creds.servingCAFile}
 }
 
-// checkNodeNetworkLock fails unless this process holds the machine-wide
-// lock of the node network (hostlock): the pod bridge, kube-proxy's
-// nftables table and port 53 on the node address are the machine's, so the
-// caller takes the lock before it makes any of them (localcluster does).
-// Nothing to check without a network.
-func checkNodeNetworkLock(n *NodeNetwork) error {
-	if n == nil || hostlock.Held() {
-		return nil
-	}
-	return errors.New("a control plane with a node network needs the machine-wide lock: take hostlock.Acquire before making the bridge (localcluster.Start does)")
-}
-
-// startNodeNetwork registers the node, creates the kube-dns Service, starts
-// kube-proxy and CoreDNS and waits until both are ready.
+// startNodeNetwork registers the node and starts the network's addons.
 func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options) error {
 	n := opts.Network
 	if n == nil {
 		return nil
 	}
-	cp.ClusterDNS = ClusterDNSAddr
 	clientset, err := kubernetes.NewForConfig(cp.RESTConfig)
 	if err != nil {
 		return fmt.Errorf("creating client for the node network: %w", err)
@@ -145,22 +110,16 @@ func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options) err
 	if err := registerNode(ctx, clientset, n); err != nil {
 		return err
 	}
-	// With the kube-dns Service in place before kube-proxy starts, the
-	// first rules kube-proxy writes, which Start waits for, have it.
-	// kube-system is created shortly after the API server is ready.
-	err = cp.waitFor(ctx, "the kube-dns Service", func(ctx context.Context) error {
-		return createKubeDNS(ctx, clientset, n)
-	})
-	if err != nil {
-		return err
-	}
-	ports, err := FreePorts(3)
-	if err != nil {
-		return err
-	}
+	host := &Host{cp: cp, opts: opts}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return cp.startKubeProxy(gctx, opts, ports[0], ports[1]) })
-	g.Go(func() error { return cp.startCoreDNS(gctx, opts, ports[2]) })
+	for _, addon := range n.Addons {
+		g.Go(func() error {
+			if err := addon.Start(gctx, host); err != nil {
+				return fmt.Errorf("starting %s: %w", addon.Name(), err)
+			}
+			return nil
+		})
+	}
 	return g.Wait()
 }
 

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -22,7 +23,9 @@ import (
 func TestRayLocalWithKubeconfig(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	binary := filepath.Join(t.TempDir(), "ray-local")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", binary, "github.com/ray-operator/ray-operator/cmd/ray-local")
+	// ray-local is the local module's (local/go.mod): build it there.
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", binary, "./cmd/ray-local")
+	build.Dir = filepath.Join(installcheck.ModuleRoot(t), "local")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

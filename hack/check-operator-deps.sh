@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fails when the operator module depends on the local cluster's stack: the
+# operator's go.mod must not require the modules only the local module
+# (local/go.mod) needs, and no package or test of the operator module may
+# import the local module or one of those modules. fsnotify is not among them: the
+# operator uses it through controller-runtime's certificate watcher.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+local_only=(
+	github.com/google/nftables
+	github.com/vishvananda/netlink
+	github.com/vishvananda/netns
+	github.com/opencontainers/runtime-spec
+	github.com/virtual-kubelet/virtual-kubelet
+	k8s.io/cri-streaming
+	k8s.io/kube-proxy
+	github.com/moby/sys/mountinfo
+	github.com/distribution/reference
+)
+pattern="$(printf '%s|' "${local_only[@]}" github.com/ray-operator/ray-operator/local)"
+pattern="^(${pattern%|})(/|\$)"
+
+status=0
+modfile="$(go mod edit -json)"
+packages="$(go list -deps -test ./...)"
+required="$(echo "$modfile" | sed -n 's/^[[:space:]]*"Path": "\(.*\)",\{0,1\}$/\1/p' | grep -E "$pattern" || true)"
+if [ -n "$required" ]; then
+	echo "The operator module's go.mod requires modules only the local cluster needs:"
+	echo "$required" | sed 's/^/  /'
+	status=1
+fi
+imported="$(echo "$packages" | grep -E "$pattern" || true)"
+if [ -n "$imported" ]; then
+	echo "Packages or tests of the operator module import the local cluster's stack:"
+	echo "$imported" | sed 's/^/  /'
+	status=1
+fi
+[ "$status" -eq 0 ] && echo "operator module: no dependency on the local cluster's stack"
+exit "$status"

@@ -1,0 +1,57 @@
+package controlplane
+
+import (
+	"context"
+
+	"k8s.io/client-go/rest"
+)
+
+// An Addon is a cluster component that serves the pods of a NodeNetwork,
+// such as the local module's kube-proxy and CoreDNS. The control plane
+// starts its addons once the API server answers and the node is registered,
+// and stops their processes with its own. Addons live outside this package
+// so that the operator's module, which uses the control plane for its tests
+// and benchmarks, does not depend on what they need.
+type Addon interface {
+	// Name names the addon in errors.
+	Name() string
+	// Start starts the addon's processes through host and returns once the
+	// addon is ready.
+	Start(ctx context.Context, host *Host) error
+}
+
+// Host is what the control plane lends an Addon while it starts.
+type Host struct {
+	cp   *ControlPlane
+	opts *Options
+}
+
+// Network is the node network the addon serves.
+func (h *Host) Network() *NodeNetwork { return h.opts.Network }
+
+// KubeconfigPath is the admin kubeconfig.
+func (h *Host) KubeconfigPath() string { return h.opts.KubeconfigPath }
+
+// RESTConfig reaches the API server as a cluster admin.
+func (h *Host) RESTConfig() *rest.Config { return h.cp.RESTConfig }
+
+// StateDir is where the addon keeps its configuration and logs.
+func (h *Host) StateDir() string { return h.opts.StateDir }
+
+// BinDir holds the Kubernetes binaries (kube-proxy among them).
+func (h *Host) BinDir() string { return h.opts.BinDir }
+
+// Run starts a process that logs under name and is stopped with the
+// control plane.
+func (h *Host) Run(name, binary string, args []string) error {
+	return h.cp.run(h.opts, name, binary, args)
+}
+
+// AtStop has the control plane call f once every process has ended.
+func (h *Host) AtStop(f func() error) { h.cp.atStop(f) }
+
+// WaitFor polls check until it succeeds, a process of the control plane
+// exits or ctx ends; what names the wait in errors.
+func (h *Host) WaitFor(ctx context.Context, what string, check func(context.Context) error) error {
+	return h.cp.waitFor(ctx, what, check)
+}

@@ -1,0 +1,252 @@
+// Command ray-local is the README's first command (make run). Without a
+// kubeconfig it starts a local cluster, installs the CRDs, writes a
+// kubeconfig to <repo>/.cache/local/kubeconfig, prints the export KUBECONFIG
+// line and runs the operator in-process against it. The local cluster's
+// node runs pods as real processes (Ray images run the cached Ray
+// virtualenv; local/internal/cluster), with cluster DNS and ClusterIP
+// Services; the operator reaches Ray dashboards through the API server's
+// proxy (--use-kubernetes-proxy), as it runs outside the pod network. With
+// --simulated, or where the machine cannot host real pods (it says why),
+// kwok simulates --nodes nodes instead. Given a kubeconfig, it installs the
+// CRDs in that cluster and runs the operator there. Ctrl-C stops
+// everything.
+//
+// It takes every ray-operator flag as well as its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/ray-operator/ray-operator/internal/buildinfo"
+	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/operator"
+	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+)
+
+// localFlags are ray-local's own flags.
+type localFlags struct {
+	stateDir   string
+	crdDir     string
+	nodes      int
+	forceLocal bool
+	webhooks   bool
+	simulated  bool
+	root       string
+	// rayVenv and redisServer are what Ray and Redis images run
+	// ($RAY_OPERATOR_RAY_VENV, $RAY_OPERATOR_REDIS_SERVER; `make run` sets
+	// both).
+	rayVenv, redisServer string
+}
+
+func main() {
+	opFlags := operator.BindFlags(flag.CommandLine)
+	local := bindLocalFlags(flag.CommandLine)
+	localDefaults(flag.CommandLine)
+	flag.Parse()
+	if opFlags.VersionRequested() {
+		fmt.Println(buildinfo.Get())
+		return
+	}
+	if err := run(opFlags, local); err != nil {
+		fmt.Fprintln(os.Stderr, "ray-local:", err)
+		os.Exit(1)
+	}
+}
+
+func bindLocalFlags(fs *flag.FlagSet) *localFlags {
+	l := &localFlags{}
+	fs.StringVar(&l.stateDir, "state-dir", "", "Directory of the local control plane's data, logs and kubeconfig (default <repo>/.cache/local).")
+	fs.StringVar(&l.crdDir, "crd-dir", "", "Directory of the CRDs to install (default <repo>/config/crd/bases).")
+	fs.BoolVar(&l.simulated, "simulated", false, "Run pods on simulated kwok nodes (--nodes of them): they turn Running and Ready but run nothing, which suits thousands of pods. Default: one local node that runs pods as real processes.")
+	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes, with --simulated.")
+	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
+	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
+	return l
+}
+
+// localDefaults changes operator flag defaults that suit a cluster but not
+// a developer's terminal: one process needs no leader election, and people
+// read the logs.
+func localDefaults(fs *flag.FlagSet) {
+	for name, value := range map[string]string{"enable-leader-election": "false", "log-stdout-encoder": "console"} {
+		f := fs.Lookup(name)
+		f.DefValue = value
+		_ = f.Value.Set(value)
+	}
+}
+
+func run(opFlags *operator.Flags, local *localFlags) error {
+	settings, err := opFlags.Resolve(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if err := local.complete(); err != nil {
+		return err
+	}
+	tgt := chooseTarget(gatherEnvironment(local))
+	fmt.Fprintln(os.Stderr, "ray-local:", tgt.reason)
+
+	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
+	defer cancel()
+	if local.webhooks && !tgt.local {
+		return errors.New("--webhooks needs the local control plane: a remote API server cannot call https://localhost (use config/default-with-webhooks there)")
+	}
+	if tgt.local && !local.simulated {
+		if err := localcluster.CanHostPods(); err != nil {
+			fmt.Fprintf(os.Stderr, "ray-local: cannot run real pods here: %v; using simulated nodes instead\n", err)
+			local.simulated = true
+		}
+	}
+	if tgt.local && !local.simulated {
+		// The operator runs on the host, outside the pod network and its
+		// DNS: it reaches dashboards through the API server.
+		settings.Config.UseKubernetesProxy = true
+	}
+	restConfig, stop, err := connect(ctx, cancel, tgt, local)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if local.webhooks {
+		if settings.Webhooks, err = installLocalWebhooks(ctx, restConfig, settings.Webhooks, local); err != nil {
+			return err
+		}
+		settings.Knobs.Webhooks = true // as if ENABLE_WEBHOOKS=true, for the logged settings
+	}
+	return operator.Run(ctx, settings, opFlags, restConfig)
+}
+
+// complete fills the repository-relative defaults.
+func (l *localFlags) complete() error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("getting the working directory: %w", err)
+	}
+	root, err := controlplane.ModuleRoot(wd)
+	if err != nil {
+		if l.stateDir != "" && l.crdDir != "" && !l.webhooks {
+			return nil
+		}
+		return fmt.Errorf("%w (run ray-local from the repository, or set --state-dir and --crd-dir)", err)
+	}
+	l.root = root
+	if l.stateDir == "" {
+		l.stateDir = filepath.Join(root, ".cache", "local")
+	}
+	if l.crdDir == "" {
+		l.crdDir = filepath.Join(root, "config", "crd", "bases")
+	}
+	return nil
+}
+
+func (l *localFlags) kubeconfigPath() string { return filepath.Join(l.stateDir, "kubeconfig") }
+
+func gatherEnvironment(l *localFlags) environment {
+	l.rayVenv, l.redisServer = os.Getenv("RAY_OPERATOR_RAY_VENV"), os.Getenv("RAY_OPERATOR_REDIS_SERVER")
+	env := environment{
+		kubeconfigEnv: os.Getenv("KUBECONFIG"),
+		inCluster:     os.Getenv("KUBERNETES_SERVICE_HOST") != "",
+		ownKubeconfig: l.kubeconfigPath(),
+		forceLocal:    l.forceLocal,
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		env.homeKubeconfig = filepath.Join(home, ".kube", "config")
+		_, statErr := os.Stat(env.homeKubeconfig)
+		env.homeKubeconfigSet = statErr == nil
+	}
+	return env
+}
+
+// connect returns a client config for the target, with the CRDs installed,
+// and a function that releases what it started.
+func connect(ctx context.Context, cancel context.CancelFunc, tgt target, l *localFlags) (*rest.Config, func(), error) {
+	if tgt.local && !l.simulated {
+		return startLocalCluster(ctx, cancel, l)
+	}
+	if tgt.local {
+		return startLocal(ctx, cancel, l)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{l.crdDir}, ErrorIfPathMissing: true}); err != nil {
+		return nil, nil, fmt.Errorf("installing the CRDs of %s: %w", l.crdDir, err)
+	}
+	return cfg, func() {}, nil
+}
+
+// startLocal starts the local control plane, which installs the CRDs and
+// writes the kubeconfig, and prints how to reach it. Should the control
+// plane stop on its own, cancel stops the operator too.
+func startLocal(ctx context.Context, cancel context.CancelFunc, l *localFlags) (*rest.Config, func(), error) {
+	began := time.Now()
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		StateDir:       l.stateDir,
+		Nodes:          l.nodes,
+		CRDDirs:        []string{l.crdDir},
+		KubeconfigPath: l.kubeconfigPath(),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(os.Stderr, "ray-local: control plane ready in %v with %d simulated nodes; component logs in %s\n",
+		time.Since(began).Round(time.Millisecond), l.nodes, l.stateDir)
+	fmt.Printf("export KUBECONFIG=%s\n", cp.KubeconfigPath)
+	go func() {
+		<-cp.Done()
+		cancel()
+	}()
+	stop := func() {
+		if err := cp.Stop(); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "ray-local: stopping the control plane:", err)
+		}
+	}
+	return cp.RESTConfig, stop, nil
+}
+
+// startLocalCluster starts the local cluster whose node runs real pods and
+// prints how to reach it. Should a control-plane component stop on its
+// own, cancel stops the operator too.
+func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localFlags) (*rest.Config, func(), error) {
+	if l.rayVenv == "" {
+		return nil, nil, errors.New("RAY_OPERATOR_RAY_VENV is not set: Ray images run from that virtualenv (`make run` sets it from hack/ray-venv.sh); or pass --simulated")
+	}
+	began := time.Now()
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		StateDir:       l.stateDir,
+		CRDDirs:        []string{l.crdDir},
+		KubeconfigPath: l.kubeconfigPath(),
+		RayVenvDir:     l.rayVenv,
+		RedisServer:    l.redisServer,
+		Logger:         ctrl.Log.WithName("local"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(os.Stderr, "ray-local: cluster ready in %v; node %s runs pods as real processes (docs/local.md); logs in %s\n",
+		time.Since(began).Round(time.Millisecond), c.NodeName, l.stateDir)
+	fmt.Printf("export KUBECONFIG=%s\n", c.KubeconfigPath())
+	go func() {
+		<-c.ControlPlane.Done()
+		cancel()
+	}()
+	stop := func() {
+		stopCtx, stopCancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer stopCancel()
+		if err := c.Stop(stopCtx); err != nil {
+			fmt.Fprintln(os.Stderr, "ray-local: stopping the local cluster:", err)
+		}
+	}
+	return c.RESTConfig(), stop, nil
+}

@@ -1,0 +1,181 @@
+// Package localcluster starts a whole Kubernetes cluster on this machine
+// whose pods are real processes: a bridge with a pod network (the node's
+// sandbox host), the local control plane with cluster DNS and kube-proxy
+// on that network, and the local node that runs the pods scheduled to it.
+// `make run` and the end-to-end suites that run real Ray use it; Stop, or
+// canceling the context given to Start, takes it all down again.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/local/internal/hostlock"
+	"github.com/ray-operator/ray-operator/local/internal/netaddons"
+	"github.com/ray-operator/ray-operator/local/internal/node"
+	"github.com/ray-operator/ray-operator/local/internal/podinputs"
+	"github.com/ray-operator/ray-operator/local/internal/sandbox"
+)
+
+// DefaultNodeName is the name of the local node.
+const DefaultNodeName = "ray-local"
+
+// Options configure Start.
+type Options struct {
+	// StateDir holds the control plane's state and the node's pods; both
+	// start afresh every time.
+	StateDir string
+	// CRDDirs are installed before Start returns.
+	CRDDirs []string
+	// KubeconfigPath is where the admin kubeconfig goes; default
+	// <StateDir>/kubeconfig.
+	KubeconfigPath string
+	// NodeName defaults to DefaultNodeName.
+	NodeName string
+	// RayVenvDir is the Ray virtualenv that Ray images map to, and
+	// RedisServer the redis-server that Redis images map to.
+	RayVenvDir, RedisServer string
+	// Capacity overrides the node's capacity (default: the machine's).
+	Capacity corev1.ResourceList
+	// Log receives the control-plane components' output (nil: only their
+	// log files); Logger the node's.
+	Log    io.Writer
+	Logger logr.Logger
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	// ControlPlane is the API server and its companions.
+	ControlPlane *controlplane.ControlPlane
+	// Host owns the bridge and the pods' sandboxes.
+	Host *sandbox.Host
+	// Node is the node that runs the pods.
+	Node *node.Node
+	// NodeName is the Node's name.
+	NodeName string
+
+	lock *hostlock.Lock
+}
+
+// RESTConfig reaches the API server as a cluster admin.
+func (c *Cluster) RESTConfig() *rest.Config { return c.ControlPlane.RESTConfig }
+
+// KubeconfigPath is the admin kubeconfig file.
+func (c *Cluster) KubeconfigPath() string { return c.ControlPlane.KubeconfigPath }
+
+// Start brings the cluster up in order: the sandbox host (bridge, pod
+// network), the control plane on it, then the node; it returns once the
+// node is Ready. On error, what was started is stopped again.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if err := opts.complete(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{NodeName: opts.NodeName}
+	if err := c.start(ctx, &opts); err != nil {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		defer cancel()
+		return nil, errors.Join(err, c.Stop(stopCtx))
+	}
+	return c, nil
+}
+
+// stopTimeout bounds the clean-up after a failed start.
+const stopTimeout = time.Minute
+
+func (o *Options) complete() error {
+	if o.StateDir == "" {
+		return errors.New("cluster.Options.StateDir is required")
+	}
+	if o.RayVenvDir == "" {
+		return errors.New("cluster.Options.RayVenvDir is required: Ray images run from it")
+	}
+	if o.NodeName == "" {
+		o.NodeName = DefaultNodeName
+	}
+	if o.KubeconfigPath == "" {
+		o.KubeconfigPath = filepath.Join(o.StateDir, "kubeconfig")
+	}
+	return nil
+}
+
+func (c *Cluster) start(ctx context.Context, opts *Options) error {
+	// The bridge, kube-proxy's nftables table and port 53 on the node
+	// address are the machine's: one local cluster at a time.
+	lock, err := hostlock.Acquire(ctx, hostlock.DefaultPath, func() {
+		opts.Logger.Info("Waiting for another local cluster on this machine to stop", "lock", hostlock.DefaultPath)
+	})
+	if err != nil {
+		return err
+	}
+	c.lock = lock
+	host, err := sandbox.NewHost(ctx, sandbox.HostConfig{StateDir: filepath.Join(opts.StateDir, "node"), Log: opts.Logger.WithName("sandbox")})
+	if err != nil {
+		return fmt.Errorf("preparing the pod network: %w", err)
+	}
+	c.Host = host
+	addons, err := netaddons.New()
+	if err != nil {
+		return err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		StateDir:       opts.StateDir,
+		CRDDirs:        opts.CRDDirs,
+		KubeconfigPath: opts.KubeconfigPath,
+		Log:            opts.Log,
+		Network: &controlplane.NodeNetwork{
+			NodeIP: host.Gateway(), PodCIDR: host.PodCIDR(), NodeName: opts.NodeName, Addons: addons,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	c.ControlPlane = cp
+	port, err := controlplane.FreePorts(1)
+	if err != nil {
+		return err
+	}
+	c.Node, err = node.Start(ctx, node.Config{
+		NodeName:          opts.NodeName,
+		RESTConfig:        cp.RESTConfig,
+		Sandboxes:         host,
+		Images:            podinputs.DefaultImages(opts.RayVenvDir, opts.RedisServer),
+		ClusterDNS:        []string{netaddons.ClusterDNSAddr.String()},
+		KubernetesService: cp.KubernetesService,
+		ListenAddress:     netip.AddrPortFrom(host.Gateway(), uint16(port[0])), //nolint:gosec // a port number
+		ClientCA:          cp.KubeletClientCA,
+		Capacity:          opts.Capacity,
+		Log:               opts.Logger.WithName("node"),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the local node: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the pods (as their deletion would), the node, the control
+// plane and the pod network, and reports what failed. It is safe to call
+// on a partly started cluster.
+func (c *Cluster) Stop(ctx context.Context) error {
+	var errs []error
+	if c.Node != nil {
+		errs = append(errs, c.Node.Stop(ctx))
+	}
+	if c.ControlPlane != nil {
+		errs = append(errs, c.ControlPlane.Stop())
+	}
+	if c.Host != nil {
+		errs = append(errs, c.Host.Close(ctx))
+	}
+	errs = append(errs, c.lock.Release())
+	return errors.Join(errs...)
+}

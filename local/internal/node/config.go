@@ -1,0 +1,133 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/ray-operator/ray-operator/local/internal/podinputs"
+	"github.com/ray-operator/ray-operator/local/internal/sandbox"
+)
+
+// Config configures Start.
+type Config struct {
+	// NodeName is the Node's name; default "ray-local".
+	NodeName string
+	// RESTConfig holds admin credentials of the local API server.
+	RESTConfig *rest.Config
+	// Sandboxes runs the pods; the caller makes it (it also owns the bridge)
+	// and closes it after Stop.
+	Sandboxes *sandbox.Host
+	// Images maps image references to local executables.
+	Images podinputs.ImageTable
+	// ClusterDNS are the nameservers of pods with dnsPolicy ClusterFirst.
+	ClusterDNS []string
+	// ClusterDomain is the cluster's DNS domain; default "cluster.local".
+	ClusterDomain string
+	// KubernetesService is ClusterIP:443 of default/kubernetes, for pods'
+	// KUBERNETES_SERVICE_* variables.
+	KubernetesService netip.AddrPort
+	// ListenAddress is where the kubelet API listens (https); its address is
+	// the node's InternalIP.
+	ListenAddress netip.AddrPort
+	// ClientCA (PEM), when set, makes the kubelet API require client
+	// certificates it signed.
+	ClientCA []byte
+	// Capacity is the node's capacity and allocatable; default the
+	// machine's CPUs and memory, and 110 pods.
+	Capacity corev1.ResourceList
+	// Clock defaults to the real clock.
+	Clock clock.WithTicker
+	// Log receives the node's logs.
+	Log logr.Logger
+}
+
+// Start registers the node and runs every pod scheduled to it. It returns
+// once the Node is Ready in the API; Stop, or canceling ctx, stops it.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.Sandboxes == nil || cfg.RESTConfig == nil {
+		return nil, errors.New("node.Config: Sandboxes and RESTConfig are required")
+	}
+	if !cfg.ListenAddress.IsValid() || cfg.ListenAddress.Port() == 0 {
+		return nil, errors.New("node.Config: ListenAddress must be an address and a port")
+	}
+	client, err := kubernetes.NewForConfig(cfg.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the API client: %w", err)
+	}
+	s, err := cfg.settings(client)
+	if err != nil {
+		return nil, err
+	}
+	in := &podInputs{images: cfg.Images, objs: podinputs.ClientObjects(client)}
+	return startNode(ctx, s, hostRuntime{host: cfg.Sandboxes}, in)
+}
+
+// settings applies the defaults.
+func (cfg *Config) settings(client kubernetes.Interface) (nodeSettings, error) {
+	s := nodeSettings{
+		NodeName: cfg.NodeName, Client: client, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
+		KubernetesService: cfg.KubernetesService, ListenAddress: cfg.ListenAddress, ClientCA: cfg.ClientCA,
+		Capacity: cfg.Capacity, Clock: cfg.Clock, Log: cfg.Log,
+	}
+	if s.NodeName == "" {
+		s.NodeName = "ray-local"
+	}
+	if s.ClusterDomain == "" {
+		s.ClusterDomain = "cluster.local"
+	}
+	if s.Clock == nil {
+		s.Clock = clock.RealClock{}
+	}
+	if s.Capacity == nil {
+		mem, err := machineMemory()
+		if err != nil {
+			return s, err
+		}
+		s.Capacity = corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
+			corev1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI),
+		}
+	}
+	return s, nil
+}
+
+// machineMemory reads MemTotal from /proc/meminfo.
+func machineMemory() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("reading the machine's memory: %w", err)
+	}
+	return parseMemTotal(data)
+}
+
+// parseMemTotal returns MemTotal in bytes.
+func parseMemTotal(meminfo []byte) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(meminfo))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			kib, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parsing MemTotal: %w", err)
+			}
+			return kib * 1024, nil
+		}
+	}
+	return 0, errors.New("no MemTotal in /proc/meminfo")
+}

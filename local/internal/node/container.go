@@ -1,0 +1,113 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ctrKind tells how a container takes part in the pod's lifecycle.
+type ctrKind int
+
+const (
+	kindInit    ctrKind = iota // a regular init container: runs to completion, in order
+	kindSidecar                // an init container with restartPolicy Always
+	kindMain                   // a container of spec.containers
+)
+
+// ctr is the state of one container of a pod. Only the pod worker's
+// goroutine reads or writes it.
+type ctr struct {
+	spec corev1.Container
+	kind ctrKind
+	img  image
+	// imageErr is set when the image has no local equivalent: the
+	// container never starts.
+	imageErr *waitingError
+
+	proc     process
+	env      []string
+	attempts int // successful starts so far
+	// term is the current terminated state when no restart will follow.
+	term *corev1.ContainerStateTerminated
+	// last is the previous attempt's terminated state (lastState).
+	last *corev1.ContainerStateTerminated
+	// waiting is the reason shown while the container is neither running
+	// nor terminated (CrashLoopBackOff, CreateContainerConfigError...).
+	waiting *waitingError
+	// notBefore is the earliest time of the next start (back-off).
+	notBefore time.Time
+	backoff   crashBackoff
+	retry     retryBackoff
+
+	postStartDone bool
+	started       bool // startup probe passed (or none) and postStart done
+	ready         bool
+	stopping      bool // a kill is under way (liveness failure, pod completion)
+	stopProbes    context.CancelFunc
+}
+
+// newCtrs builds the container states of a pod, init containers first.
+func newCtrs(pod *corev1.Pod) (initCtrs, mainCtrs []*ctr) {
+	for _, c := range pod.Spec.InitContainers {
+		kind := kindInit
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			kind = kindSidecar
+		}
+		initCtrs = append(initCtrs, &ctr{spec: c, kind: kind})
+	}
+	for _, c := range pod.Spec.Containers {
+		mainCtrs = append(mainCtrs, &ctr{spec: c, kind: kindMain})
+	}
+	return initCtrs, mainCtrs
+}
+
+// restartCount is the number of restarts so far.
+func (c *ctr) restartCount() int32 { return int32(max(c.attempts-1, 0)) }
+
+// running tells whether an attempt of the container runs.
+func (c *ctr) running() bool { return c.proc != nil }
+
+// succeeded tells whether the container terminated with exit code 0 and
+// will not restart.
+func (c *ctr) succeeded() bool { return c.proc == nil && c.term != nil && c.term.ExitCode == 0 }
+
+// finished tells whether the container terminated and will not restart.
+func (c *ctr) finished() bool { return c.proc == nil && c.term != nil }
+
+// shouldRestart tells whether a container that exited with code restarts
+// under the pod's restart policy.
+func (c *ctr) shouldRestart(policy corev1.RestartPolicy, code int32) bool {
+	switch c.kind {
+	case kindSidecar:
+		return true
+	case kindInit:
+		return policy != corev1.RestartPolicyNever && code != 0
+	default:
+		return policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && code != 0)
+	}
+}
+
+// terminatedState describes an exited attempt as a kubelet does.
+func terminatedState(p process) *corev1.ContainerStateTerminated {
+	code := int32(p.ExitCode())
+	t := &corev1.ContainerStateTerminated{
+		ExitCode:    code,
+		Reason:      reasonError,
+		StartedAt:   metav1.NewTime(p.StartedAt()),
+		FinishedAt:  metav1.NewTime(p.FinishedAt()),
+		ContainerID: containerID(p),
+	}
+	if code == 0 {
+		t.Reason = reasonCompleted
+	}
+	if code > 128 && code < 128+65 {
+		t.Signal = code - 128
+	}
+	return t
+}
+
+// containerID is the status' containerID of an attempt.
+func containerID(p process) string { return "runc://" + p.ID() }

@@ -1,0 +1,259 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// fakeRuntime hands out in-memory sandboxes whose processes the test ends.
+type fakeRuntime struct {
+	t     *testing.T
+	clk   *clocktesting.FakeClock
+	mu    sync.Mutex
+	boxes []*fakeSandbox
+	// starts receives every process started, in order.
+	starts chan *fakeProc
+}
+
+func (r *fakeRuntime) CreateSandbox(_ context.Context, spec sandboxSpec) (podSandbox, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sb := &fakeSandbox{rt: r, dir: r.t.TempDir(), spec: spec}
+	r.boxes = append(r.boxes, sb)
+	return sb, nil
+}
+
+type fakeSandbox struct {
+	rt        *fakeRuntime
+	dir       string
+	spec      sandboxSpec
+	mu        sync.Mutex
+	destroyed bool
+}
+
+func (s *fakeSandbox) IP() netip.Addr { return netip.MustParseAddr("127.0.0.1") }
+func (s *fakeSandbox) Dir() string    { return s.dir }
+func (s *fakeSandbox) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, address)
+}
+func (s *fakeSandbox) Start(_ context.Context, spec containerSpec) (process, error) {
+	p := &fakeProc{spec: spec, clk: s.rt.clk, started: s.rt.clk.Now(), done: make(chan struct{})}
+	s.rt.starts <- p
+	return p, nil
+}
+func (s *fakeSandbox) Destroy(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.destroyed = true
+	return nil
+}
+
+// fakeProc is a container attempt; the test ends it with exit.
+type fakeProc struct {
+	spec     containerSpec
+	clk      *clocktesting.FakeClock
+	started  time.Time
+	mu       sync.Mutex
+	finished time.Time
+	code     int
+	signals  []syscall.Signal
+	// calls logs Exec and Signal calls in order ("exec pre", "signal terminated").
+	calls []string
+	done  chan struct{}
+	// ignoreTerm keeps it running on SIGTERM (else it exits 143).
+	ignoreTerm bool
+	// execCode is the exit code of exec'd commands.
+	execCode int
+}
+
+func (p *fakeProc) ID() string            { return fmt.Sprintf("%s-%d", p.spec.Name, p.spec.Attempt) }
+func (p *fakeProc) Done() <-chan struct{} { return p.done }
+func (p *fakeProc) ExitCode() int         { p.mu.Lock(); defer p.mu.Unlock(); return p.code }
+func (p *fakeProc) StartedAt() time.Time  { return p.started }
+func (p *fakeProc) FinishedAt() time.Time { p.mu.Lock(); defer p.mu.Unlock(); return p.finished }
+
+func (p *fakeProc) exit(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.code, p.finished = code, p.clk.Now()
+	close(p.done)
+}
+
+func (p *fakeProc) Signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	p.signals = append(p.signals, sig)
+	p.calls = append(p.calls, "signal "+sig.String())
+	ignore := p.ignoreTerm
+	p.mu.Unlock()
+	if !ignore {
+		p.exit(128 + int(sig))
+	}
+	return nil
+}
+
+func (p *fakeProc) Kill() error { p.exit(137); return nil }
+
+// Exec fails "false" and runs anything else with execCode.
+func (p *fakeProc) Exec(_ context.Context, spec execSpec) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, "exec "+strings.Join(spec.Args, " "))
+	if len(spec.Args) > 0 && spec.Args[0] == "false" {
+		return 1, nil
+	}
+	return p.execCode, nil
+}
+
+// fakeInputs knows the images in images; containers named in configErr
+// miss a Secret.
+type fakeInputs struct {
+	mu        sync.Mutex
+	images    map[string]string
+	configErr map[string]string
+}
+
+func (in *fakeInputs) Image(ref string) (image, error) {
+	local, ok := in.images[ref]
+	if !ok {
+		return image{}, &waitingError{Reason: reasonErrImagePull, Message: fmt.Sprintf("image %q has no local equivalent", ref)}
+	}
+	return image{Ref: ref, Local: local, ID: "local://" + local}, nil
+}
+
+func (in *fakeInputs) Volumes(context.Context, *corev1.Pod, string, podFacts) (podVolumes, error) {
+	return fakeVolumes{}, nil
+}
+
+func (in *fakeInputs) Container(_ context.Context, _ *corev1.Pod, c *corev1.Container, _ image, _ podVolumes, _ podFacts) (containerInputs, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if msg, ok := in.configErr[c.Name]; ok {
+		return containerInputs{}, &waitingError{Reason: reasonConfigError, Message: msg}
+	}
+	return containerInputs{Args: append(append([]string(nil), c.Command...), c.Args...), Env: []string{"PATH=/bin"}}, nil
+}
+
+type fakeVolumes struct{}
+
+func (fakeVolumes) Refresh(context.Context, *corev1.Pod, podFacts) error { return nil }
+func (fakeVolumes) Release() error                                       { return nil }
+
+// harness runs one pod worker on fakes and a fake clock.
+type harness struct {
+	t         *testing.T
+	clk       *clocktesting.FakeClock
+	rt        *fakeRuntime
+	in        *fakeInputs
+	rec       *record.FakeRecorder
+	pods      chan *corev1.Pod
+	finalized chan *corev1.Pod
+	w         *podWorker
+	cancel    context.CancelFunc
+}
+
+var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+// newHarness starts a worker for pod; prepare, if given, adjusts the fakes
+// before it starts.
+func newHarness(t *testing.T, pod *corev1.Pod, prepare ...func(*harness)) *harness {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(t0)
+	h := &harness{
+		t: t, clk: clk,
+		rt:        &fakeRuntime{t: t, clk: clk, starts: make(chan *fakeProc, 100)},
+		in:        &fakeInputs{images: map[string]string{"rayproject/ray:2.60.0": "/venv", "busybox": "/bin"}, configErr: map[string]string{}},
+		rec:       record.NewFakeRecorder(1000),
+		pods:      make(chan *corev1.Pod, 1000),
+		finalized: make(chan *corev1.Pod, 1),
+	}
+	deps := &workerDeps{
+		runtime: h.rt, inputs: h.in, clock: clk, recorder: h.rec, log: logr.Discard(),
+		node:     nodeInfo{Name: "ray-local", HostIP: netip.MustParseAddr("10.244.0.1"), ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"},
+		notify:   func(p *corev1.Pod) { h.pods <- p },
+		finalize: func(_ context.Context, p *corev1.Pod) { h.finalized <- p },
+	}
+	for _, f := range prepare {
+		f(h)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.w = newPodWorker(deps, pod)
+	h.w.start(ctx)
+	t.Cleanup(func() {
+		cancel()
+		h.w.wait()
+	})
+	return h
+}
+
+// waitPod returns the first published pod for which ok holds.
+func (h *harness) waitPod(what string, ok func(*corev1.Pod) bool) *corev1.Pod {
+	h.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case p := <-h.pods:
+			if ok(p) {
+				return p
+			}
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for %s; last published: %+v", what, h.w.published())
+		}
+	}
+}
+
+// nextStart returns the next process the worker starts.
+func (h *harness) nextStart(name string) *fakeProc {
+	h.t.Helper()
+	select {
+	case p := <-h.rt.starts:
+		if p.spec.Name != name {
+			h.t.Fatalf("started %s attempt %d, want %s", p.spec.Name, p.spec.Attempt, name)
+		}
+		return p
+	case <-time.After(10 * time.Second):
+		h.t.Fatalf("timed out waiting for %s to start", name)
+		return nil
+	}
+}
+
+// noStart checks that nothing started.
+func (h *harness) noStart() {
+	h.t.Helper()
+	select {
+	case p := <-h.rt.starts:
+		h.t.Fatalf("unexpected start of %s attempt %d", p.spec.Name, p.spec.Attempt)
+	default:
+	}
+}
+
+// waitTimers waits until the worker (and its probes) wait on n timers.
+func (h *harness) waitTimers(n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.clk.Waiters() < n {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %d clock waiters (have %d)", n, h.clk.Waiters())
+		}
+		goruntime.Gosched()
+	}
+}

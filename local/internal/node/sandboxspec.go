@@ -1,0 +1,129 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// sandboxSpecFor describes the sandbox of pod on this node.
+func sandboxSpecFor(pod *corev1.Pod, node nodeInfo) sandboxSpec {
+	hostname := pod.Spec.Hostname
+	if hostname == "" {
+		hostname = pod.Name
+	}
+	return sandboxSpec{
+		UID:           string(pod.UID),
+		Namespace:     pod.Namespace,
+		Name:          pod.Name,
+		Hostname:      hostname,
+		Subdomain:     pod.Spec.Subdomain,
+		ClusterDomain: node.ClusterDomain,
+		ShmSizeBytes:  shmSize(pod),
+		DNS:           podDNS(pod, node),
+		HostAliases:   pod.Spec.HostAliases,
+		HostNetwork:   pod.Spec.HostNetwork,
+	}
+}
+
+// shmSize is the sizeLimit of a Memory emptyDir mounted at /dev/shm, 0 if
+// none (the sandbox's default).
+func shmSize(pod *corev1.Pod) int64 {
+	shm := map[string]bool{}
+	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == "/dev/shm" {
+				shm[m.Name] = true
+			}
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		if ed := v.EmptyDir; shm[v.Name] && ed != nil && ed.Medium == corev1.StorageMediumMemory && ed.SizeLimit != nil {
+			return ed.SizeLimit.Value()
+		}
+	}
+	return 0
+}
+
+// podDNS is the pod's resolv.conf per its dnsPolicy and dnsConfig.
+func podDNS(pod *corev1.Pod, node nodeInfo) dnsConfig {
+	policy := pod.Spec.DNSPolicy
+	if policy == "" {
+		policy = corev1.DNSClusterFirst
+	}
+	if policy == corev1.DNSClusterFirst && pod.Spec.HostNetwork {
+		policy = corev1.DNSDefault
+	}
+	var cfg dnsConfig
+	switch policy {
+	case corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet:
+		d := node.ClusterDomain
+		cfg = dnsConfig{
+			Nameservers: append([]string(nil), node.ClusterDNS...),
+			Searches:    []string{pod.Namespace + ".svc." + d, "svc." + d, d},
+			Options:     []string{"ndots:5"},
+		}
+	case corev1.DNSDefault:
+		cfg = hostResolvConf()
+	}
+	if pc := pod.Spec.DNSConfig; pc != nil {
+		cfg.Nameservers = append(cfg.Nameservers, pc.Nameservers...)
+		cfg.Searches = append(cfg.Searches, pc.Searches...)
+		cfg.Options = mergeDNSOptions(cfg.Options, pc.Options)
+	}
+	return cfg
+}
+
+// mergeDNSOptions overrides options of the same name, as a kubelet does.
+func mergeDNSOptions(base []string, extra []corev1.PodDNSConfigOption) []string {
+	out := append([]string(nil), base...)
+	for _, o := range extra {
+		opt := o.Name
+		if o.Value != nil {
+			opt += ":" + *o.Value
+		}
+		replaced := false
+		for i, b := range out {
+			if strings.SplitN(b, ":", 2)[0] == o.Name {
+				out[i], replaced = opt, true
+			}
+		}
+		if !replaced {
+			out = append(out, opt)
+		}
+	}
+	return out
+}
+
+// hostResolvConf reads the host's /etc/resolv.conf (dnsPolicy Default).
+func hostResolvConf() dnsConfig {
+	data, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		return dnsConfig{}
+	}
+	return parseResolvConf(data)
+}
+
+// parseResolvConf reads nameserver, search and options lines.
+func parseResolvConf(data []byte) dnsConfig {
+	var cfg dnsConfig
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "nameserver":
+			cfg.Nameservers = append(cfg.Nameservers, f[1])
+		case "search":
+			cfg.Searches = f[1:]
+		case "options":
+			cfg.Options = append(cfg.Options, f[1:]...)
+		}
+	}
+	return cfg
+}

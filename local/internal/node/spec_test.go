@@ -1,0 +1,109 @@
+package node
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestCrashBackoffSequence(t *testing.T) {
+	var b crashBackoff
+	now := t0
+	var waits []time.Duration
+	for range 9 {
+		// The container exits one second after each restart.
+		finished := now.Add(time.Second)
+		at := b.readyAt(finished)
+		waits = append(waits, at.Sub(finished))
+		now = at
+		b.restarted(now)
+	}
+	want := []time.Duration{0, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 300 * time.Second, 300 * time.Second, 300 * time.Second}
+	if diff := cmp.Diff(want, waits); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	// Running more than 10 minutes since the last restart starts over.
+	finished := now.Add(11 * time.Minute)
+	if at := b.readyAt(finished); !at.Equal(finished) {
+		t.Errorf("after 11 min of running: restart at +%v, want at once", at.Sub(finished))
+	}
+	b.restarted(finished)
+	if b.delay != initialBackoff {
+		t.Errorf("delay after reset = %v, want %v", b.delay, initialBackoff)
+	}
+}
+
+func TestSandboxSpecFor(t *testing.T) {
+	node := nodeInfo{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"}
+	base := func() *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "head", Namespace: "ray", UID: "u"}}
+	}
+	cases := map[string]struct {
+		pod  func(*corev1.Pod)
+		want sandboxSpec
+	}{
+		"ClusterFirst by default": {
+			pod: func(*corev1.Pod) {},
+			want: sandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local",
+				DNS: dnsConfig{Nameservers: []string{"10.96.0.10"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}}},
+		},
+		"hostname, subdomain, dnsConfig, /dev/shm from a Memory emptyDir": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.Hostname, p.Spec.Subdomain = "h", "sub"
+				p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}, Searches: []string{"x"}, Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}, {Name: "edns0"}}}
+				p.Spec.Volumes = []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Gi"))}}}}
+				p.Spec.Containers = []corev1.Container{{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}}}}
+			},
+			want: sandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "h", Subdomain: "sub", ClusterDomain: "cluster.local", ShmSizeBytes: 1 << 30,
+				DNS: dnsConfig{Nameservers: []string{"10.96.0.10", "1.1.1.1"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local", "x"}, Options: []string{"ndots:2", "edns0"}}},
+		},
+		"None uses only dnsConfig": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.DNSPolicy = corev1.DNSNone
+				p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"8.8.8.8"}}
+			},
+			want: sandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", DNS: dnsConfig{Nameservers: []string{"8.8.8.8"}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := base()
+			tc.pod(pod)
+			if diff := cmp.Diff(tc.want, sandboxSpecFor(pod, node)); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseResolvConfAndMemTotal(t *testing.T) {
+	got := parseResolvConf([]byte("# c\nnameserver 10.0.0.2\nnameserver 10.0.0.3\nsearch a b\noptions ndots:1 rotate\n"))
+	want := dnsConfig{Nameservers: []string{"10.0.0.2", "10.0.0.3"}, Searches: []string{"a", "b"}, Options: []string{"ndots:1", "rotate"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resolv.conf (-want +got):\n%s", diff)
+	}
+	mem, err := parseMemTotal([]byte("MemTotal:       24576000 kB\nMemFree: 1 kB\n"))
+	if err != nil || mem != 24576000*1024 {
+		t.Errorf("MemTotal = %d, %v", mem, err)
+	}
+}
+
+func TestContainerSpecFor(t *testing.T) {
+	c := &corev1.Container{
+		Name:            "ray-head",
+		SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000), Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_PTRACE"}}},
+		Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourceCPU: resource.MustParse("1500m")}},
+	}
+	got := containerSpecFor(&corev1.PodSecurityContext{RunAsUser: ptr.To[int64](5), RunAsGroup: ptr.To[int64](100)}, c,
+		image{WorkingDir: "/home/ray"}, containerInputs{Args: []string{"ray", "start"}, Env: []string{"A=1"}}, 2)
+	want := containerSpec{Name: "ray-head", Attempt: 2, Args: []string{"ray", "start"}, Env: []string{"A=1"}, WorkingDir: "/home/ray",
+		UID: 1000, GID: 100, CapAdd: []string{"SYS_PTRACE"}, CapDrop: []string{}, MemoryLimitBytes: 2 << 30, CPUMillis: 1500}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+}

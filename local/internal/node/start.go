@@ -1,0 +1,148 @@
+package node
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// startContainer starts the next attempt of c.
+func (w *podWorker) startContainer(ctx context.Context, c *ctr) {
+	pod := w.currentPod()
+	now := w.deps.clock.Now()
+	in, err := w.deps.inputs.Container(ctx, pod, &c.spec, c.img, w.vols, w.facts())
+	if err != nil {
+		w.startFailed(c, asWaiting(err, reasonConfigError))
+		return
+	}
+	w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (local: %s)", c.spec.Image, c.img.Local)
+	attempt := c.attempts
+	logs, err := openContainerLog(w.sandbox().Dir(), c.spec.Name, attempt, w.deps.clock)
+	if err != nil {
+		w.startFailed(c, &waitingError{Reason: "CreateContainerError", Message: err.Error()})
+		return
+	}
+	spec := containerSpecFor(pod.Spec.SecurityContext, &c.spec, c.img, in, attempt)
+	spec.Stdout, spec.Stderr = logs.stream("stdout"), logs.stream("stderr")
+	p, err := w.sandbox().Start(ctx, spec)
+	if err != nil {
+		_ = logs.Close()
+		w.startFailed(c, &waitingError{Reason: "RunContainerError", Message: err.Error()})
+		return
+	}
+	if c.attempts > 0 {
+		c.backoff.restarted(now)
+	}
+	c.proc, c.env, c.attempts = p, in.Env, c.attempts+1
+	c.waiting, c.retry, c.notBefore = nil, retryBackoff{}, now
+	w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.spec.Name)
+	w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.spec.Name)
+	w.watchExit(c, p, logs)
+	w.afterStart(c, p)
+}
+
+// startFailed leaves c waiting with reason and schedules a retry.
+func (w *podWorker) startFailed(c *ctr, reason *waitingError) {
+	c.waiting = reason
+	c.notBefore = w.deps.clock.Now().Add(c.retry.next())
+	w.deps.recorder.Eventf(w.currentPod(), corev1.EventTypeWarning, "Failed", "Error: %s", reason.Message)
+}
+
+// watchExit reports the end of p to the worker.
+func (w *podWorker) watchExit(c *ctr, p process, logs *containerLog) {
+	w.goTracked(func() {
+		select {
+		case <-p.Done():
+		case <-w.done:
+			return
+		}
+		_ = logs.Close()
+		w.post(func() { w.exited(c, p) })
+	})
+}
+
+// afterStart runs the postStart hook, then starts the probes; the
+// container counts as started once the hook and the startup probe passed.
+func (w *podWorker) afterStart(c *ctr, p process) {
+	probeCtx, cancel := context.WithCancel(context.Background())
+	c.stopProbes = cancel
+	c.postStartDone = c.spec.Lifecycle == nil || c.spec.Lifecycle.PostStart == nil
+	if c.postStartDone {
+		w.startProbes(probeCtx, c, p)
+		return
+	}
+	hook := c.spec.Lifecycle.PostStart.DeepCopy()
+	target := w.hookTarget(c, p)
+	w.goTracked(func() {
+		err := w.runHandler(probeCtx, target, hook, 0)
+		w.post(func() { w.postStartFinished(probeCtx, c, p, err) })
+	})
+}
+
+// postStartFinished starts probing, or kills the container when its
+// postStart hook failed.
+func (w *podWorker) postStartFinished(ctx context.Context, c *ctr, p process, err error) {
+	if c.proc != p {
+		return
+	}
+	if err != nil {
+		pod := w.currentPod()
+		w.deps.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed: %v", err)
+		w.kill(c, "FailedPostStartHook")
+		return
+	}
+	c.postStartDone = true
+	w.startProbes(ctx, c, p)
+}
+
+// containerSpecFor maps a Kubernetes container onto a sandbox start; the
+// container's securityContext overrides the pod's runAsUser/runAsGroup.
+func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img image, in containerInputs, attempt int) containerSpec {
+	spec := containerSpec{
+		Name:       c.Name,
+		Attempt:    attempt,
+		Args:       in.Args,
+		Env:        in.Env,
+		WorkingDir: c.WorkingDir,
+		Mounts:     in.Mounts,
+	}
+	if spec.WorkingDir == "" {
+		spec.WorkingDir = img.WorkingDir
+	}
+	if podSC != nil {
+		if podSC.RunAsUser != nil {
+			spec.UID = uint32(*podSC.RunAsUser)
+		}
+		if podSC.RunAsGroup != nil {
+			spec.GID = uint32(*podSC.RunAsGroup)
+		}
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			spec.UID = uint32(*sc.RunAsUser)
+		}
+		if sc.RunAsGroup != nil {
+			spec.GID = uint32(*sc.RunAsGroup)
+		}
+		spec.Privileged = sc.Privileged != nil && *sc.Privileged
+		if sc.Capabilities != nil {
+			spec.CapAdd = capNames(sc.Capabilities.Add)
+			spec.CapDrop = capNames(sc.Capabilities.Drop)
+		}
+	}
+	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		spec.MemoryLimitBytes = mem.Value()
+	}
+	if cpu, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		spec.CPUMillis = cpu.MilliValue()
+	}
+	return spec
+}
+
+func capNames(caps []corev1.Capability) []string {
+	out := make([]string, 0, len(caps))
+	for _, c := range caps {
+		out = append(out, string(c))
+	}
+	return out
+}

@@ -1,0 +1,226 @@
+package node
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// status computes the pod's status as a kubelet writes it, from the
+// worker's state.
+func (w *podWorker) status(pod *corev1.Pod) corev1.PodStatus {
+	initStatuses := w.containerStatuses(w.initCtrs)
+	mainStatuses := w.containerStatuses(w.mainCtrs)
+	st := corev1.PodStatus{
+		Phase:                 w.state.terminalPhase,
+		HostIP:                w.deps.node.HostIP.String(),
+		HostIPs:               []corev1.HostIP{{IP: w.deps.node.HostIP.String()}},
+		StartTime:             ptr.To(metav1.NewTime(w.state.startTime)),
+		QOSClass:              pod.Status.QOSClass,
+		InitContainerStatuses: initStatuses,
+		ContainerStatuses:     mainStatuses,
+	}
+	if st.Phase == "" {
+		st.Phase = podPhase(pod, initStatuses, mainStatuses, w.state.initialized)
+	}
+	if sb := w.sandbox(); sb != nil {
+		st.PodIP = sb.IP().String()
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	}
+	st.Conditions = w.conditions(pod, &st)
+	return st
+}
+
+// containerStatuses reports cs in spec order.
+func (w *podWorker) containerStatuses(cs []*ctr) []corev1.ContainerStatus {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, w.containerStatus(c))
+	}
+	return out
+}
+
+// containerStatus reports one container.
+func (w *podWorker) containerStatus(c *ctr) corev1.ContainerStatus {
+	s := corev1.ContainerStatus{
+		Name:         c.spec.Name,
+		Image:        c.spec.Image,
+		ImageID:      c.img.ID,
+		RestartCount: c.restartCount(),
+		Ready:        c.running() && c.started && c.ready,
+		Started:      ptr.To(c.running() && c.started),
+	}
+	if c.last != nil {
+		s.LastTerminationState.Terminated = c.last.DeepCopy()
+	}
+	switch {
+	case c.running():
+		s.ContainerID = containerID(c.proc)
+		s.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(c.proc.StartedAt())}
+	case c.term != nil:
+		s.ContainerID = c.term.ContainerID
+		s.State.Terminated = c.term.DeepCopy()
+	default:
+		s.State.Waiting = w.waitingState(c)
+		if c.last != nil {
+			s.ContainerID = c.last.ContainerID
+		}
+	}
+	return s
+}
+
+// waitingState says why c does not run.
+func (w *podWorker) waitingState(c *ctr) *corev1.ContainerStateWaiting {
+	switch {
+	case c.imageErr != nil:
+		return &corev1.ContainerStateWaiting{Reason: c.imageErr.Reason, Message: c.imageErr.Message}
+	case c.waiting != nil:
+		return &corev1.ContainerStateWaiting{Reason: c.waiting.Reason, Message: c.waiting.Message}
+	case c.kind == kindMain && len(w.initCtrs) > 0 && !w.state.initialized:
+		return &corev1.ContainerStateWaiting{Reason: reasonPodInitializing}
+	case c.kind != kindMain && !w.state.sandboxReady:
+		return &corev1.ContainerStateWaiting{Reason: reasonPodInitializing}
+	default:
+		return &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}
+	}
+}
+
+// podPhase computes a running pod's phase from its container statuses, as
+// a kubelet does.
+func podPhase(pod *corev1.Pod, initStatuses, mainStatuses []corev1.ContainerStatus, initialized bool) corev1.PodPhase {
+	for i, s := range initStatuses {
+		restartable := pod.Spec.InitContainers[i].RestartPolicy != nil
+		if !restartable && s.State.Terminated != nil && s.State.Terminated.ExitCode != 0 && pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+			return corev1.PodFailed
+		}
+	}
+	if !initialized {
+		return corev1.PodPending
+	}
+	var running, waiting, stopped, succeeded int
+	for _, s := range mainStatuses {
+		switch {
+		case s.State.Running != nil:
+			running++
+		case s.State.Terminated != nil:
+			stopped++
+			if s.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case s.LastTerminationState.Terminated != nil:
+			stopped++
+		default:
+			waiting++
+		}
+	}
+	switch {
+	case waiting > 0:
+		return corev1.PodPending
+	case running > 0:
+		return corev1.PodRunning
+	case stopped == 0:
+		return corev1.PodPending
+	case pod.Spec.RestartPolicy == corev1.RestartPolicyAlways:
+		return corev1.PodRunning
+	case stopped == succeeded:
+		return corev1.PodSucceeded
+	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+		return corev1.PodFailed
+	default:
+		return corev1.PodRunning
+	}
+}
+
+// podPhaseTerminal is the phase of a pod whose containers were all stopped
+// (deleted): Succeeded when every container exited 0, else Failed.
+func podPhaseTerminal(mainStatuses []corev1.ContainerStatus) corev1.PodPhase {
+	for _, s := range mainStatuses {
+		if s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {
+			return corev1.PodFailed
+		}
+	}
+	return corev1.PodSucceeded
+}
+
+// conditions computes the kubelet-owned conditions and keeps the others.
+func (w *podWorker) conditions(pod *corev1.Pod, st *corev1.PodStatus) []corev1.PodCondition {
+	owned := []corev1.PodCondition{
+		boolCondition(corev1.PodReadyToStartContainers, w.state.sandboxReady, "", ""),
+		w.initializedCondition(st),
+		readyCondition(corev1.PodReady, st),
+		readyCondition(corev1.ContainersReady, st),
+	}
+	out := make([]corev1.PodCondition, 0, len(owned)+len(pod.Status.Conditions))
+	now := metav1.NewTime(w.deps.clock.Now())
+	for _, c := range owned {
+		prev, ok := w.state.conditions[c.Type]
+		c.LastTransitionTime = now
+		if ok && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+		w.state.conditions[c.Type] = c
+		out = append(out, c)
+	}
+	for _, c := range pod.Status.Conditions {
+		if _, mine := w.state.conditions[c.Type]; !mine {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// initializedCondition is True once every init container completed (or,
+// for sidecars, started).
+func (w *podWorker) initializedCondition(st *corev1.PodStatus) corev1.PodCondition {
+	if w.state.initialized {
+		reason := ""
+		if st.Phase == corev1.PodSucceeded {
+			reason = reasonPodCompleted
+		}
+		return boolCondition(corev1.PodInitialized, true, reason, "")
+	}
+	var pending []string
+	for _, c := range w.initCtrs {
+		if (c.kind == kindSidecar && !c.started) || (c.kind == kindInit && !c.succeeded()) {
+			pending = append(pending, c.spec.Name)
+		}
+	}
+	return boolCondition(corev1.PodInitialized, false, reasonContainersNotInited, fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(pending, " ")))
+}
+
+// readyCondition computes Ready or ContainersReady from the readiness of
+// the containers and sidecars.
+func readyCondition(t corev1.PodConditionType, st *corev1.PodStatus) corev1.PodCondition {
+	if st.Phase == corev1.PodSucceeded {
+		return boolCondition(t, false, reasonPodCompleted, "")
+	}
+	var unready []string
+	for _, s := range st.ContainerStatuses {
+		if !s.Ready {
+			unready = append(unready, s.Name)
+		}
+	}
+	for _, s := range st.InitContainerStatuses {
+		if s.Started != nil && !s.Ready && s.State.Running != nil {
+			unready = append(unready, s.Name)
+		}
+	}
+	if len(unready) > 0 {
+		return boolCondition(t, false, reasonContainersNotReady, fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " ")))
+	}
+	return boolCondition(t, true, "", "")
+}
+
+func boolCondition(t corev1.PodConditionType, ok bool, reason, message string) corev1.PodCondition {
+	s := corev1.ConditionFalse
+	if ok {
+		s = corev1.ConditionTrue
+	}
+	return corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: message}
+}

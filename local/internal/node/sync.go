@@ -1,0 +1,211 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// resolveImages resolves every container's image before anything starts;
+// it returns false when one has no local equivalent (the pod never runs).
+func (w *podWorker) resolveImages() bool {
+	ok := true
+	pod := w.currentPod()
+	for _, c := range w.allCtrs() {
+		img, err := w.deps.inputs.Image(c.spec.Image)
+		if err != nil {
+			c.imageErr = asWaiting(err, reasonErrImagePull)
+			w.deps.recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.spec.Image, c.imageErr.Message)
+			ok = false
+			continue
+		}
+		c.img = img
+	}
+	return ok
+}
+
+// sync starts whatever should run now: the sandbox and volumes, then the
+// init containers in order, then the containers.
+func (w *podWorker) sync(ctx context.Context) {
+	if w.state.terminalPhase != "" {
+		return
+	}
+	if !w.state.sandboxReady && !w.setup(ctx) {
+		return
+	}
+	w.refreshVolumes(ctx)
+	if !w.syncInit(ctx) {
+		return
+	}
+	for _, c := range w.mainCtrs {
+		w.ensure(ctx, c)
+	}
+	if phase := podPhase(w.currentPod(), w.containerStatuses(w.initCtrs), w.containerStatuses(w.mainCtrs), w.state.initialized); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+		w.complete(ctx, phase)
+	}
+}
+
+// setup creates the sandbox and writes the volumes, retrying with back-off
+// while a source is missing. It returns true once both exist.
+func (w *podWorker) setup(ctx context.Context) bool {
+	now := w.deps.clock.Now()
+	if now.Before(w.state.notBefore) {
+		return false
+	}
+	pod := w.currentPod()
+	err := w.createSandbox(ctx, pod)
+	if err == nil {
+		err = w.writeVolumes(ctx, pod)
+	}
+	if err != nil {
+		w.state.setupErr = asWaiting(err, reasonContainerCreating)
+		w.state.notBefore = now.Add(w.state.retry.next())
+		w.deps.recorder.Event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+		w.log.Info("Pod setup failed, will retry", "err", err, "at", w.state.notBefore)
+		return false
+	}
+	w.state.setupErr, w.state.notBefore = nil, time.Time{}
+	w.state.sandboxReady = true
+	return true
+}
+
+// createSandbox creates the pod's sandbox once.
+func (w *podWorker) createSandbox(ctx context.Context, pod *corev1.Pod) error {
+	if w.sandbox() != nil {
+		return nil
+	}
+	sb, err := w.deps.runtime.CreateSandbox(ctx, sandboxSpecFor(pod, w.deps.node))
+	if err != nil {
+		return fmt.Errorf("creating the pod sandbox: %w", err)
+	}
+	w.mu.Lock()
+	w.sb = sb
+	w.mu.Unlock()
+	return nil
+}
+
+// writeVolumes writes the pod's volumes once.
+func (w *podWorker) writeVolumes(ctx context.Context, pod *corev1.Pod) error {
+	if w.vols != nil {
+		return nil
+	}
+	sb := w.sandbox()
+	vols, err := w.deps.inputs.Volumes(ctx, pod, filepath.Join(sb.Dir(), "volumes"), w.facts())
+	if err != nil {
+		return err
+	}
+	w.vols = vols
+	return nil
+}
+
+// facts are the pod's downward-API facts.
+func (w *podWorker) facts() podFacts {
+	f := podFacts{
+		HostIP:            w.deps.node.HostIP,
+		NodeName:          w.deps.node.Name,
+		NodeAllocatable:   w.deps.node.Allocatable,
+		KubernetesService: w.deps.node.KubernetesService,
+	}
+	if sb := w.sandbox(); sb != nil {
+		f.PodIP = sb.IP()
+	}
+	return f
+}
+
+// syncInit runs the init containers in order; it returns true once all of
+// them completed (sidecars: started) and the containers may start.
+func (w *podWorker) syncInit(ctx context.Context) bool {
+	for _, c := range w.initCtrs {
+		switch {
+		case c.kind == kindSidecar:
+			w.ensure(ctx, c)
+			if !c.started && !w.state.initialized {
+				return false
+			}
+		case w.state.initialized || c.succeeded():
+			continue
+		case c.finished():
+			return false // failed for good: podPhase reports Failed
+		default:
+			w.ensure(ctx, c)
+			return false
+		}
+	}
+	w.state.initialized = true
+	return true
+}
+
+// ensure starts a container that should run and is due.
+func (w *podWorker) ensure(ctx context.Context, c *ctr) {
+	if c.running() || c.finished() || c.imageErr != nil {
+		return
+	}
+	if w.deps.clock.Now().Before(c.notBefore) {
+		return
+	}
+	w.startContainer(ctx, c)
+}
+
+// exited records that an attempt of c ended and decides on its restart.
+func (w *podWorker) exited(c *ctr, p process) {
+	if c.proc != p {
+		return
+	}
+	if c.stopProbes != nil {
+		c.stopProbes()
+	}
+	c.proc, c.started, c.ready, c.stopping = nil, false, false, false
+	term := terminatedState(p)
+	policy := w.currentPod().Spec.RestartPolicy
+	if w.state.terminalPhase != "" || !c.shouldRestart(policy, term.ExitCode) {
+		c.term = term
+		return
+	}
+	c.last, c.term = term, nil
+	c.notBefore = c.backoff.readyAt(p.FinishedAt())
+	if c.notBefore.After(w.deps.clock.Now()) {
+		c.waiting = &waitingError{
+			Reason:  reasonCrashLoopBackOff,
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff.delay, c.spec.Name, podRef(w.currentPod())),
+		}
+		w.deps.recorder.Eventf(w.currentPod(), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.spec.Name, podRef(w.currentPod()))
+	}
+}
+
+// podRef formats a pod as a kubelet's messages do: name_namespace(uid).
+func podRef(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// volumeRefreshPeriod is how often configMap, secret, downwardAPI and
+// projected volumes are rewritten (a kubelet resyncs a pod about every
+// minute); tokens are renewed by podinputs before 80 % of their lifetime.
+const volumeRefreshPeriod = time.Minute
+
+// refreshVolumes rewrites the pod's refreshable volumes when due.
+func (w *podWorker) refreshVolumes(ctx context.Context) {
+	now := w.deps.clock.Now()
+	if w.vols == nil || !hasRefreshableVolumes(w.currentPod()) || now.Before(w.state.nextRefresh) {
+		return
+	}
+	if !w.state.nextRefresh.IsZero() {
+		if err := w.vols.Refresh(ctx, w.currentPod(), w.facts()); err != nil {
+			w.log.Info("Refreshing volumes failed, will retry", "err", err)
+		}
+	}
+	w.state.nextRefresh = now.Add(volumeRefreshPeriod)
+}
+
+// hasRefreshableVolumes tells whether pod has volumes whose content follows
+// API objects.
+func hasRefreshableVolumes(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap != nil || v.Secret != nil || v.Projected != nil || v.DownwardAPI != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,256 @@
+package node
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+)
+
+// workerDeps are what every pod worker shares.
+type workerDeps struct {
+	runtime  runtime
+	inputs   inputs
+	clock    clock.WithTicker
+	recorder record.EventRecorder
+	log      logr.Logger
+	node     nodeInfo
+	// notify receives the pod (spec and status) whenever its status changes.
+	notify func(*corev1.Pod)
+	// finalize is called once a deleted pod has stopped and its sandbox is
+	// gone, to remove the pod object (a kubelet's final delete).
+	finalize func(ctx context.Context, pod *corev1.Pod)
+}
+
+// nodeInfo is what pods learn about the node they run on.
+type nodeInfo struct {
+	Name              string
+	HostIP            netip.Addr
+	Allocatable       corev1.ResourceList
+	ClusterDNS        []string
+	ClusterDomain     string
+	KubernetesService netip.AddrPort
+}
+
+// podWorker runs one pod: it owns the pod's state, and only its goroutine
+// changes it. Others talk to it through post, update and requestDelete, and
+// read the last published snapshot.
+type podWorker struct {
+	deps *workerDeps
+	log  logr.Logger
+
+	mu       sync.Mutex
+	pod      *corev1.Pod // latest spec from the API
+	snapshot *corev1.Pod // last published pod with status
+	grace    *int64      // set by requestDelete
+	sb       podSandbox  // set once the sandbox exists
+
+	events  chan func()
+	deleted chan struct{} // closed by requestDelete
+	delOnce sync.Once
+	done    chan struct{}
+	wg      sync.WaitGroup // goroutines the worker started
+
+	// Owned by the worker goroutine.
+	initCtrs, mainCtrs []*ctr
+	vols               podVolumes
+	state              podState
+}
+
+// podState is the pod-level part of what the worker observed.
+type podState struct {
+	startTime     time.Time
+	sandboxReady  bool
+	initialized   bool
+	terminalPhase corev1.PodPhase // set once the pod succeeded or failed
+	retry         retryBackoff
+	notBefore     time.Time // next setup attempt
+	nextRefresh   time.Time // next rewrite of configMap, secret and projected volumes
+	setupErr      *waitingError
+	conditions    map[corev1.PodConditionType]corev1.PodCondition
+}
+
+// newPodWorker makes the worker of pod; start runs it.
+func newPodWorker(deps *workerDeps, pod *corev1.Pod) *podWorker {
+	w := &podWorker{
+		deps:    deps,
+		log:     deps.log.WithValues("pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID),
+		pod:     pod.DeepCopy(),
+		events:  make(chan func()),
+		deleted: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	w.initCtrs, w.mainCtrs = newCtrs(pod)
+	w.state.conditions = map[corev1.PodConditionType]corev1.PodCondition{}
+	return w
+}
+
+// start runs the worker until the pod is deleted or ctx ends.
+func (w *podWorker) start(ctx context.Context) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.run(ctx)
+	}()
+}
+
+// run is the worker's goroutine.
+func (w *podWorker) run(ctx context.Context) {
+	defer close(w.done)
+	w.state.startTime = w.deps.clock.Now()
+	ok := w.resolveImages()
+	for {
+		if ok {
+			w.sync(ctx)
+		}
+		w.publish()
+		timer := w.nextTimer()
+		select {
+		case f := <-w.events:
+			f()
+		case <-timerC(timer):
+		case <-w.deleted:
+			stopTimer(timer)
+			w.terminate(ctx, true)
+			return
+		case <-ctx.Done():
+			stopTimer(timer)
+			w.terminate(context.WithoutCancel(ctx), false)
+			return
+		}
+		stopTimer(timer)
+	}
+}
+
+// post runs f on the worker's goroutine; it returns false when the worker
+// has ended.
+func (w *podWorker) post(f func()) bool {
+	select {
+	case w.events <- f:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
+// goTracked runs f in a goroutine that the worker waits for on exit.
+func (w *podWorker) goTracked(f func()) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		f()
+	}()
+}
+
+// update records a new version of the pod from the API (labels,
+// annotations; the containers of a running pod do not change).
+func (w *podWorker) update(pod *corev1.Pod) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pod = pod.DeepCopy()
+	if w.snapshot != nil {
+		status := w.snapshot.Status
+		w.snapshot = pod.DeepCopy()
+		w.snapshot.Status = status
+	}
+}
+
+// requestDelete asks the worker to stop the pod as a deletion does, with the
+// grace period of the deletion (nil: the pod's terminationGracePeriodSeconds).
+func (w *podWorker) requestDelete(grace *int64) {
+	w.mu.Lock()
+	if w.grace == nil || (grace != nil && *grace < *w.grace) {
+		w.grace = grace
+	}
+	w.mu.Unlock()
+	w.delOnce.Do(func() { close(w.deleted) })
+}
+
+// wait blocks until the worker and every goroutine it started have ended.
+func (w *podWorker) wait() { w.wg.Wait() }
+
+// currentPod returns the latest pod spec.
+func (w *podWorker) currentPod() *corev1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pod
+}
+
+// published returns a copy of the last published pod.
+func (w *podWorker) published() *corev1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.snapshot == nil {
+		return nil
+	}
+	return w.snapshot.DeepCopy()
+}
+
+// sandbox returns the pod's sandbox once it exists.
+func (w *podWorker) sandbox() podSandbox {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sb
+}
+
+// publish computes the status and notifies when it changed.
+func (w *podWorker) publish() {
+	pod := w.currentPod()
+	status := w.status(pod)
+	w.mu.Lock()
+	if w.snapshot != nil && equality.Semantic.DeepEqual(w.snapshot.Status, status) {
+		w.mu.Unlock()
+		return
+	}
+	next := pod.DeepCopy()
+	next.Status = status
+	w.snapshot = next
+	w.mu.Unlock()
+	w.deps.notify(next.DeepCopy())
+}
+
+// nextTimer returns a timer for the earliest pending start, or nil.
+func (w *podWorker) nextTimer() clock.Timer {
+	var next time.Time
+	now := w.deps.clock.Now()
+	consider := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	consider(w.state.notBefore)
+	consider(w.state.nextRefresh)
+	for _, c := range w.allCtrs() {
+		if !c.running() && !c.finished() {
+			consider(c.notBefore)
+		}
+	}
+	if next.IsZero() || w.state.terminalPhase != "" {
+		return nil
+	}
+	return w.deps.clock.NewTimer(next.Sub(now))
+}
+
+// allCtrs lists init containers then containers.
+func (w *podWorker) allCtrs() []*ctr {
+	return append(append([]*ctr(nil), w.initCtrs...), w.mainCtrs...)
+}
+
+func timerC(t clock.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C()
+}
+
+func stopTimer(t clock.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}

@@ -1,0 +1,178 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// autoscalingCluster has a head that offers no CPU and one worker group that
+// starts empty: a task that needs a CPU can only run once the Ray autoscaler
+// (the head's sidecar) has scaled the group up through the operator. The
+// idle timeout is short so that the scale-down follows soon. Requests fit
+// the two-CPU node (1 CPU in all with the worker).
+const autoscalingCluster = `
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: autoscale
+spec:
+  rayVersion: "2.52.0"
+  enableInTreeAutoscaling: true
+  autoscalerOptions:
+    version: v2
+    idleTimeoutSeconds: 10
+    resources:
+      requests: {cpu: 200m, memory: 512Mi}
+      limits: {cpu: 500m, memory: 1Gi}
+  headGroupSpec:
+    rayStartParams:
+      num-cpus: "0"
+    template:
+      spec:
+        containers:
+          - name: ray-head
+            image: rayproject/ray:2.52.0
+            resources:
+              requests: {cpu: 500m, memory: 2Gi}
+              limits: {cpu: "1", memory: 2Gi}
+  workerGroupSpecs:
+    - groupName: small
+      replicas: 0
+      minReplicas: 0
+      maxReplicas: 1
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+            - name: ray-worker
+              image: rayproject/ray:2.52.0
+              resources:
+                requests: {cpu: 300m, memory: 1Gi}
+                limits: {cpu: "1", memory: 1Gi}
+`
+
+// oneCPUTask asks for one CPU, which only a worker has, and prints the host
+// (the Pod) it ran on.
+const oneCPUTask = `
+import socket, ray
+ray.init()
+@ray.remote(num_cpus=1)
+def where():
+    return socket.gethostname()
+print("task ran on", ray.get(where.remote()))
+`
+
+// autoscaleTimeout bounds each phase: the head and its autoscaler start,
+// a worker starts (about 15 s each), the idle timeout passes.
+const autoscaleTimeout = 4 * time.Minute
+
+// TestAutoscalerScalesWorkerGroup: a task that needs more CPUs than the head
+// offers makes the in-tree autoscaler raise the group's replicas; the
+// operator starts the worker, the task completes on it, and once the worker
+// has been idle for the timeout the autoscaler scales the group back to zero
+// and the worker Pod goes away.
+func TestAutoscalerScalesWorkerGroup(t *testing.T) {
+	began := time.Now()
+	ns := shared.namespace(t)
+	rc := shared.applyManifest(t, ns, "autoscalingCluster", []byte(autoscalingCluster)).(*rayv1.RayCluster)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*autoscaleTimeout)
+	defer cancel()
+	head := shared.waitHead(ctx, t, ns, rc.Name, "")
+
+	task := make(chan taskResult, 1)
+	go func() {
+		out, err := shared.rayPython(ctx, ns, head, oneCPUTask)
+		task <- taskResult{out, err}
+	}()
+	worker := shared.waitWorkerGroup(ctx, t, ns, rc.Name, 1)
+	t.Logf("scaled up to worker %s after %v", worker, time.Since(began).Round(time.Second))
+	select {
+	case r := <-task:
+		if r.err != nil || !strings.Contains(r.out, "task ran on "+worker) {
+			t.Fatalf("the one-CPU task did not run on the new worker %s: %v\n%s", worker, r.err, r.out)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the one-CPU task did not finish: %v", ctx.Err())
+	}
+	shared.waitWorkerGroup(ctx, t, ns, rc.Name, 0)
+	t.Logf("scaled up and down in %v", time.Since(began).Round(time.Second))
+}
+
+type taskResult struct {
+	out string
+	err error
+}
+
+// waitHead waits until the cluster has one running and ready head Pod other
+// than previous (a Pod name, or "") and returns its name.
+func (s *suite) waitHead(ctx context.Context, t *testing.T, ns, cluster, previous string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, autoscaleTimeout)
+	defer cancel()
+	var name string
+	err := wait(ctx, func() (bool, error) {
+		pods, err := s.rayPods(ctx, ns, cluster, "head")
+		if err != nil {
+			return false, err
+		}
+		for i := range pods {
+			if pods[i].Name != previous && runningAndReady(&pods[i]) {
+				name = pods[i].Name
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d head Pods, none new, running and ready", len(pods))
+	})
+	if err != nil {
+		t.Fatalf("RayCluster %s has no ready head: %v", cluster, err)
+	}
+	return name
+}
+
+// waitWorkerGroup waits until the cluster's only worker group asks for
+// replicas workers and has exactly that many Pods, all running and ready
+// (none at all for zero), and returns the name of one of them.
+func (s *suite) waitWorkerGroup(ctx context.Context, t *testing.T, ns, cluster string, replicas int32) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, autoscaleTimeout)
+	defer cancel()
+	var name string
+	err := wait(ctx, func() (bool, error) {
+		rc := &rayv1.RayCluster{}
+		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+			return false, err
+		}
+		want := rc.Spec.WorkerGroupSpecs[0].Replicas
+		pods, err := s.rayPods(ctx, ns, cluster, "worker")
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for i := range pods {
+			if runningAndReady(&pods[i]) {
+				ready++
+				name = pods[i].Name
+			}
+		}
+		ok := want != nil && *want == replicas && len(pods) == int(replicas) && ready == int(replicas)
+		return ok, fmt.Errorf("spec replicas %v, %d worker Pods, %d ready", ptrString(want), len(pods), ready)
+	})
+	if err != nil {
+		t.Fatalf("worker group of %s did not reach %d replicas: %v", cluster, replicas, err)
+	}
+	return name
+}
+
+func ptrString(p *int32) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
+}
