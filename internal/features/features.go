@@ -31,20 +31,29 @@ const (
 	RayCronJob featuregate.Feature = "RayCronJob"
 	// AsyncJobInfoQuery queries Ray job info in the background through a cache.
 	AsyncJobInfoQuery featuregate.Feature = "AsyncJobInfoQuery"
-	// SidecarSubmitterRestart restarts a failed SidecarMode submitter
-	// container in place (Kubernetes 1.35+).
+	// SidecarSubmitterRestart is KubeRay's gate for restarting a failed
+	// SidecarMode submitter in place (Kubernetes 1.35+). Accepted here but
+	// not built yet: the submitter is not restarted (issue 20).
 	SidecarSubmitterRestart featuregate.Feature = "SidecarSubmitterRestart"
-	// RayClusterNetworkPolicy enables RayCluster spec.networkPolicy.
+	// RayClusterNetworkPolicy admits RayCluster spec.networkPolicy. Only
+	// validation reads it so far: no NetworkPolicy is created yet (issue 21).
 	RayClusterNetworkPolicy featuregate.Feature = "RayClusterNetworkPolicy"
-	// GCSFaultToleranceEmbeddedStorage enables the embedded RocksDB backend
-	// of GCS fault tolerance.
+	// GCSFaultToleranceEmbeddedStorage admits the embedded RocksDB backend of
+	// GCS fault tolerance. Only validation reads it so far: no volume or
+	// storage setting is made, so such a cluster has no fault tolerance yet
+	// (issue 20).
 	GCSFaultToleranceEmbeddedStorage featuregate.Feature = "GCSFaultToleranceEmbeddedStorage"
-	// RayClusterMTLS enables RayCluster spec.tlsOptions.
+	// RayClusterMTLS admits RayCluster spec.tlsOptions. Only validation reads
+	// it so far: no certificate or TLS setting is made yet (issue 21).
 	RayClusterMTLS featuregate.Feature = "RayClusterMTLS"
-	// RayClusterHistoryServer injects the history server collector sidecar.
+	// RayClusterHistoryServer is KubeRay's gate for the history server
+	// collector sidecar. Only validation reads it so far: no collector is
+	// injected yet (issue 20).
 	RayClusterHistoryServer featuregate.Feature = "RayClusterHistoryServer"
-	// KubernetesWAS selects the Kubernetes workload-aware scheduling batch
-	// scheduler; it excludes --batch-scheduler.
+	// KubernetesWAS is KubeRay's gate for gang scheduling through the
+	// Kubernetes Workload API; it excludes --batch-scheduler. Only the
+	// configuration check reads it so far: no Workload or PodGroup is created
+	// yet (issue 20).
 	KubernetesWAS featuregate.Feature = "KubernetesWAS"
 )
 
