@@ -7,14 +7,20 @@ import (
 )
 
 // An Addon is a cluster component that serves the pods of a NodeNetwork,
-// such as the local module's kube-proxy and CoreDNS. The control plane
-// starts its addons once the API server answers and the node is registered,
-// and stops their processes with its own. Addons live outside this package
+// such as the local module's kube-proxy and CoreDNS. Once the API server
+// answers and the node is registered, the control plane prepares every
+// addon, one after another, then starts them all at once; it stops their
+// processes with its own. Two phases, because one addon's objects may have
+// to exist before another starts (kube-proxy's first rules must include the
+// kube-dns Service that CoreDNS prepares). Addons live outside this package
 // so that the operator's module, which uses the control plane for its tests
 // and benchmarks, does not depend on what they need.
 type Addon interface {
 	// Name names the addon in errors.
 	Name() string
+	// Prepare creates the API objects the addon serves, before any addon
+	// starts.
+	Prepare(ctx context.Context, host *Host) error
 	// Start starts the addon's processes through host and returns once the
 	// addon is ready.
 	Start(ctx context.Context, host *Host) error

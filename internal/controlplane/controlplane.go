@@ -4,6 +4,11 @@
 // that pods are scheduled and go Running and Ready, owners garbage-collect
 // their dependents and batch Jobs get pods, all without a container runtime.
 //
+// With a NodeNetwork it also serves pods on a bridge of this host, and starts
+// the network's Addons (the local module's kube-proxy and CoreDNS); the
+// operator module's tests and benchmarks use it without, so that this
+// module needs none of what the add-ons need.
+//
 // Every component runs in its own process group and gets SIGKILL if this
 // process dies, so nothing outlives it; Stop, or canceling the context given
 // to Start, ends them all.

@@ -34,7 +34,8 @@ type NodeNetwork struct {
 	// exist, with InternalIP NodeIP, because kube-proxy waits up to 30 s for
 	// it otherwise; the node agent then keeps its status.
 	NodeName string
-	// Addons are started, concurrently, once the node is registered.
+	// Addons are prepared one after another, then started concurrently,
+	// once the node is registered.
 	Addons []Addon
 }
 
@@ -97,7 +98,8 @@ func (n *NodeNetwork) controllerManagerArgs(creds *credentials) []string {
 	return []string{"--root-ca-file=" + creds.servingCAFile}
 }
 
-// startNodeNetwork registers the node and starts the network's addons.
+// startNodeNetwork registers the node, then prepares and starts the
+// network's addons.
 func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options) error {
 	n := opts.Network
 	if n == nil {
@@ -110,9 +112,19 @@ func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options) err
 	if err := registerNode(ctx, clientset, n); err != nil {
 		return err
 	}
-	host := &Host{cp: cp, opts: opts}
+	return runAddons(ctx, &Host{cp: cp, opts: opts}, n.Addons)
+}
+
+// runAddons prepares addons one after another, then starts them all at once
+// and waits until every one is ready.
+func runAddons(ctx context.Context, host *Host, addons []Addon) error {
+	for _, addon := range addons {
+		if err := addon.Prepare(ctx, host); err != nil {
+			return fmt.Errorf("preparing %s: %w", addon.Name(), err)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	for _, addon := range n.Addons {
+	for _, addon := range addons {
 		g.Go(func() error {
 			if err := addon.Start(gctx, host); err != nil {
 				return fmt.Errorf("starting %s: %w", addon.Name(), err)

@@ -41,20 +41,22 @@ type CoreDNS struct {
 // Name implements controlplane.Addon.
 func (CoreDNS) Name() string { return "coredns" }
 
-// Start creates the kube-dns Service, starts CoreDNS on the node's address
-// and waits until it is ready (its kubernetes plugin has synced).
-func (c CoreDNS) Start(ctx context.Context, host *controlplane.Host) error {
+// Prepare creates the kube-dns Service and its EndpointSlice, so that
+// kube-proxy's first rules have them.
+func (CoreDNS) Prepare(ctx context.Context, host *controlplane.Host) error {
 	clientset, err := kubernetes.NewForConfig(host.RESTConfig())
 	if err != nil {
 		return fmt.Errorf("creating a client for the kube-dns Service: %w", err)
 	}
 	// kube-system is created shortly after the API server is ready.
-	err = host.WaitFor(ctx, "the kube-dns Service", func(ctx context.Context) error {
+	return host.WaitFor(ctx, "the kube-dns Service", func(ctx context.Context) error {
 		return createKubeDNS(ctx, clientset, host.Network())
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// Start starts CoreDNS on the node's address and waits until it is ready
+// (its kubernetes plugin has synced).
+func (c CoreDNS) Start(ctx context.Context, host *controlplane.Host) error {
 	ports, err := controlplane.FreePorts(1)
 	if err != nil {
 		return err

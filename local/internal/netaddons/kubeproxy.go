@@ -39,6 +39,10 @@ type KubeProxy struct{}
 // Name implements controlplane.Addon.
 func (KubeProxy) Name() string { return kubeProxyBinary }
 
+// Prepare implements controlplane.Addon: kube-proxy serves the Services
+// others create.
+func (KubeProxy) Prepare(context.Context, *controlplane.Host) error { return nil }
+
 // Start writes kube-proxy's configuration, starts it and waits until its
 // /healthz answers and it has written its rules. When the control plane
 // stops, kube-proxy is made to remove its rules, and none may remain.
