@@ -1,10 +1,13 @@
 package dashboard
 
 import (
+	"strconv"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
 )
 
 // Back-off of a request to a Ray dashboard (or a Serve proxy) that keeps
@@ -45,22 +48,82 @@ type Failure struct {
 // at first, up to 16 minutes after a long outage). An operator restart
 // forgets it, which only means one early retry. It is safe for concurrent
 // use; the zero value uses the default base and maximum.
+//
+// The delays and the "still backing off" test are client-go's
+// flowcontrol.Backoff, the per-item back-off the kubelet uses, without
+// jitter. Backoff adds what flowcontrol does not keep (the count, reason and
+// message of a run of failures, when it ends) and an index by object, since
+// flowcontrol cannot list its entries. Two choices keep the behaviour the
+// controllers were written for:
+//   - A run never expires with time: flowcontrol would restart it at Base,
+//     and its GC drop it, once 2×Max passed without a failure; here it lasts
+//     until the request succeeds or is no longer made (Forget, Retain,
+//     ForgetObject), so the count in "failed N times in a row" and the
+//     delay never disagree.
+//   - Time is what the caller passes (its injected clock's now), handed to
+//     flowcontrol through its Clock.
 type Backoff struct {
-	// Base and Max override DefaultRetryBase and DefaultRetryMax.
+	// Base and Max override DefaultRetryBase and DefaultRetryMax. Set them
+	// before the first failure: the delays are built from them then.
 	Base, Max time.Duration
 
 	mu       sync.Mutex
+	delays   *flowcontrol.Backoff
+	at       *callTime // what delays reads as now
 	failures map[BackoffKey]Failure
 }
 
-// After is the wait after the n-th consecutive failure (n ≥ 1).
-func (b *Backoff) After(n int) time.Duration {
+// callTime is the clock flowcontrol reads while Backoff holds its mutex: the
+// time of the current call. Of a Clock, flowcontrol.Backoff reads only Now
+// (and Since, in a method Backoff does not call); the embedded real clock
+// only completes the interface.
+type callTime struct {
+	clock.RealClock
+	now time.Time
+}
+
+// Now is the time of the current call.
+func (c *callTime) Now() time.Time { return c.now }
+
+// Since is the time from t to the current call.
+func (c *callTime) Since(t time.Time) time.Duration { return c.now.Sub(t) }
+
+// newDelays returns a flowcontrol.Backoff with b's limits whose runs never
+// expire, reading the time from at.
+func (b *Backoff) newDelays(at *callTime) *flowcontrol.Backoff {
 	base, most := b.limits()
-	d := base
-	for i := 1; i < n && d < most; i++ {
-		d *= 2
+	d := flowcontrol.NewFakeBackOff(base, most, at)
+	d.HasExpiredFunc = func(time.Time, time.Time, time.Duration) bool { return false }
+	return d
+}
+
+// flow returns the delays, built at first use (the zero Backoff works).
+// Call it with b.mu held.
+func (b *Backoff) flow() *flowcontrol.Backoff {
+	if b.delays == nil {
+		b.at = &callTime{}
+		b.delays = b.newDelays(b.at)
+		b.failures = map[BackoffKey]Failure{}
 	}
-	return min(d, most)
+	return b.delays
+}
+
+// backoffID is key as a flowcontrol item: each field quoted, so that no two
+// keys meet (a Call may contain any character).
+func backoffID(key BackoffKey) string {
+	return strconv.Quote(key.Object.Namespace) + strconv.Quote(key.Object.Name) +
+		strconv.Quote(string(key.UID)) + strconv.Quote(key.Call)
+}
+
+// After is the wait after the n-th consecutive failure (n ≥ 1): flowcontrol's
+// sequence, replayed on a scratch back-off until n or the cap.
+func (b *Backoff) After(n int) time.Duration {
+	d := b.newDelays(&callTime{})
+	_, most := b.limits()
+	for i := 0; i < max(n, 1) && d.Get("") < most; i++ {
+		d.Next("", time.Time{})
+	}
+	return d.Get("")
 }
 
 func (b *Backoff) limits() (time.Duration, time.Duration) {
@@ -80,7 +143,7 @@ func (b *Backoff) Wait(key BackoffKey, now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	f, ok := b.failures[key]
-	if !ok || !now.Before(f.RetryAt) {
+	if !ok || !b.flow().IsInBackOffSinceUpdate(backoffID(key), now) {
 		return 0
 	}
 	return f.RetryAt.Sub(now)
@@ -91,12 +154,13 @@ func (b *Backoff) Wait(key BackoffKey, now time.Time) time.Duration {
 func (b *Backoff) Fail(key BackoffKey, now time.Time, reason, message string) Failure {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.failures == nil {
-		b.failures = map[BackoffKey]Failure{}
-	}
+	id := backoffID(key)
+	delays := b.flow()
+	b.at.now = now
+	delays.Next(id, now)
 	f := b.failures[key]
 	f.Count++
-	f.Wait = b.After(f.Count)
+	f.Wait = delays.Get(id)
 	f.RetryAt = now.Add(f.Wait)
 	f.Reason, f.Message = reason, message
 	b.failures[key] = f
@@ -116,7 +180,15 @@ func (b *Backoff) Failing(key BackoffKey) (Failure, bool) {
 func (b *Backoff) Forget(key BackoffKey) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.failures, key)
+	b.forget(key)
+}
+
+// forget drops key from both maps; call it with b.mu held.
+func (b *Backoff) forget(key BackoffKey) {
+	if _, ok := b.failures[key]; ok {
+		delete(b.failures, key)
+		b.delays.Reset(backoffID(key))
+	}
 }
 
 // ForgetObject forgets every request of an object (whatever its UID), as
@@ -125,13 +197,15 @@ func (b *Backoff) ForgetObject(object types.NamespacedName) {
 	b.Retain(object, func(BackoffKey) bool { return false })
 }
 
-// Retain forgets the requests of an object for which keep is false.
+// Retain forgets the requests of an object for which keep is false. This,
+// with Forget and ForgetObject, is the only garbage collection: runs do not
+// expire (see Backoff), so flowcontrol's GC would drop nothing.
 func (b *Backoff) Retain(object types.NamespacedName, keep func(BackoffKey) bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for key := range b.failures {
 		if key.Object == object && !keep(key) {
-			delete(b.failures, key)
+			b.forget(key)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -43,4 +44,51 @@ func BenchmarkJobInfoCacheGetHit(b *testing.B) {
 			}
 		}
 	})
+}
+
+// scheduler sets up a way to run something one poll interval later on clk:
+// schedule arms it (from the poll's goroutine), ran is closed when it runs,
+// stop releases what setup made.
+type scheduler func(clk *clocktesting.FakeClock) (schedule func(), ran <-chan struct{}, stop func())
+
+// BenchmarkScheduleThenStep is the figure behind JobInfoCache's own
+// scheduling: how often (late/op) a poll armed for the interval has not run
+// a second after a test stepped the fake clock by that interval, right
+// after the poll reported, as the cache tests do. Run it with
+// -benchtime 3000x -race.
+func BenchmarkScheduleThenStep(b *testing.B) {
+	b.Run("clock.AfterFunc", func(b *testing.B) {
+		benchScheduleThenStep(b, func(clk *clocktesting.FakeClock) (func(), <-chan struct{}, func()) {
+			ran := make(chan struct{})
+			return func() { clk.AfterFunc(CachePollInterval, func() { close(ran) }) }, ran, func() {}
+		})
+	})
+	b.Run("workqueue.AddAfter", func(b *testing.B) {
+		benchScheduleThenStep(b, func(clk *clocktesting.FakeClock) (func(), <-chan struct{}, func()) {
+			q := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[int]{Clock: clk})
+			ran := make(chan struct{})
+			go func() { q.Get(); close(ran) }()
+			return func() { q.AddAfter(1, CachePollInterval) }, ran, func() { q.ShutDown(); <-ran }
+		})
+	})
+}
+
+func benchScheduleThenStep(b *testing.B, setup scheduler) {
+	late := 0
+	for b.Loop() {
+		clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		schedule, ran, stop := setup(clk)
+		polled := make(chan struct{})
+		go func() { schedule(); close(polled) }()
+		<-polled
+		clk.Step(CachePollInterval - time.Millisecond)
+		clk.Step(time.Millisecond)
+		select {
+		case <-ran:
+		case <-time.After(time.Second): // due, yet waiting on the clock
+			late++
+		}
+		stop()
+	}
+	b.ReportMetric(float64(late)/float64(b.N), "late/op")
 }
