@@ -26,7 +26,7 @@ func record(name string, ran *[]string, results map[string]Result, failAt string
 	}}
 }
 
-func TestRun(t *testing.T) {
+func TestRunner(t *testing.T) {
 	cases := map[string]struct {
 		results map[string]Result
 		failAt  string
@@ -88,9 +88,9 @@ func checkErr(t *testing.T, err error, want string) {
 	}
 }
 
-// TestRunLogs: each step gets a logger carrying its name, its start is
+// TestLogSteps: each step gets a logger carrying its name, its start is
 // logged at V(1) and its failure as an error.
-func TestRunLogs(t *testing.T) {
+func TestLogSteps(t *testing.T) {
 	var lines []string
 	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
 	ctx := logr.NewContext(context.Background(), log)
