@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ray-operator/ray-operator/internal/naming"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/rayrbac"
 )
@@ -17,24 +18,24 @@ import (
 // A service account the user named in the head template must be created by
 // the user: an operator-made one would be deleted with its RayCluster and
 // break a RayService's zero-downtime upgrade (KubeRay PR #1128).
-func (r *Reconciler) reconcileAutoscalerServiceAccount(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileAutoscalerServiceAccount(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !raypod.AutoscalingEnabled(s.cluster) {
-		return nil
+		return passsteps.Result{}, nil
 	}
 	sa := rayrbac.BuildServiceAccount(s.cluster)
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(sa), &corev1.ServiceAccount{})
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(sa), &corev1.ServiceAccount{})
 	if !apierrors.IsNotFound(err) {
-		return err
+		return passsteps.Result{}, err
 	}
 	if s.cluster.Spec.HeadGroupSpec.Template.Spec.ServiceAccountName != "" {
 		msg := fmt.Sprintf("If users specify ServiceAccountName for the head Pod, they need to create a ServiceAccount themselves. "+
 			"However, ServiceAccount %s is not found. Please create one. "+
 			"See the PR description of https://github.com/ray-project/kuberay/pull/1128 for more details.", sa.Name)
-		r.event(s.cluster, corev1.EventTypeWarning, reasonAutoscalerSANotFound, actionCreate,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonAutoscalerSANotFound, actionCreate,
 			"Failed to reconcile RayCluster %s/%s. %s", s.cluster.Namespace, s.cluster.Name, msg)
-		return fmt.Errorf("autoscaler service account %s/%s not found: %s", sa.Namespace, sa.Name, msg)
+		return passsteps.Result{}, fmt.Errorf("autoscaler service account %s/%s not found: %s", sa.Namespace, sa.Name, msg)
 	}
-	return r.createChild(ctx, s, sa, childEvents{"service account", reasonCreatedServiceAccount, reasonFailedToCreateServiceAccount})
+	return passsteps.Result{}, r.createChild(ctx, s, sa, childEvents{"service account", reasonCreatedServiceAccount, reasonFailedToCreateServiceAccount})
 }
 
 // The autoscaler Role grants patch on pods/resize (rayrbac.BuildRole).
@@ -46,36 +47,36 @@ func (r *Reconciler) reconcileAutoscalerServiceAccount(ctx context.Context, s *s
 
 // reconcileAutoscalerRole creates the Role that lets the autoscaler read and
 // patch Pods and RayClusters.
-func (r *Reconciler) reconcileAutoscalerRole(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileAutoscalerRole(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !raypod.AutoscalingEnabled(s.cluster) {
-		return nil
+		return passsteps.Result{}, nil
 	}
-	return r.ensureExists(ctx, s, rayrbac.BuildRole(s.cluster), childEvents{"role", reasonCreatedRole, reasonFailedToCreateRole})
+	return passsteps.Result{}, r.ensureExists(ctx, s, rayrbac.BuildRole(s.cluster), childEvents{"role", reasonCreatedRole, reasonFailedToCreateRole})
 }
 
 // reconcileAutoscalerRoleBinding binds that Role to the service account.
-func (r *Reconciler) reconcileAutoscalerRoleBinding(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileAutoscalerRoleBinding(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !raypod.AutoscalingEnabled(s.cluster) {
-		return nil
+		return passsteps.Result{}, nil
 	}
-	return r.ensureExists(ctx, s, rayrbac.BuildRoleBinding(s.cluster),
+	return passsteps.Result{}, r.ensureExists(ctx, s, rayrbac.BuildRoleBinding(s.cluster),
 		childEvents{"role binding", reasonCreatedRoleBinding, reasonFailedToCreateRoleBinding})
 }
 
 // reconcileAuthSecret creates the Secret holding a random Ray auth token
 // when token authentication is on and the user named no Secret.
-func (r *Reconciler) reconcileAuthSecret(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileAuthSecret(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !rayrbac.NeedsAuthSecret(s.cluster) {
-		return nil
+		return passsteps.Result{}, nil
 	}
 	key := client.ObjectKey{Namespace: s.cluster.Namespace, Name: naming.AuthSecretName(s.cluster)}
-	err := r.client.Get(ctx, key, &corev1.Secret{})
+	err := r.Client.Get(ctx, key, &corev1.Secret{})
 	if !apierrors.IsNotFound(err) {
-		return err
+		return passsteps.Result{}, err
 	}
-	secret, err := rayrbac.BuildAuthSecret(s.cluster, r.random)
+	secret, err := rayrbac.BuildAuthSecret(s.cluster, r.Random)
 	if err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
-	return r.createChild(ctx, s, secret, childEvents{"secret", reasonCreatedSecret, reasonFailedToCreateSecret})
+	return passsteps.Result{}, r.createChild(ctx, s, secret, childEvents{"secret", reasonCreatedSecret, reasonFailedToCreateSecret})
 }

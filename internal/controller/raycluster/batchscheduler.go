@@ -21,7 +21,7 @@ func (r *Reconciler) submitToBatchScheduler(ctx context.Context, s *scope) error
 		return nil
 	}
 	if err := batchscheduler.Submit(ctx, r.opts.BatchScheduler, s.cluster); err != nil {
-		r.event(s.cluster, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate,
 			"Batch scheduler %s refused RayCluster %s/%s: %v", r.opts.BatchScheduler.Name(), s.cluster.Namespace, s.cluster.Name, err)
 		return errors.Join(errFailedBatchScheduling, err)
 	}

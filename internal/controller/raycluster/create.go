@@ -26,7 +26,7 @@ func (r *Reconciler) ensureExists(ctx context.Context, s *scope, obj client.Obje
 	if !ok {
 		return fmt.Errorf("%T is not a client.Object", obj)
 	}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
 	if err == nil || !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -37,13 +37,13 @@ func (r *Reconciler) ensureExists(ctx context.Context, s *scope, obj client.Obje
 // that already exists under the deterministic name is one the cache has not
 // shown yet (the next pass sees it), not a failure.
 func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Object, ev childEvents) error {
-	err := r.client.Create(ctx, obj)
+	err := r.Client.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
 		ctrl.LoggerFrom(ctx).Info("The "+ev.kind+" already exists", "object", klog.KObj(obj))
 		return nil
 	}
 	if err != nil {
-		r.event(s.cluster, corev1.EventTypeWarning, ev.failed, actionCreate,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failed, actionCreate,
 			"Failed to create %s %s/%s: %v", ev.kind, obj.GetNamespace(), obj.GetName(), err)
 		return fmt.Errorf("creating %s %s/%s: %w", ev.kind, obj.GetNamespace(), obj.GetName(), err)
 	}

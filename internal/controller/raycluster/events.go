@@ -1,8 +1,6 @@
 package raycluster
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
@@ -54,12 +52,3 @@ const (
 	actionDelete   = "Delete"
 	actionFinalize = "Finalize"
 )
-
-// event records an event about obj. The recorder may be nil in tests that
-// do not look at events.
-func (r *Reconciler) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
-	if r.recorder == nil {
-		return
-	}
-	r.recorder.Eventf(obj, nil, eventType, reason, action, note, args...)
-}

@@ -59,7 +59,7 @@ func (r *Reconciler) ensureGCSFTFinalizer(ctx context.Context, cluster *rayv1.Ra
 	ctrl.LoggerFrom(ctx).Info("GCS fault tolerance is on: adding a finalizer so that Redis is cleaned up once the RayCluster is deleted",
 		"finalizer", rayv1.GCSFaultToleranceRedisCleanupFinalizer)
 	controllerutil.AddFinalizer(cluster, rayv1.GCSFaultToleranceRedisCleanupFinalizer)
-	if err := r.client.Update(ctx, cluster); err != nil {
+	if err := r.Client.Update(ctx, cluster); err != nil {
 		return fmt.Errorf("adding the finalizer %s: %w", rayv1.GCSFaultToleranceRedisCleanupFinalizer, err)
 	}
 	return nil
@@ -80,9 +80,9 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *rayv1.RayCluster) (c
 // cleanUpRedis runs steps 2 to 4 of the lifecycle.
 func (r *Reconciler) cleanUpRedis(ctx context.Context, cluster *rayv1.RayCluster) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	remaining := gcsFTDeletionTimeout(cluster) - r.clock.Since(cluster.DeletionTimestamp.Time)
+	remaining := gcsFTDeletionTimeout(cluster) - r.Clock.Since(cluster.DeletionTimestamp.Time)
 	if remaining <= 0 {
-		r.event(cluster, corev1.EventTypeWarning, reasonForceDeletedStuckCluster, actionFinalize,
+		r.events.Eventf(cluster, nil, corev1.EventTypeWarning, reasonForceDeletedStuckCluster, actionFinalize,
 			"The Redis cleanup of RayCluster %s/%s did not finish within %v; removing the finalizer %s anyway. "+
 				"The storage namespace %q may have to be deleted from Redis by hand.",
 			cluster.Namespace, cluster.Name, gcsFTDeletionTimeout(cluster), rayv1.GCSFaultToleranceRedisCleanupFinalizer,
@@ -102,7 +102,7 @@ func (r *Reconciler) cleanUpRedis(ctx context.Context, cluster *rayv1.RayCluster
 		return ctrl.Result{RequeueAfter: min(headTerminationRequeue, remaining)}, nil
 	}
 	job := &batchv1.Job{}
-	err = r.client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: naming.RedisCleanupJobName(cluster.Name)}, job)
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: naming.RedisCleanupJobName(cluster.Name)}, job)
 	switch {
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{RequeueAfter: min(shortRequeue, remaining)}, r.createRedisCleanupJob(ctx, cluster)
@@ -114,7 +114,7 @@ func (r *Reconciler) cleanUpRedis(ctx context.Context, cluster *rayv1.RayCluster
 		return ctrl.Result{RequeueAfter: min(shortRequeue, remaining)}, nil
 	}
 	if failed {
-		r.event(cluster, corev1.EventTypeWarning, reasonRedisCleanupJobFailed, actionFinalize,
+		r.events.Eventf(cluster, nil, corev1.EventTypeWarning, reasonRedisCleanupJobFailed, actionFinalize,
 			"The Redis cleanup Job %s/%s failed; the storage namespace %q must be deleted from Redis by hand. "+
 				"See https://docs.ray.io/en/master/cluster/kubernetes/user-guides/kuberay-gcs-ft.html",
 			job.Namespace, job.Name, raypod.ExternalStorageNamespace(cluster))
@@ -127,24 +127,24 @@ func (r *Reconciler) createRedisCleanupJob(ctx context.Context, cluster *rayv1.R
 	if err != nil {
 		return err
 	}
-	err = r.client.Create(ctx, job)
+	err = r.Client.Create(ctx, job)
 	if apierrors.IsAlreadyExists(err) {
 		return nil // the cache has not caught up; the next pass sees it
 	}
 	if err != nil {
-		r.event(cluster, corev1.EventTypeWarning, reasonFailedToCreateRedisCleanupJob, actionCreate,
+		r.events.Eventf(cluster, nil, corev1.EventTypeWarning, reasonFailedToCreateRedisCleanupJob, actionCreate,
 			"Failed to create Redis cleanup Job %s/%s, %v", job.Namespace, job.Name, err)
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Created Redis cleanup Job", "job", job.Name)
-	r.event(cluster, corev1.EventTypeNormal, reasonCreatedRedisCleanupJob, actionCreate,
+	r.events.Eventf(cluster, nil, corev1.EventTypeNormal, reasonCreatedRedisCleanupJob, actionCreate,
 		"Created Redis cleanup Job %s/%s", job.Namespace, job.Name)
 	return nil
 }
 
 func (r *Reconciler) removeGCSFTFinalizer(ctx context.Context, cluster *rayv1.RayCluster) error {
 	controllerutil.RemoveFinalizer(cluster, rayv1.GCSFaultToleranceRedisCleanupFinalizer)
-	return r.client.Update(ctx, cluster)
+	return r.Client.Update(ctx, cluster)
 }
 
 // gcsFTDeletionTimeout reads ray.io/gcs-ft-deletion-timeout (whole seconds,

@@ -134,7 +134,8 @@ func BenchmarkLargestRayCluster(b *testing.B) {
 			b.ReportAllocs()
 			sampler := startHeapSampler()
 			for b.Loop() {
-				before, after := statusOnly(rc, &rc.Status), statusOnly(rc, status)
+				before, after := statusOnly(rc), statusOnly(rc)
+				before.Status, after.Status = rc.Status, *status
 				if whole {
 					before, after = rc, rc.DeepCopy()
 					after.Status = *status

@@ -51,7 +51,7 @@ func (b *eventBatch) add(c childChange, name string) {
 // pass's batch.
 func (r *Reconciler) recordCreation(s *scope, ev childEvents, namespace, name string) {
 	if r.opts.CreationEvents != configv1alpha1.CreationEventsPerPass {
-		r.event(s.cluster, corev1.EventTypeNormal, ev.created, actionCreate, "Created %s %s/%s", ev.kind, namespace, name)
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, ev.created, actionCreate, "Created %s %s/%s", ev.kind, namespace, name)
 		return
 	}
 	s.events.add(childChange{reason: ev.created, action: actionCreate, noun: ev.kind}, name)
@@ -66,14 +66,14 @@ func (r *Reconciler) flushEvents(s *scope) {
 		var created []childChange
 		created, changes = splitCreations(changes)
 		if len(created) > 1 {
-			r.event(s.cluster, corev1.EventTypeNormal, reasonCreatedResources, actionCreate, "%s",
+			r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonCreatedResources, actionCreate, "%s",
 				passCreationNote(created, s.cluster.Namespace, s.events.names))
 		} else {
 			changes = append(created, changes...)
 		}
 	}
 	for _, c := range changes {
-		r.event(s.cluster, corev1.EventTypeNormal, c.reason, c.action, "%s", changeNote(c, s.cluster.Namespace, s.events.names[c]))
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, c.reason, c.action, "%s", changeNote(c, s.cluster.Namespace, s.events.names[c]))
 	}
 	s.events = eventBatch{}
 }

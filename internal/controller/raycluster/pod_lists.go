@@ -33,7 +33,7 @@ func groupPodLabels(groupName string) map[string]string {
 // nil).
 func (r *Reconciler) listPods(ctx context.Context, cluster *rayv1.RayCluster, extra map[string]string) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.client.List(ctx, &list, client.InNamespace(cluster.Namespace), podSelector(cluster, extra)); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), podSelector(cluster, extra)); err != nil {
 		return nil, fmt.Errorf("listing Pods: %w", err)
 	}
 	return list.Items, nil
@@ -73,7 +73,7 @@ func (r *Reconciler) clusterPods(ctx context.Context, s *scope) (*podSnapshot, e
 	}
 	checks := make(map[string]expectationCheck, len(groups))
 	for _, g := range groups {
-		met, err := r.expect.Satisfied(ctx, s.cluster.Namespace, s.cluster.Name, g)
+		met, err := r.Expectations.Satisfied(ctx, s.cluster.Namespace, s.cluster.Name, g)
 		checks[g] = expectationCheck{met: met, err: err}
 	}
 	pods, err := r.listPods(ctx, s.cluster, nil)
@@ -156,7 +156,7 @@ func (r *Reconciler) deletePodCollection(ctx context.Context, cluster *rayv1.Ray
 	if active == 0 {
 		return false, nil
 	}
-	if err := r.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(cluster.Namespace), podSelector(cluster, extra)); err != nil {
+	if err := r.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(cluster.Namespace), podSelector(cluster, extra)); err != nil {
 		return false, fmt.Errorf("deleting Pods: %w", err)
 	}
 	return true, nil

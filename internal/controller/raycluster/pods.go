@@ -12,6 +12,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/expectations"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // reconcilePods makes the Pods match the spec: nothing but deletions while
@@ -19,25 +20,25 @@ import (
 // and nothing but deletions while the cluster is recreated for an upgrade;
 // then the head, then each worker group in order, and finally clears the
 // workersToDelete lists it carried out.
-func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if stop, err := r.reconcileSuspension(ctx, s); stop {
-		return err
+		return passsteps.Result{Stop: true}, err
 	}
 	if err := r.submitToBatchScheduler(ctx, s); err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	if recreated, err := r.reconcileRecreate(ctx, s); recreated || err != nil {
-		return err
+		return passsteps.Result{Stop: recreated}, err
 	}
 	if err := r.reconcileHeadPod(ctx, s); err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	for i := range s.cluster.Spec.WorkerGroupSpecs {
 		if err := r.reconcileWorkerGroup(ctx, s, i); err != nil {
-			return err
+			return passsteps.Result{}, err
 		}
 	}
-	return r.clearWorkersToDelete(ctx, s)
+	return passsteps.Result{}, r.clearWorkersToDelete(ctx, s)
 }
 
 // podEvents are the event reasons and ReplicaFailure cause of one Pod role.
@@ -64,12 +65,12 @@ var (
 // createPod creates pod and expects it in the cache under group.
 func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents) error {
 	s.podsWritten = true
-	if err := r.client.Create(ctx, pod); err != nil {
-		r.event(s.cluster, corev1.EventTypeWarning, ev.failedCreate, actionCreate,
+	if err := r.Client.Create(ctx, pod); err != nil {
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failedCreate, actionCreate,
 			"Failed to create %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name+pod.GenerateName, err)
 		return errors.Join(ev.createErr, err)
 	}
-	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
+	r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
 	s.podsCreated = true
 	ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
 	s.events.add(childChange{reason: ev.created, action: actionCreate, noun: ev.role + " Pod", group: group}, pod.Name)
@@ -80,15 +81,15 @@ func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, g
 // says why in the event. A Pod already gone is not an error.
 func (r *Reconciler) deletePod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents, why string) error {
 	s.podsWritten = true
-	if err := r.client.Delete(ctx, pod); err != nil {
+	if err := r.Client.Delete(ctx, pod); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		r.event(s.cluster, corev1.EventTypeWarning, ev.failedDelete, actionDelete,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failedDelete, actionDelete,
 			"Failed deleting %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name, err)
 		return errors.Join(ev.deleteErr, err)
 	}
-	r.expect.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Delete)
+	r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Delete)
 	ctrl.LoggerFrom(ctx).Info("Deleted "+ev.role+" Pod", "pod", klog.KObj(pod), "reason", why)
 	s.events.add(childChange{reason: ev.deleted, action: actionDelete, noun: ev.role + " Pod", group: group, why: why}, pod.Name)
 	return nil

@@ -118,7 +118,7 @@ func BenchmarkCalculateStatus(b *testing.B) {
 			r := steadyCluster(b, workers)
 			ctx := benchContext()
 			rc := &rayv1.RayCluster{}
-			if err := r.client.Get(ctx, types.NamespacedName{Namespace: testNamespace, Name: "rc"}, rc); err != nil {
+			if err := r.Client.Get(ctx, types.NamespacedName{Namespace: testNamespace, Name: "rc"}, rc); err != nil {
 				b.Fatal(err)
 			}
 			s := newScope(rc, DefaultMaxPodWritesPerPass)

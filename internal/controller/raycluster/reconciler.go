@@ -24,6 +24,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
@@ -115,14 +116,10 @@ type Deps struct {
 
 // Reconciler reconciles RayClusters.
 type Reconciler struct {
-	client   client.Client
-	recorder events.EventRecorder
-	clock    clock.PassiveClock
-	expect   *expectations.Scale
-	metrics  ProvisionObserver
-	random   io.Reader
-	opts     Options
-	steps    []passsteps.Step[*scope]
+	Deps
+	opts   Options
+	events eventrecord.Recorder
+	steps  []passsteps.Step[*scope]
 }
 
 // New returns a Reconciler.
@@ -148,15 +145,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.BatchScheduler != nil {
 		opts.Pod.BatchScheduler = podDecorator{opts.BatchScheduler}
 	}
-	r := &Reconciler{
-		client:   deps.Client,
-		recorder: deps.Recorder,
-		clock:    deps.Clock,
-		expect:   deps.Expectations,
-		metrics:  deps.Metrics,
-		random:   deps.Random,
-		opts:     opts,
-	}
+	r := &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder)}
 	r.steps = r.orderedSteps()
 	return r
 }
@@ -181,7 +170,7 @@ func New(deps Deps, opts Options) *Reconciler {
 // Reconcile brings one RayCluster one pass closer to its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &rayv1.RayCluster{}
-	if err := r.client.Get(ctx, req.NamespacedName, cluster); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
@@ -202,15 +191,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
-	reconcileErr := r.runSteps(ctx, s)
+	_, reconcileErr := passsteps.Run(ctx, r.steps, s)
 	r.flushEvents(s)
 	return r.finishPass(ctx, s, reconcileErr)
 }
 
 // forget drops what the controller keeps in memory about a deleted cluster.
 func (r *Reconciler) forget(namespace, name string) {
-	r.expect.Forget(namespace, name)
-	if r.metrics != nil {
-		r.metrics.Forget(name, namespace)
+	r.Expectations.Forget(namespace, name)
+	if r.Metrics != nil {
+		r.Metrics.Forget(name, namespace)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
@@ -16,52 +17,52 @@ var serviceEvents = childEvents{"service", reasonCreatedService, reasonFailedToC
 // headServices lists the Services labelled as the cluster's head Service.
 func (r *Reconciler) headServices(ctx context.Context, cluster *rayv1.RayCluster) ([]corev1.Service, error) {
 	var list corev1.ServiceList
-	err := r.client.List(ctx, &list, client.InNamespace(cluster.Namespace), client.MatchingLabels(rayservices.HeadServiceLabels(cluster)))
+	err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), client.MatchingLabels(rayservices.HeadServiceLabels(cluster)))
 	return list.Items, err
 }
 
 // reconcileHeadService makes sure exactly one head Service exists. A second
 // one (made by hand with the same labels) is an error rather than a guess
 // at which one workers should use.
-func (r *Reconciler) reconcileHeadService(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileHeadService(ctx context.Context, s *scope) (passsteps.Result, error) {
 	services, err := r.headServices(ctx, s.cluster)
 	if err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	switch len(services) {
 	case 0:
 	case 1:
-		return nil
+		return passsteps.Result{}, nil
 	default:
-		return fmt.Errorf("%d head services found %v; a RayCluster must have exactly one", len(services), serviceNames(services))
+		return passsteps.Result{}, fmt.Errorf("%d head services found %v; a RayCluster must have exactly one", len(services), serviceNames(services))
 	}
 	svc := rayservices.BuildHeadService(s.cluster, rayservices.HeadServiceOptions{ClusterIP: r.opts.HeadServiceClusterIP})
 	if len(svc.Spec.Ports) == 0 {
-		return fmt.Errorf("ray head service does not have any ports set up. Service specification: %v", svc.Spec)
+		return passsteps.Result{}, fmt.Errorf("ray head service does not have any ports set up. Service specification: %v", svc.Spec)
 	}
-	return r.createChild(ctx, s, svc, serviceEvents)
+	return passsteps.Result{}, r.createChild(ctx, s, svc, serviceEvents)
 }
 
 // reconcileHeadlessService creates the headless Service that gives the Pods
 // of multi-host worker groups stable DNS names.
-func (r *Reconciler) reconcileHeadlessService(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileHeadlessService(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !rayservices.NeedsHeadlessService(s.cluster) {
-		return nil
+		return passsteps.Result{}, nil
 	}
-	return r.ensureExists(ctx, s, rayservices.BuildHeadlessService(s.cluster), serviceEvents)
+	return passsteps.Result{}, r.ensureExists(ctx, s, rayservices.BuildHeadlessService(s.cluster), serviceEvents)
 }
 
 // reconcileServeService creates the Ray Serve Service of a cluster annotated
 // ray.io/enable-serve-service: "true".
-func (r *Reconciler) reconcileServeService(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileServeService(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !rayservices.ServeServiceEnabled(s.cluster) {
-		return nil
+		return passsteps.Result{}, nil
 	}
 	svc, err := rayservices.BuildServeService(s.cluster)
 	if err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
-	return r.ensureExists(ctx, s, svc, serviceEvents)
+	return passsteps.Result{}, r.ensureExists(ctx, s, svc, serviceEvents)
 }
 
 func serviceNames(services []corev1.Service) []string {

@@ -18,6 +18,7 @@ import (
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/metrics"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 )
@@ -55,15 +56,7 @@ func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, g
 // reader and an event recorder named ControllerName; fields of deps already
 // set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
-	if deps.Client == nil {
-		deps.Client = mgr.GetClient()
-	}
-	if deps.Recorder == nil {
-		deps.Recorder = mgr.GetEventRecorder(ControllerName)
-	}
-	if deps.LiveReader == nil {
-		deps.LiveReader = mgr.GetAPIReader()
-	}
+	managerdeps.Fill(mgr, ControllerName, &deps.Client, &deps.LiveReader, &deps.Recorder)
 	return New(deps, opts)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/clustersize"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
+	"github.com/ray-operator/ray-operator/internal/statuswrite"
 )
 
 // finishPass computes the status, writes it if it changed and decides when
@@ -108,7 +109,7 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope, reconcileErr
 	}
 	cluster := s.cluster
 	status := cluster.Status.DeepCopy()
-	now := metav1.NewTime(r.clock.Now())
+	now := metav1.NewTime(r.Clock.Now())
 	status.ObservedGeneration = cluster.Generation
 	setReplicaCounts(status, cluster, o.pods)
 	setDesiredResources(status, cluster)
@@ -131,34 +132,35 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope, status *rayv1.Ra
 	if equality.Semantic.DeepEqual(&s.original.Status, status) {
 		return false, nil
 	}
-	now := metav1.NewTime(r.clock.Now())
+	now := metav1.NewTime(r.Clock.Now())
 	status.LastUpdateTime = &now
-	updated := statusOnly(s.original, status)
-	if err := r.client.Status().Patch(ctx, updated, wholeStatusPatch{original: &s.original.Status}); err != nil {
+	if err := statuswrite.Write(ctx, r.Client, statusOnly(s.original), &s.original.Status, status); err != nil {
 		return true, fmt.Errorf("writing status: %w", err)
 	}
 	r.observeProvisioned(s.original, status)
 	return true, nil
 }
 
-// statusOnly is a cluster's name and a status, without its spec: the
-// status patch is computed from the statuses alone, because computing it
-// from the whole objects marshals and decodes the spec twice for nothing
-// (about 30 MB of transient memory per status write of the largest
-// RayCluster the API server stores; BenchmarkLargestRayCluster).
-func statusOnly(c *rayv1.RayCluster, status *rayv1.RayClusterStatus) *rayv1.RayCluster {
-	return &rayv1.RayCluster{TypeMeta: c.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}, Status: *status}
+// statusOnly is a cluster's name, without its spec, for the status write
+// to name and to decode the API server's answer into: decoding the spec
+// costs about 30 MB of transient memory per status write of the largest
+// RayCluster the API server stores (BenchmarkLargestRayCluster). It
+// carries no resourceVersion, so the write does not fail when the cluster
+// changed since the pass read it (the autoscaler patches replicas often):
+// the pass wrote its status that way since the status became a patch.
+func statusOnly(c *rayv1.RayCluster) *rayv1.RayCluster {
+	return &rayv1.RayCluster{TypeMeta: c.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}}
 }
 
 // observeProvisioned records the provisioning time when RayClusterProvisioned
 // has just turned true.
 func (r *Reconciler) observeProvisioned(cluster *rayv1.RayCluster, status *rayv1.RayClusterStatus) {
 	provisioned := string(rayv1.RayClusterProvisioned)
-	if r.metrics == nil || meta.IsStatusConditionTrue(cluster.Status.Conditions, provisioned) ||
+	if r.Metrics == nil || meta.IsStatusConditionTrue(cluster.Status.Conditions, provisioned) ||
 		!meta.IsStatusConditionTrue(status.Conditions, provisioned) {
 		return
 	}
-	r.metrics.ObserveProvisioned(cluster.Name, cluster.Namespace, r.clock.Since(cluster.CreationTimestamp.Time))
+	r.Metrics.ObserveProvisioned(cluster.Name, cluster.Namespace, r.Clock.Since(cluster.CreationTimestamp.Time))
 }
 
 // setReplicaCounts counts worker Pods ("replicas" for compatibility, but

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // setCondition sets a condition, stamping the transition time from the
@@ -17,14 +18,15 @@ func setCondition(status *rayv1.RayClusterStatus, t rayv1.RayClusterConditionTyp
 }
 
 // setReplicaFailure: a Pod creation or deletion failure sets ReplicaFailure;
-// a clean pass clears it; other errors leave it alone.
+// a clean pass clears it; other errors leave it alone. The message is the
+// step's own error, as KubeRay's, without the name of the step that failed.
 func setReplicaFailure(status *rayv1.RayClusterStatus, reconcileErr error, now metav1.Time) {
 	if reconcileErr == nil {
 		meta.RemoveStatusCondition(&status.Conditions, string(rayv1.RayClusterReplicaFailure))
 		return
 	}
 	if reason := replicaFailureReason(reconcileErr); reason != "" {
-		setCondition(status, rayv1.RayClusterReplicaFailure, metav1.ConditionTrue, reason, reconcileErr.Error(), now)
+		setCondition(status, rayv1.RayClusterReplicaFailure, metav1.ConditionTrue, reason, passsteps.Cause(reconcileErr).Error(), now)
 	}
 }
 

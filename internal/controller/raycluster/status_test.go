@@ -172,7 +172,7 @@ func TestProvisionedDurationMetric(t *testing.T) {
 	rc := makeCluster("rc").obj()
 	h := newHarness(t, Options{}, rc)
 	obs := &recordingObserver{seen: map[string]time.Duration{}}
-	h.r.metrics = obs
+	h.r.Metrics = obs
 	created := h.cluster("rc").CreationTimestamp.Time
 	h.clk.SetTime(created)
 	h.mustReconcile("rc", 1)

@@ -1,8 +1,6 @@
 package raycluster
 
 import (
-	"context"
-
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -66,10 +64,4 @@ func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 		{Name: "ServeService", Run: r.reconcileServeService},
 		{Name: "Pods", Run: r.reconcilePods},
 	}
-}
-
-// runSteps runs the steps in order and stops at the first error, which it
-// returns as the step returned it. Each step logs with its name.
-func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
-	return passsteps.Runner[*scope]{LogSteps: true}.Run(ctx, r.steps, s)
 }

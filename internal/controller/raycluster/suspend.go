@@ -50,12 +50,12 @@ func (r *Reconciler) reconcileSuspension(ctx context.Context, s *scope) (bool, e
 func (r *Reconciler) deleteAllPodsFor(ctx context.Context, s *scope, why string) error {
 	deleted, err := r.deleteSnapshotPods(ctx, s, nil)
 	if err != nil {
-		r.event(s.cluster, corev1.EventTypeWarning, reasonFailedToDeletePodCollection, actionDelete,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonFailedToDeletePodCollection, actionDelete,
 			"Failed deleting Pods due to %s for RayCluster %s/%s, %v", why, s.cluster.Namespace, s.cluster.Name, err)
 		return errors.Join(errFailedDeleteAllPods, err)
 	}
 	if deleted {
-		r.event(s.cluster, corev1.EventTypeNormal, reasonDeletedPod, actionDelete,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonDeletedPod, actionDelete,
 			"Deleted Pods for RayCluster %s/%s due to %s", s.cluster.Namespace, s.cluster.Name, why)
 	}
 	return nil
@@ -66,12 +66,12 @@ func (r *Reconciler) deleteAllPodsFor(ctx context.Context, s *scope, why string)
 func (r *Reconciler) suspendWorkerGroup(ctx context.Context, s *scope, group string) error {
 	deleted, err := r.deleteSnapshotPods(ctx, s, groupPodLabels(group))
 	if err != nil {
-		r.event(s.cluster, corev1.EventTypeWarning, reasonFailedToDeleteWorkerPodColl, actionDelete,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonFailedToDeleteWorkerPodColl, actionDelete,
 			"Failed deleting worker Pods for suspended group %s in RayCluster %s/%s, %v", group, s.cluster.Namespace, s.cluster.Name, err)
 		return errors.Join(errFailedDeleteWorkerPod, err)
 	}
 	if deleted {
-		r.event(s.cluster, corev1.EventTypeNormal, reasonDeletedWorkerPod, actionDelete,
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonDeletedWorkerPod, actionDelete,
 			"Deleted all pods for suspended worker group %s in RayCluster %s/%s", group, s.cluster.Namespace, s.cluster.Name)
 	}
 	return nil

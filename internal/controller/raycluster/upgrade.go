@@ -88,7 +88,7 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 		head.Annotations[annotationRecreateHash] = hash
 		head.Annotations[annotationKubeRayVersion] = r.operatorVersion()
 		s.podsWritten = true
-		return false, r.client.Patch(ctx, head, client.MergeFrom(before))
+		return false, r.Client.Patch(ctx, head, client.MergeFrom(before))
 	}
 	if old := before.Annotations[annotationRecreateHash]; old == "" || old == hash {
 		return false, nil
@@ -97,6 +97,6 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 	if err := r.deleteAllPodsFor(ctx, s, "a spec change with upgradeStrategy Recreate"); err != nil {
 		return true, err
 	}
-	r.expect.Forget(s.cluster.Namespace, s.cluster.Name)
+	r.Expectations.Forget(s.cluster.Namespace, s.cluster.Name)
 	return true, nil
 }

@@ -26,7 +26,7 @@ func (r *Reconciler) clearWorkersToDelete(ctx context.Context, s *scope) error {
 			group.ScaleStrategy.WorkersToDelete = nil
 		}
 	}
-	if err := r.client.Patch(ctx, cluster, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Client.Patch(ctx, cluster, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("clearing scaleStrategy.workersToDelete: %w", err)
 	}
 	return nil

@@ -13,13 +13,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // pruneHistory deletes the oldest finished RayJobs beyond
 // successfulJobsHistoryLimit and failedJobsHistoryLimit. Unset limits keep
 // everything, as KubeRay does. Only RayJobs this RayCronJob owns are
 // candidates (see observe).
-func (r *Reconciler) pruneHistory(ctx context.Context, s *scope) error {
+func (r *Reconciler) pruneHistory(ctx context.Context, s *scope) (passsteps.Result, error) {
 	limits := []struct {
 		field string
 		limit *int32
@@ -31,11 +32,11 @@ func (r *Reconciler) pruneHistory(ctx context.Context, s *scope) error {
 	for _, l := range limits {
 		for _, job := range overLimit(l.jobs, l.limit) {
 			if err := r.deleteRayJob(ctx, s, job, fmt.Sprintf("%s is %d", l.field, *l.limit)); err != nil {
-				return err
+				return passsteps.Result{}, err
 			}
 		}
 	}
-	return nil
+	return passsteps.Result{}, nil
 }
 
 // overLimit returns the oldest of jobs (sorted oldest first) beyond limit;
@@ -54,12 +55,12 @@ func (r *Reconciler) deleteRayJob(ctx context.Context, s *scope, job *rayv1.RayJ
 	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
 		client.Preconditions{UID: &job.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
-		r.event(s.cj, job, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete,
+		r.events.Eventf(s.cj, job, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete,
 			"Failed to delete RayJob %s (%s): %v", job.Name, why, err)
 		return fmt.Errorf("deleting RayJob %s: %w", job.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted RayJob", "rayJob", klog.KObj(job), "why", why)
-	r.event(s.cj, job, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s: %s", job.Name, why)
+	r.events.Eventf(s.cj, job, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s: %s", job.Name, why)
 	s.jobs.deleted(job)
 	return nil
 }

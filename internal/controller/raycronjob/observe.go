@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // ownedJobs are the RayJobs a RayCronJob created (labelled with its name
@@ -29,15 +30,15 @@ type ownedJobs struct {
 // than the cache: whether a run is due, already created or blocked by a
 // running one must not be decided on a view that misses a RayJob created a
 // moment ago. One list per pass is cheap next to the schedule.
-func (r *Reconciler) observe(ctx context.Context, s *scope) error {
+func (r *Reconciler) observe(ctx context.Context, s *scope) (passsteps.Result, error) {
 	list := &rayv1.RayJobList{}
 	if err := r.LiveReader.List(ctx, list, client.InNamespace(s.cj.Namespace),
 		client.MatchingLabels{rayv1.LabelCronJobName: s.cj.Name}); err != nil {
-		return fmt.Errorf("listing RayJobs: %w", err)
+		return passsteps.Result{}, fmt.Errorf("listing RayJobs: %w", err)
 	}
 	s.jobs = classify(s.cj, list.Items)
 	recordLastSuccess(&s.cj.Status, s.jobs.succeeded)
-	return nil
+	return passsteps.Result{}, nil
 }
 
 // classify sorts the RayJobs that cj controls by state and age.

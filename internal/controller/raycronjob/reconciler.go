@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/eventrecord"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -75,7 +77,8 @@ type Deps struct {
 // Reconciler reconciles RayCronJobs.
 type Reconciler struct {
 	Deps
-	opts Options
+	opts   Options
+	events eventrecord.Recorder
 }
 
 // New returns a Reconciler, filling in the defaults of Deps and Options.
@@ -89,7 +92,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.Features == nil {
 		opts.Features = validation.NoFeatureGates{}
 	}
-	return &Reconciler{Deps: deps, opts: opts}
+	return &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder)}
 }
 
 // +kubebuilder:rbac:groups=ray.io,resources=raycronjobs,verbs=get;list;watch
@@ -114,8 +117,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("rayCronJob", klog.KObj(cj)))
 	s := newScope(cj, r.Clock.Now())
-	err := r.runSteps(ctx, s)
-	return r.finishPass(ctx, s, err)
+	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
+	return r.finishPass(ctx, s, res, err)
 }
 
 // forgetMetrics drops the metrics of a RayCronJob that no longer exists.

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // Outcomes of a RayJob creation, the values of the metric's outcome label.
@@ -39,17 +40,16 @@ const (
 // dealt with (planTicks): reports the skipped ones, runs the due ones
 // oldest first, records the latest in status.lastScheduleTime and asks for
 // a pass at the next schedule time.
-func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (passsteps.Result, error) {
 	plan := planTicks(s.schedule, s.lastDealtWith(), s.now, s.cj.Spec.StartingDeadlineSeconds)
 	for _, skip := range plan.skipped {
 		r.reportSkipped(s, skip)
 		s.dealtWith(skip.last)
 	}
 	if err := r.runDue(ctx, s, plan.due); err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
-	s.requeueAt(plan.next)
-	return nil
+	return s.requeueAt(plan.next), nil
 }
 
 // runDue runs the due schedule times in order and reports those Forbid
@@ -98,13 +98,13 @@ func (r *Reconciler) createRayJob(ctx context.Context, s *scope, job *rayv1.RayJ
 		return tickExisted, nil
 	case err != nil:
 		r.countCreation(s, outcomeFailed)
-		r.event(s.cj, nil, corev1.EventTypeWarning, reasonFailedToCreateRayJob, actionCreate,
+		r.events.Eventf(s.cj, nil, corev1.EventTypeWarning, reasonFailedToCreateRayJob, actionCreate,
 			"Failed to create RayJob %s for the schedule time %s: %v", job.Name, formatTime(t), err)
 		return 0, fmt.Errorf("creating RayJob %s: %w", job.Name, err)
 	}
 	r.countCreation(s, outcomeCreated)
 	log.Info("Created RayJob")
-	r.event(s.cj, job, corev1.EventTypeNormal, reasonCreatedRayJob, actionCreate,
+	r.events.Eventf(s.cj, job, corev1.EventTypeNormal, reasonCreatedRayJob, actionCreate,
 		"Created RayJob %s for the schedule time %s", job.Name, formatTime(t))
 	s.jobs.created(job)
 	return tickCreated, nil
@@ -114,11 +114,11 @@ func (r *Reconciler) createRayJob(ctx context.Context, s *scope, job *rayv1.RayJ
 func (r *Reconciler) reportSkipped(s *scope, skip skippedTicks) {
 	switch skip.reason {
 	case skipPastDeadline:
-		r.event(s.cj, nil, corev1.EventTypeWarning, reasonMissSchedule, actionSkip,
+		r.events.Eventf(s.cj, nil, corev1.EventTypeWarning, reasonMissSchedule, actionSkip,
 			"Skipped the schedule time(s) %s: missed by more than startingDeadlineSeconds (%ds)",
 			formatRange(skip.first, skip.last), *s.cj.Spec.StartingDeadlineSeconds)
 	case skipTooMany:
-		r.event(s.cj, nil, corev1.EventTypeWarning, reasonTooManyMissedTimes, actionSkip,
+		r.events.Eventf(s.cj, nil, corev1.EventTypeWarning, reasonTooManyMissedTimes, actionSkip,
 			"More than %d schedule times were due at once: skipped %s and running only the latest. "+
 				"Set or decrease startingDeadlineSeconds to bound the catch-up", MaxMissedTicks, formatRange(skip.first, skip.last))
 	}
@@ -133,7 +133,7 @@ func (r *Reconciler) reportForbidden(s *scope, times []time.Time) {
 	for _, job := range s.jobs.active {
 		names = append(names, job.Name)
 	}
-	r.event(s.cj, nil, corev1.EventTypeNormal, reasonJobAlreadyActive, actionSkip,
+	r.events.Eventf(s.cj, nil, corev1.EventTypeNormal, reasonJobAlreadyActive, actionSkip,
 		"Skipped the schedule time(s) %s: concurrencyPolicy is Forbid and RayJob %s has not finished",
 		formatRange(times[0], times[len(times)-1]), strings.Join(names, ", "))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // scope is what one pass works on.
@@ -20,10 +21,6 @@ type scope struct {
 	schedule cron.Schedule
 	// jobs are the RayJobs the RayCronJob owns; nil until observed.
 	jobs *ownedJobs
-	// requeue is when to look again (0: only on a change).
-	requeue time.Duration
-	// stop ends the pass after the current step (invalid, suspended).
-	stop bool
 }
 
 func newScope(cj *rayv1.RayCronJob, now time.Time) *scope {
@@ -32,11 +29,11 @@ func newScope(cj *rayv1.RayCronJob, now time.Time) *scope {
 
 // requeueAt asks for a pass at t: a zero t asks for nothing (a schedule
 // that never fires again), a t not after now for one as soon as possible.
-func (s *scope) requeueAt(t time.Time) {
+func (s *scope) requeueAt(t time.Time) passsteps.Result {
 	if t.IsZero() {
-		return
+		return passsteps.Result{}
 	}
-	s.requeue = max(t.Sub(s.now), minRequeue)
+	return passsteps.Requeue(max(t.Sub(s.now), minRequeue))
 }
 
 // lastDealtWith is the schedule time the next pass starts after: the last

@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/ray-operator/ray-operator/internal/passsteps"
+	"github.com/ray-operator/ray-operator/internal/statuswrite"
 )
 
 // orderedSteps are the stages of a pass. Observing the RayJobs comes first
@@ -23,29 +24,21 @@ func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	}
 }
 
-// runSteps runs the steps in order; it stops at the first error, which it
-// returns prefixed with the step's name, or at a step that ends the pass.
-func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
-	return passsteps.Runner[*scope]{WrapErrors: true, Stop: stopped}.Run(ctx, r.orderedSteps(), s)
-}
-
-// stopped says a step ended the pass.
-func stopped(s *scope) bool { return s.stop }
-
-// finishPass derives status.active from the RayJobs as the pass left them, writes the status once when it changed as a
-// whole, and decides when to look again: at the next schedule time, or
+// finishPass derives status.active from the RayJobs as the pass left them,
+// writes the status once when it changed as a whole, and decides when to
+// look again: when the steps asked (the next schedule time), or
 // errorRequeue after a failure.
-func (r *Reconciler) finishPass(ctx context.Context, s *scope, passErr error) (ctrl.Result, error) {
+func (r *Reconciler) finishPass(ctx context.Context, s *scope, res passsteps.Result, passErr error) (ctrl.Result, error) {
 	if s.jobs != nil {
 		s.cj.Status.Active = activeRefs(s.jobs.active)
 	}
 	if !equality.Semantic.DeepEqual(s.original, &s.cj.Status) {
-		if err := r.Client.Status().Update(ctx, s.cj); err != nil && passErr == nil {
+		if err := statuswrite.Write(ctx, r.Client, s.cj, s.original, &s.cj.Status); err != nil && passErr == nil {
 			passErr = fmt.Errorf("updating the status: %w", err)
 		}
 	}
 	if passErr != nil {
 		return r.failed(ctx, passErr)
 	}
-	return ctrl.Result{RequeueAfter: s.requeue}, nil
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 }

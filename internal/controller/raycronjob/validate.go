@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/invalidspec"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -17,10 +17,10 @@ import (
 const reasonValid = "ValidSpec"
 
 // validate checks the RayCronJob (internal/validation) and parses its
-// schedule. An invalid one gets KubeRay's Warning event, the SpecValid
-// condition False with the error, and nothing else: only a new spec can
-// help, so the pass stops without a requeue.
-func (r *Reconciler) validate(ctx context.Context, s *scope) error {
+// schedule. An invalid one is reported (invalidspec: KubeRay's Warning
+// event) and gets the SpecValid condition False with the error, and nothing
+// else: only a new spec can help, so the pass stops without a requeue.
+func (r *Reconciler) validate(ctx context.Context, s *scope) (passsteps.Result, error) {
 	err := validation.RayCronJobMetadata(s.cj.ObjectMeta)
 	if err == nil {
 		err = validation.RayCronJobSpec(s.cj, r.opts.Features)
@@ -30,11 +30,10 @@ func (r *Reconciler) validate(ctx context.Context, s *scope) error {
 	}
 	setSpecValid(&s.cj.Status, s.cj.Generation, s.now, err)
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Info("Invalid RayCronJob", "error", err.Error())
-		r.event(s.cj, nil, corev1.EventTypeWarning, reasonInvalidSpec, actionValidate, "%s/%s: %v", s.cj.Namespace, s.cj.Name, err)
-		s.stop = true
+		invalidspec.Report(ctx, r.events, s.cj, rayv1.KindRayCronJob, err, reasonInvalidSpec)
+		return passsteps.Result{Stop: true}, nil
 	}
-	return nil
+	return passsteps.Result{}, nil
 }
 
 // setSpecValid sets the SpecValid condition from the validation error; the

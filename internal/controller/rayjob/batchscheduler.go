@@ -33,13 +33,13 @@ func (r *Reconciler) submitToBatchScheduler(ctx context.Context, job *rayv1.RayJ
 	case errors.As(err, &rejected):
 		msg := fmt.Sprintf("batch scheduler %s: %v", rejected.Scheduler, err)
 		if job.Status.Message != msg {
-			r.event(job, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate, "%s", msg)
+			r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate, "%s", msg)
 			job.Status.Message = msg
 		}
 		ctrl.LoggerFrom(ctx).Info("The batch scheduler refuses the RayJob", "reason", err.Error())
 		return false, nil
 	default:
-		r.event(job, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate,
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedBatchScheduling, actionCreate,
 			"Batch scheduler %s failed for RayJob %s/%s: %v", r.opts.BatchScheduler.Name(), job.Namespace, job.Name, err)
 		return false, err
 	}
@@ -57,12 +57,12 @@ func (r *Reconciler) cleanupBatchScheduler(ctx context.Context, job *rayv1.RayJo
 	}
 	cleaned, err := batchscheduler.Cleanup(ctx, r.opts.BatchScheduler, job)
 	if err != nil {
-		r.event(job, corev1.EventTypeWarning, reasonFailedToCleanupBatchScheduler, actionDelete,
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToCleanupBatchScheduler, actionDelete,
 			"Failed to clean up batch scheduler %s resources of RayJob %s/%s: %v", r.opts.BatchScheduler.Name(), job.Namespace, job.Name, err)
 		return fmt.Errorf("cleaning up batch scheduler resources: %w", err)
 	}
 	if cleaned {
-		r.event(job, corev1.EventTypeNormal, reasonBatchSchedulerCleanedUp, actionDelete,
+		r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonBatchSchedulerCleanedUp, actionDelete,
 			"Cleaned up batch scheduler %s resources of RayJob %s/%s", r.opts.BatchScheduler.Name(), job.Namespace, job.Name)
 	}
 	return nil

@@ -30,7 +30,7 @@ func (r *Reconciler) getOrCreateCluster(ctx context.Context, job *rayv1.RayJob) 
 		return cluster, err
 	}
 	if job.Spec.UsesClusterSelector() {
-		r.event(job, corev1.EventTypeWarning, reasonRayClusterNotFound, actionCreate,
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonRayClusterNotFound, actionCreate,
 			"RayCluster %s set in the clusterSelector is not found. It must be created manually", key)
 		return nil, fmt.Errorf("clusterSelector mode is enabled, but RayCluster %s is not found", key)
 	}

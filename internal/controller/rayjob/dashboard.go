@@ -16,7 +16,7 @@ import (
 func (r *Reconciler) dashboardClient(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (dashboard.Client, error) {
 	dash, err := r.dashboards.Client(ctx, cluster, job.Status.DashboardURL)
 	if errors.Is(err, dashboard.ErrAuthSecretMissing) {
-		r.event(job, corev1.EventTypeWarning, reasonAuthSecretNotFound, actionGet, "%v", err)
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonAuthSecretNotFound, actionGet, "%v", err)
 	}
 	return dash, err
 }
@@ -86,9 +86,9 @@ func (r *Reconciler) submitOverHTTP(ctx context.Context, job *rayv1.RayJob, clus
 		return err
 	}
 	if _, err := dash.SubmitJob(ctx, req); err != nil && !errors.Is(err, dashboard.ErrSubmissionIDInUse) {
-		r.event(job, corev1.EventTypeWarning, reasonFailedToSubmitJob, actionSubmit, "Failed to submit Ray job %s: %v", job.Status.JobID, err)
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToSubmitJob, actionSubmit, "Failed to submit Ray job %s: %v", job.Status.JobID, err)
 		return &dashboardError{what: "Failed to submit Ray job " + job.Status.JobID, err: err}
 	}
-	r.event(job, corev1.EventTypeNormal, reasonSubmittedJob, actionSubmit, "Submitted Ray job %s to %s", job.Status.JobID, job.Status.DashboardURL)
+	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonSubmittedJob, actionSubmit, "Submitted Ray job %s to %s", job.Status.JobID, job.Status.DashboardURL)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // dashboardCall is the back-off key of a RayJob's dashboard requests
@@ -55,13 +56,13 @@ func (e *errBackingOff) Error() string {
 // requeues after the back-off instead of returning the error (which would
 // requeue after controller-runtime's rate limiter: 5 ms at first, and up to
 // 16 minutes after a long outage).
-func (r *Reconciler) dashboardFailed(ctx context.Context, job *rayv1.RayJob, err *dashboardError) (ctrl.Result, error) {
+func (r *Reconciler) dashboardFailed(ctx context.Context, job *rayv1.RayJob, err *dashboardError) (passsteps.Result, error) {
 	wait := r.dashFailures.Fail(dashboardCall(job), r.now(), err.reason, err.Error()).Wait
 	message := fmt.Sprintf("%v (retrying in %s)", err, wait)
 	ctrl.LoggerFrom(ctx).Info("Ray dashboard request failed; backing off", "error", err.Error(), "retryAfter", wait)
 	if err.reason != "" {
-		r.event(job, corev1.EventTypeWarning, err.reason, err.action, "%s", message)
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, err.reason, err.action, "%s", message)
 	}
 	job.Status.Message = message
-	return ctrl.Result{RequeueAfter: wait}, nil
+	return passsteps.Result{RequeueAfter: wait}, nil
 }

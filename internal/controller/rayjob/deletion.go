@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // ttlBuffer is added to every TTL requeue so that the next pass surely
@@ -21,7 +22,7 @@ const ttlBuffer = 2 * time.Second
 //     its deletionRules, else its legacy onSuccess/onFailure policies;
 //  3. spec.shutdownAfterJobFinishes;
 //  4. otherwise nothing.
-func (r *Reconciler) reconcileFinished(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileFinished(ctx context.Context, s *scope) (passsteps.Result, error) {
 	// On every pass, before the deletion policies, as KubeRay: the plugin
 	// follows what the cluster still runs (all of it, suspended workers,
 	// nothing once deleted). A failure is reported and does not hold the
@@ -39,10 +40,10 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, s *scope) (ctrl.Resu
 
 // applyDeletionPolicies runs the deletion policy that applies to a finished
 // RayJob (see reconcileFinished).
-func (r *Reconciler) applyDeletionPolicies(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+func (r *Reconciler) applyDeletionPolicies(ctx context.Context, job *rayv1.RayJob) (passsteps.Result, error) {
 	switch {
 	case job.Spec.UsesClusterSelector():
-		return ctrl.Result{}, nil
+		return passsteps.Result{}, nil
 	case r.deletionPolicyEnabled() && job.Spec.DeletionStrategy != nil:
 		if job.Spec.DeletionStrategy.DeletionRules != nil {
 			return r.handleDeletionRules(ctx, job)
@@ -51,7 +52,7 @@ func (r *Reconciler) applyDeletionPolicies(ctx context.Context, job *rayv1.RayJo
 	case job.Spec.ShutdownAfterJobFinishes:
 		return r.handleShutdownAfterJobFinishes(ctx, job)
 	default:
-		return ctrl.Result{}, nil
+		return passsteps.Result{}, nil
 	}
 }
 
@@ -74,25 +75,25 @@ func (r *Reconciler) requeueDelayFor(t time.Time) time.Duration {
 // ttlSecondsAfterFinished passed, delete the RayCluster (keeping the
 // finished submitter Job for its logs), or the RayJob itself when
 // DELETE_RAYJOB_CR_AFTER_JOB_FINISHES is set.
-func (r *Reconciler) handleShutdownAfterJobFinishes(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+func (r *Reconciler) handleShutdownAfterJobFinishes(ctx context.Context, job *rayv1.RayJob) (passsteps.Result, error) {
 	expiry := r.ttlExpiry(job, job.Spec.TTLSecondsAfterFinished)
 	if expiry.After(r.now()) {
-		return ctrl.Result{RequeueAfter: r.requeueDelayFor(expiry)}, nil
+		return passsteps.Result{RequeueAfter: r.requeueDelayFor(expiry)}, nil
 	}
 	policy := rayv1.DeleteCluster
 	if r.opts.DeleteRayJobAfterJobFinishes {
 		policy = rayv1.DeleteSelf
 	}
 	if err := r.executeDeletionPolicy(ctx, job, policy); err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	return passsteps.Result{}, nil
 }
 
 // handleLegacyDeletionPolicy applies onSuccess or onFailure (by the Ray job's
 // status) once ttlSecondsAfterFinished passed. A RayJob that ended with
 // neither SUCCEEDED nor FAILED (say STOPPED, or a deadline) matches neither.
-func (r *Reconciler) handleLegacyDeletionPolicy(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+func (r *Reconciler) handleLegacyDeletionPolicy(ctx context.Context, job *rayv1.RayJob) (passsteps.Result, error) {
 	var chosen *rayv1.DeletionPolicy
 	switch job.Status.JobStatus {
 	case rayv1.JobStatusSucceeded:
@@ -101,14 +102,14 @@ func (r *Reconciler) handleLegacyDeletionPolicy(ctx context.Context, job *rayv1.
 		chosen = job.Spec.DeletionStrategy.OnFailure
 	}
 	if chosen == nil || chosen.Policy == nil || *chosen.Policy == rayv1.DeleteNone {
-		return ctrl.Result{}, nil
+		return passsteps.Result{}, nil
 	}
 	expiry := r.ttlExpiry(job, job.Spec.TTLSecondsAfterFinished)
 	if expiry.After(r.now()) {
-		return ctrl.Result{RequeueAfter: r.requeueDelayFor(expiry)}, nil
+		return passsteps.Result{RequeueAfter: r.requeueDelayFor(expiry)}, nil
 	}
 	if err := r.executeDeletionPolicy(ctx, job, *chosen.Policy); err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	return passsteps.Result{}, nil
 }

@@ -42,11 +42,11 @@ func (r *Reconciler) suspendWorkerGroups(ctx context.Context, job *rayv1.RayJob)
 		cluster.Spec.WorkerGroupSpecs[i].Suspend = ptr.To(true)
 	}
 	if err := r.Client.Update(ctx, cluster); err != nil {
-		r.event(job, corev1.EventTypeWarning, reasonFailedToSuspendWorkerGroup, actionUpdate,
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToSuspendWorkerGroup, actionUpdate,
 			"Failed to suspend worker groups in cluster %s: %v", clusterKey(job), err)
 		return fmt.Errorf("suspending the worker groups of %s: %w", clusterKey(job), err)
 	}
-	r.event(job, corev1.EventTypeNormal, reasonSuspendedWorkerGroups, actionUpdate,
+	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonSuspendedWorkerGroups, actionUpdate,
 		"Set the `suspend` field to true for all worker groups in cluster %s", clusterKey(job))
 	return nil
 }
@@ -64,10 +64,10 @@ func allWorkerGroupsSuspended(cluster *rayv1.RayCluster) bool {
 // deleteSelf deletes the RayJob; the garbage collector deletes what it owns.
 func (r *Reconciler) deleteSelf(ctx context.Context, job *rayv1.RayJob) error {
 	if err := r.Client.Delete(ctx, job); client.IgnoreNotFound(err) != nil {
-		r.event(job, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete, "Failed to delete RayJob: %v", err)
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete, "Failed to delete RayJob: %v", err)
 		return fmt.Errorf("deleting RayJob %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	r.event(job, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s/%s", job.Namespace, job.Name)
+	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s/%s", job.Namespace, job.Name)
 	return nil
 }
 

@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // policyImpact orders deletion policies from least to most destructive.
@@ -23,7 +22,7 @@ var policyImpact = map[rayv1.DeletionPolicyType]int{
 // already observed. Of the overdue rules the most destructive runs, since it
 // releases the most (and may make the others moot, as DeleteCluster does
 // DeleteWorkers). The pass then requeues for the earliest pending rule.
-func (r *Reconciler) handleDeletionRules(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+func (r *Reconciler) handleDeletionRules(ctx context.Context, job *rayv1.RayJob) (passsteps.Result, error) {
 	var overdue []rayv1.DeletionRule
 	var next *time.Time
 	for _, rule := range job.Spec.DeletionStrategy.DeletionRules {
@@ -38,7 +37,7 @@ func (r *Reconciler) handleDeletionRules(ctx context.Context, job *rayv1.RayJob)
 		}
 		done, err := r.isDeletionActionCompleted(ctx, job, rule.Policy)
 		if err != nil {
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 		if !done {
 			overdue = append(overdue, rule)
@@ -46,13 +45,13 @@ func (r *Reconciler) handleDeletionRules(ctx context.Context, job *rayv1.RayJob)
 	}
 	if len(overdue) > 0 {
 		if err := r.executeDeletionPolicy(ctx, job, mostImpactfulRule(overdue).Policy); err != nil {
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 	}
 	if next != nil {
-		return ctrl.Result{RequeueAfter: r.requeueDelayFor(*next)}, nil
+		return passsteps.Result{RequeueAfter: r.requeueDelayFor(*next)}, nil
 	}
-	return ctrl.Result{}, nil
+	return passsteps.Result{}, nil
 }
 
 // deletionRuleMatches reports whether the rule's condition (exactly one of

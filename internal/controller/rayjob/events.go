@@ -1,8 +1,6 @@
 package rayjob
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
@@ -41,7 +39,6 @@ const (
 // Event actions (the events.k8s.io "action" field).
 const (
 	actionTransition = "Transition"
-	actionValidate   = "Validate"
 	actionCreate     = "Create"
 	actionUpdate     = "Update"
 	actionDelete     = "Delete"
@@ -49,12 +46,3 @@ const (
 	actionStop       = "Stop"
 	actionGet        = "Get"
 )
-
-// event records an event about obj; the recorder may be nil in tests that do
-// not look at events.
-func (r *Reconciler) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
-	if r.Recorder == nil {
-		return
-	}
-	r.Recorder.Eventf(obj, nil, eventType, reason, action, note, args...)
-}

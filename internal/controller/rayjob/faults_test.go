@@ -246,7 +246,7 @@ func TestStaleNotFoundDoesNotFailTheRayJob(t *testing.T) {
 		c, err := inner(url, token)
 		return staleCache{c}, err
 	}
-	e.r = New(Deps{Client: e.client, Scheme: e.client.Scheme(), Recorder: e.events, Clock: e.clock, Dashboards: stale}, e.opts)
+	e.r = New(Deps{Client: e.client, Recorder: e.events, Clock: e.clock, Dashboards: stale}, e.opts)
 	if _, err := e.reconcile(t); err != nil {
 		t.Fatal(err)
 	}

@@ -43,10 +43,10 @@ func (r *Reconciler) stopRayJob(ctx context.Context, job *rayv1.RayJob) {
 	err := r.stopWithDashboard(ctx, job, cluster)
 	if err != nil {
 		log.Info("Failed to stop the Ray job; removing the finalizer anyway", "jobId", job.Status.JobID, "error", err.Error())
-		r.event(job, corev1.EventTypeWarning, reasonFailedToStopJob, actionStop, "Failed to stop Ray job %s: %v", job.Status.JobID, err)
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToStopJob, actionStop, "Failed to stop Ray job %s: %v", job.Status.JobID, err)
 		return
 	}
-	r.event(job, corev1.EventTypeNormal, reasonStoppedJob, actionStop, "Stopped Ray job %s", job.Status.JobID)
+	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonStoppedJob, actionStop, "Stopped Ray job %s", job.Status.JobID)
 }
 
 // stopWithDashboard sends the stop request.

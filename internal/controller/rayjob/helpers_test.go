@@ -79,7 +79,7 @@ func newEnv(t *testing.T, objs []client.Object, opts ...envOption) *testEnv {
 	for _, o := range opts {
 		o(&e.opts)
 	}
-	e.r = New(Deps{Client: c, Scheme: scheme, Recorder: e.events, Clock: e.clock, Dashboards: e.dash.Provider()}, e.opts)
+	e.r = New(Deps{Client: c, Recorder: e.events, Clock: e.clock, Dashboards: e.dash.Provider()}, e.opts)
 	return e
 }
 

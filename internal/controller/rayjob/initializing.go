@@ -6,6 +6,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // reconcileInitializing hands the RayJob to the batch scheduler, brings up
@@ -14,25 +15,25 @@ import (
 // InteractiveMode, Running otherwise (after creating the submitter Job in
 // K8sJobMode; HTTPMode submits from Running, SidecarMode's submitter is
 // already in the head Pod).
-func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (passsteps.Result, error) {
 	job := s.job
 	if suspendIfRequested(job) || r.failIfActiveDeadlinePassed(job) || r.failIfPreRunningDeadlinePassed(job) {
 		return requeue()
 	}
 	if proceed, err := r.submitToBatchScheduler(ctx, job); !proceed {
 		if err != nil {
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 		return requeue()
 	}
 	cluster, err := r.getOrCreateCluster(ctx, job)
 	if err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
 	if job.Status.DashboardURL == "" {
 		ready, err := r.clusterReadyForJob(ctx, job, cluster)
 		if err != nil {
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 		if !ready {
 			ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster to be ready", "rayCluster", cluster.Name, "state", cluster.Status.State)
@@ -47,7 +48,7 @@ func (r *Reconciler) reconcileInitializing(ctx context.Context, s *scope) (ctrl.
 		return requeue()
 	case rayv1.K8sJobMode, "":
 		if err := r.createSubmitterJobIfNeeded(ctx, job, cluster); err != nil {
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 	}
 	job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
@@ -99,7 +100,7 @@ func suspendIfRequested(job *rayv1.RayJob) bool {
 // the first Running pass (the deadline counts from status.startTime, which
 // Waiting does not move). preRunningDeadlineSeconds, whose purpose is to
 // bound everything before Running, does fail a Waiting RayJob.
-func (r *Reconciler) reconcileWaiting(_ context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileWaiting(_ context.Context, s *scope) (passsteps.Result, error) {
 	job := s.job
 	if r.failIfPreRunningDeadlinePassed(job) {
 		return requeue()

@@ -6,20 +6,20 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // reconcileNew adds the finalizer that stops the Ray job on deletion, then
 // fixes the job id and cluster name before anything is created, so that a
 // restarted operator finds the same names instead of creating duplicates.
-func (r *Reconciler) reconcileNew(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNew(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !controllerutil.ContainsFinalizer(s.job, rayv1.RayJobStopJobFinalizer) {
 		controllerutil.AddFinalizer(s.job, rayv1.RayJobStopJobFinalizer)
 		if err := r.Client.Update(ctx, s.job); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+			return passsteps.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
 	}
 	initStatus(s.job, metav1.NewTime(r.now()))

@@ -47,7 +47,7 @@ func BenchmarkReconcileRunning(b *testing.B) {
 		return dash, nil
 	}
 	// A FakeRecorder without a channel drops events.
-	r := New(Deps{Client: c, Scheme: scheme, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(t0),
+	r := New(Deps{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(t0),
 		Dashboards: provider}, Options{TransitionGracePeriod: 300 * time.Second, Features: features.NewGate()})
 	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNS, Name: testJobName}}
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -25,7 +24,9 @@ import (
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -70,10 +71,13 @@ type Options struct {
 // Deps are the collaborators of the controller. Tests replace the clock and
 // the dashboard provider.
 type Deps struct {
-	Client   client.Client
-	Scheme   *runtime.Scheme
+	// Client reads from the manager's cache and writes to the API server;
+	// its scheme sets the owner references of submitter Jobs.
+	Client client.Client
+	// Recorder records events; nil records nothing.
 	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
 	// Dashboards gives a dashboard client for a cluster's dashboard URL.
 	Dashboards dashboard.ClientProvider
 	// KubeProxy, when set (--use-kubernetes-proxy), routes dashboard calls
@@ -93,6 +97,7 @@ type Deps struct {
 type Reconciler struct {
 	Deps
 	opts       Options
+	events     eventrecord.Recorder
 	handlers   map[rayv1.JobDeploymentStatus]stateHandler
 	clusters   clusterowner.Clusters
 	dashboards dashboard.Access
@@ -114,7 +119,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.Features == nil {
 		opts.Features = validation.NoFeatureGates{}
 	}
-	r := &Reconciler{Deps: deps, opts: opts,
+	r := &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder),
 		clusters:   clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
 		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
 	}
@@ -155,14 +160,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := validateRayJob(job, r.opts.Features); err != nil {
 		return r.failValidation(ctx, s, err)
 	}
-	result, err := r.handlerFor(job.Status.JobDeploymentStatus)(ctx, s)
+	res, err := passsteps.Run(ctx, r.stepsFor(job.Status.JobDeploymentStatus), s)
 	if writeErr := r.finishPass(ctx, s); writeErr != nil {
 		return ctrl.Result{}, writeErr
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return result, nil
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 }
 
 // forgetMetrics drops the metrics of a RayJob that no longer exists.

@@ -39,7 +39,7 @@ func TestReleasingAsksTheAPIServer(t *testing.T) {
 				return c.Get(ctx, key, obj, opts...)
 			}}
 			api := e.client.(client.WithWatch)
-			e.r = New(Deps{Client: interceptor.NewClient(api, notCachedYet), LiveReader: api, Scheme: e.r.Scheme,
+			e.r = New(Deps{Client: interceptor.NewClient(api, notCachedYet), LiveReader: api,
 				Recorder: e.events, Clock: e.clock, Dashboards: e.dash.Provider()}, e.opts)
 			if _, err := e.reconcile(t); err != nil {
 				t.Fatal(err)

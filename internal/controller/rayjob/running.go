@@ -6,31 +6,31 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // reconcileRunning follows a submitted Ray job. The RayJob ends (Complete or
 // Failed) when the Ray job is final and, in the modes with a submitter, the
 // submitter has finished too; a failed submitter fails it earlier.
-func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.Result, error) {
 	job := s.job
 	if suspendIfRequested(job) || r.failIfActiveDeadlinePassed(job) || r.finishIfGracePeriodPassed(job) {
 		return requeue()
 	}
 	cluster, err := r.getOrCreateCluster(ctx, job)
 	if err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
 	if err := r.reconcileHeadService(ctx, job, cluster); err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
 	var sub submitterState
 	if hasSubmitter(job) {
 		if sub, err = r.observeSubmitter(ctx, job, cluster); err != nil {
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 		if sub.failed {
 			return requeue()
@@ -65,24 +65,24 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Resul
 // cluster) in HTTPMode; with a finished submitter the submission was lost
 // and the RayJob fails; with a submitter still running, it has not
 // submitted yet and the RayJob looks again at the usual interval.
-func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, sub submitterState, err error) (ctrl.Result, error) {
+func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, sub submitterState, err error) (passsteps.Result, error) {
 	var backingOff *errBackingOff
 	if errors.As(err, &backingOff) {
-		return ctrl.Result{RequeueAfter: backingOff.wait}, nil
+		return passsteps.Result{RequeueAfter: backingOff.wait}, nil
 	}
 	var dashErr *dashboardError
 	if errors.As(err, &dashErr) {
 		return r.dashboardFailed(ctx, job, dashErr)
 	}
 	if !errors.Is(err, dashboard.ErrNotFound) {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
 	if job.Spec.SubmissionMode == rayv1.HTTPMode {
 		if err := r.submitOverHTTP(ctx, job, cluster); err != nil {
 			if errors.As(err, &dashErr) {
 				return r.dashboardFailed(ctx, job, dashErr)
 			}
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 		r.dashFailures.Forget(dashboardCall(job))
 		return requeue()
@@ -94,7 +94,7 @@ func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, 
 		case errors.As(err, &dashErr):
 			return r.dashboardFailed(ctx, job, dashErr)
 		case err != nil:
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		case !gone:
 			return requeue()
 		}

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // ControllerName names the controller in logs and events.
@@ -32,17 +33,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 // API reader and an event recorder named ControllerName; deps fields
 // already set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
-	if deps.Client == nil {
-		deps.Client = mgr.GetClient()
-	}
-	if deps.Scheme == nil {
-		deps.Scheme = mgr.GetScheme()
-	}
-	if deps.Recorder == nil {
-		deps.Recorder = mgr.GetEventRecorder(ControllerName)
-	}
-	if deps.LiveReader == nil {
-		deps.LiveReader = mgr.GetAPIReader()
-	}
+	managerdeps.Fill(mgr, ControllerName, &deps.Client, &deps.LiveReader, &deps.Recorder)
 	return New(deps, opts)
 }

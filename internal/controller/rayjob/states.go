@@ -6,12 +6,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
-// stateHandler advances a RayJob that is in one JobDeploymentStatus. It
-// changes s.job.Status in memory; Reconcile writes it afterwards. The result
-// says when to look again.
-type stateHandler func(ctx context.Context, s *scope) (ctrl.Result, error)
+// stateHandler advances a RayJob that is in one JobDeploymentStatus: it is
+// the one step of the pass. It changes s.job.Status in memory; Reconcile
+// writes it afterwards. The result says when to look again.
+type stateHandler func(ctx context.Context, s *scope) (passsteps.Result, error)
 
 // stateHandlers maps every JobDeploymentStatus to its handler.
 func (r *Reconciler) stateHandlers() map[rayv1.JobDeploymentStatus]stateHandler {
@@ -29,25 +30,27 @@ func (r *Reconciler) stateHandlers() map[rayv1.JobDeploymentStatus]stateHandler 
 	}
 }
 
-// handlerFor returns the handler of status; an unknown status (written by a
-// newer operator, say) is only looked at again later.
-func (r *Reconciler) handlerFor(status rayv1.JobDeploymentStatus) stateHandler {
-	if h, ok := r.handlers[status]; ok {
-		return h
+// stepsFor are the steps of a pass over a RayJob in status: its handler,
+// named by the status. An unknown status (written by a newer operator, say)
+// is only looked at again later.
+func (r *Reconciler) stepsFor(status rayv1.JobDeploymentStatus) []passsteps.Step[*scope] {
+	h, ok := r.handlers[status]
+	if !ok {
+		h = func(ctx context.Context, _ *scope) (passsteps.Result, error) {
+			ctrl.LoggerFrom(ctx).Info("Unknown JobDeploymentStatus; waiting", "status", status)
+			return passsteps.Requeue(defaultRequeue), nil
+		}
 	}
-	return func(ctx context.Context, _ *scope) (ctrl.Result, error) {
-		ctrl.LoggerFrom(ctx).Info("Unknown JobDeploymentStatus; waiting", "status", status)
-		return ctrl.Result{RequeueAfter: defaultRequeue}, nil
-	}
+	return []passsteps.Step[*scope]{{Name: string(status), Run: h}}
 }
 
 // requeue is the result of a handler that wants the default poll interval.
-func requeue() (ctrl.Result, error) {
-	return ctrl.Result{RequeueAfter: defaultRequeue}, nil
+func requeue() (passsteps.Result, error) {
+	return passsteps.Requeue(defaultRequeue), nil
 }
 
 // reconcileValidationFailed keeps a RayJob whose spec was rejected where it
 // is: ValidationFailed is final.
-func reconcileValidationFailed(context.Context, *scope) (ctrl.Result, error) {
-	return ctrl.Result{}, nil
+func reconcileValidationFailed(context.Context, *scope) (passsteps.Result, error) {
+	return passsteps.Result{}, nil
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/statuswrite"
 )
 
 // scope is the state of one reconcile pass: the RayJob being changed and
@@ -47,7 +48,7 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(s.original, s.job.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Update(ctx, s.job); err != nil {
+	if err := statuswrite.Write(ctx, r.Client, s.job, &s.original, &s.job.Status); err != nil {
 		return fmt.Errorf("updating the status of RayJob %s/%s: %w", s.job.Namespace, s.job.Name, err)
 	}
 	if s.transitioned() {
@@ -69,7 +70,7 @@ func (r *Reconciler) reportTransition(s *scope) {
 	if s.job.Status.Reason != "" && eventType == corev1.EventTypeWarning {
 		note += fmt.Sprintf(": %s: %s", s.job.Status.Reason, s.job.Status.Message)
 	}
-	r.event(s.job, eventType, reasonStatusChanged, actionTransition, "%s", note)
+	r.events.Eventf(s.job, nil, eventType, reasonStatusChanged, actionTransition, "%s", note)
 	r.observeExecution(s, from, to)
 }
 

@@ -46,16 +46,16 @@ func (r *Reconciler) createSubmitterJobIfNeeded(ctx context.Context, job *rayv1.
 		return err
 	}
 	batchscheduler.AddMetadata(ctx, r.opts.BatchScheduler, job, &batchJob.Spec.Template, batchscheduler.SubmitterGroup)
-	if err := controllerutil.SetControllerReference(job, batchJob, r.Scheme); err != nil {
+	if err := controllerutil.SetControllerReference(job, batchJob, r.Client.Scheme()); err != nil {
 		return err
 	}
 	if err := r.Client.Create(ctx, batchJob); err != nil {
-		r.event(job, corev1.EventTypeWarning, reasonFailedToCreateSubmitter, actionCreate,
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToCreateSubmitter, actionCreate,
 			"Failed to create new Kubernetes Job %s: %v", submitterJobKey(job), err)
 		return fmt.Errorf("creating submitter Job %s: %w", submitterJobKey(job), err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created submitter Job", "job", submitterJobKey(job))
-	r.event(job, corev1.EventTypeNormal, reasonCreatedSubmitter, actionCreate, "Created Kubernetes Job %s", submitterJobKey(job))
+	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonCreatedSubmitter, actionCreate, "Created Kubernetes Job %s", submitterJobKey(job))
 	return nil
 }
 
@@ -73,11 +73,11 @@ func (r *Reconciler) deleteSubmitterJob(ctx context.Context, job *rayv1.RayJob) 
 		return false, nil
 	}
 	if err := r.Client.Delete(ctx, batchJob, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-		r.event(job, corev1.EventTypeWarning, reasonFailedToDeleteSubmitter, actionDelete,
+		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToDeleteSubmitter, actionDelete,
 			"Failed to delete submitter K8s Job %s: %v", submitterJobKey(job), err)
 		return false, client.IgnoreNotFound(err)
 	}
-	r.event(job, corev1.EventTypeNormal, reasonDeletedSubmitter, actionDelete, "Deleted submitter K8s Job %s", submitterJobKey(job))
+	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonDeletedSubmitter, actionDelete, "Deleted submitter K8s Job %s", submitterJobKey(job))
 	return false, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // reconcileReleasing serves Suspending and Retrying: both release the
@@ -22,20 +23,20 @@ import (
 // attempt in the status, and then go on to Suspended or back to New for the
 // next attempt. It runs to the end whatever spec.suspend
 // becomes meanwhile, which makes suspension atomic.
-func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (passsteps.Result, error) {
 	job := s.job
 	clusterGone, err := r.deleteCluster(ctx, job)
 	if err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
 	submitterGone, err := r.deleteSubmitterJob(ctx, job)
 	if err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
 	if clusterGone && submitterGone {
 		// resetAttempt forgets their names: the API server has the last word.
 		if clusterGone, submitterGone, err = r.releasedOnAPIServer(ctx, job); err != nil {
-			return ctrl.Result{}, err
+			return passsteps.Result{}, err
 		}
 	}
 	if !clusterGone || !submitterGone {
@@ -45,7 +46,7 @@ func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (ctrl.Res
 	// Before resetAttempt forgets the cluster's name; a failure keeps the
 	// RayJob here and retries, rather than leaving the reservation behind.
 	if err := r.cleanupBatchScheduler(ctx, job); err != nil {
-		return ctrl.Result{}, err
+		return passsteps.Result{}, err
 	}
 	resetAttempt(job)
 	if job.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusSuspending {
@@ -93,7 +94,7 @@ func (r *Reconciler) deleteFromAPIServer(ctx context.Context, job *rayv1.RayJob,
 		return false, fmt.Errorf("deleting %s %s: %w", what, key, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted an object the cache had not seen", "kind", what, "name", key)
-	r.event(job, corev1.EventTypeNormal, reason, actionDelete, "Deleted %s %s", what, key)
+	r.events.Eventf(job, nil, corev1.EventTypeNormal, reason, actionDelete, "Deleted %s %s", what, key)
 	return false, nil
 }
 
@@ -114,9 +115,9 @@ func resetAttempt(job *rayv1.RayJob) {
 
 // reconcileSuspended waits for spec.suspend to be cleared, then starts over
 // from New.
-func (r *Reconciler) reconcileSuspended(_ context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileSuspended(_ context.Context, s *scope) (passsteps.Result, error) {
 	if s.job.Spec.Suspend {
-		return ctrl.Result{}, nil
+		return passsteps.Result{}, nil
 	}
 	s.job.Status.JobStatus = rayv1.JobStatusNew
 	s.job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusNew

@@ -7,6 +7,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/invalidspec"
 )
 
 // TestValidateRayJobReasons checks that each validation layer (the rules
@@ -28,12 +29,12 @@ func TestValidateRayJobReasons(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := validateRayJob(tc.job, features.NewGate())
-			var invalid *invalidError
+			var invalid *invalidspec.Error
 			if !errors.As(err, &invalid) {
-				t.Fatalf("error %v, want an *invalidError", err)
+				t.Fatalf("error %v, want an *invalidspec.Error", err)
 			}
-			if invalid.reason != tc.wantReason || !strings.Contains(err.Error(), tc.wantText) {
-				t.Errorf("reason %q error %q, want %q with %q", invalid.reason, err, tc.wantReason, tc.wantText)
+			if invalid.Reason != tc.wantReason || !strings.Contains(err.Error(), tc.wantText) {
+				t.Errorf("reason %q error %q, want %q with %q", invalid.Reason, err, tc.wantReason, tc.wantText)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // cleanUpClusters deletes the RayService's clusters that no longer serve:
@@ -16,10 +17,11 @@ import (
 // restart neither resets nor loses it; it is deleted once the deadline
 // passed. A cluster that serves again (the spec went back to it) loses its
 // deadline.
-func (r *Reconciler) cleanUpClusters(ctx context.Context, s *scope) error {
+func (r *Reconciler) cleanUpClusters(ctx context.Context, s *scope) (passsteps.Result, error) {
+	var res passsteps.Result
 	clusters, err := r.clusters.List(ctx, s.rs, rayv1.KindRayService)
 	if err != nil {
-		return err
+		return res, err
 	}
 	for i := range clusters {
 		c := &clusters[i]
@@ -28,34 +30,34 @@ func (r *Reconciler) cleanUpClusters(ctx context.Context, s *scope) error {
 		}
 		if c.Name == s.activeName() || c.Name == s.pendingName() {
 			if err := r.setDeletionDeadline(ctx, c, ""); err != nil {
-				return err
+				return res, err
 			}
 			continue
 		}
-		if err := r.expireCluster(ctx, s, c); err != nil {
-			return err
+		wait, err := r.expireCluster(ctx, s, c)
+		if err != nil {
+			return res, err
 		}
+		res = res.Merge(passsteps.Requeue(wait))
 	}
-	return nil
+	return res, nil
 }
 
 // expireCluster records a deadline on a cluster that stopped serving, or
-// deletes it once that deadline passed.
-func (r *Reconciler) expireCluster(ctx context.Context, s *scope, c *rayv1.RayCluster) error {
+// deletes it once that deadline passed. It returns how soon to look again.
+func (r *Reconciler) expireCluster(ctx context.Context, s *scope, c *rayv1.RayCluster) (time.Duration, error) {
 	deadline, err := time.Parse(time.RFC3339, c.Annotations[rayv1.AnnotationDeletionDeadline])
 	if err != nil {
 		deadline = s.now.Add(deletionDelay(s.rs))
 		if err := r.setDeletionDeadline(ctx, c, deadline.UTC().Format(time.RFC3339)); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if wait := deadline.Sub(s.now); wait > 0 {
-		s.requeueAfter(wait)
-		return nil
+		return wait, nil
 	}
 	_, err = r.clusters.Delete(ctx, s.rs, client.ObjectKeyFromObject(c))
-	s.requeueAfter(r.opts.InFlightRequeue)
-	return err
+	return r.opts.InFlightRequeue, err
 }
 
 // setDeletionDeadline writes (or, with "", removes) a cluster's deletion

@@ -9,6 +9,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // reconcileClusters loads the active and pending clusters named in status,
@@ -16,36 +17,37 @@ import (
 // in place when that is enough: worker groups were only appended to the
 // spec, or the cluster was made by another operator version (an operator
 // upgrade or a handover from KubeRay must not start an upgrade).
-func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) (passsteps.Result, error) {
+	var res passsteps.Result
 	var err error
 	if s.active, err = r.getCluster(ctx, s, s.activeName()); err != nil {
-		return err
+		return res, err
 	}
 	if s.pending, err = r.getCluster(ctx, s, s.pendingName()); err != nil {
-		return err
+		return res, err
 	}
 	if s.pendingName() != "" && s.pending == nil {
 		if s.pending, err = r.createCluster(ctx, s, s.pendingName()); err != nil {
-			return err
+			return res, err
 		}
-		s.requeueAfter(r.opts.InFlightRequeue)
+		res = passsteps.Requeue(r.opts.InFlightRequeue)
 	}
 	if s.active != nil && !isTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress) && r.canUpdateInPlace(s.rs, s.active, true) {
 		if s.active, err = r.updateCluster(ctx, s, s.active); err != nil {
-			return err
+			return res, err
 		}
 	}
 	if s.pending != nil && r.canUpdateInPlace(s.rs, s.pending, false) {
 		if s.pending, err = r.updateCluster(ctx, s, s.pending); err != nil {
-			return err
+			return res, err
 		}
 	}
 	if s.servingCluster, err = r.servingCluster(ctx, s.rs); err != nil {
-		return err
+		return res, err
 	}
 	r.detectRollback(s)
 	s.prepareNew = r.shouldPrepareNewCluster(s)
-	return nil
+	return res, nil
 }
 
 // getCluster returns the named cluster of the RayService, nil for "" or a

@@ -1,8 +1,6 @@
 package rayservice
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
@@ -34,15 +32,7 @@ const (
 
 // Event actions.
 const (
-	actionValidate  = "Validate"
 	actionReconcile = "Reconcile"
 	actionUpdate    = "Update"
 	actionDelete    = "Delete"
 )
-
-// event records an event about obj; a nil recorder records nothing.
-func (r *Reconciler) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(obj, nil, eventType, reason, action, note, args...)
-	}
-}

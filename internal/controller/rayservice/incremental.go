@@ -92,7 +92,7 @@ func (r *Reconciler) detectRollback(s *scope) {
 		return
 	}
 	if s.active == nil {
-		r.event(s.rs, corev1.EventTypeWarning, reasonRollbackImpossible, actionReconcile,
+		r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, reasonRollbackImpossible, actionReconcile,
 			"The active RayCluster %q of the incremental upgrade does not exist, so traffic cannot be rolled back to it", s.activeName())
 		return
 	}

@@ -2,16 +2,16 @@ package rayservice
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/invalidspec"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/serveapps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
@@ -55,42 +55,28 @@ func (r *Reconciler) finalize(ctx context.Context, rs *rayv1.RayService) (ctrl.R
 	return ctrl.Result{}, ignoreConflict(client.IgnoreNotFound(r.Client.Update(ctx, rs)))
 }
 
-// invalidError is a validation failure with the event reason it gets.
-type invalidError struct {
-	reason string
-	err    error
-}
-
-func (e *invalidError) Error() string { return e.err.Error() }
-func (e *invalidError) Unwrap() error { return e.err }
-
 // validate checks the metadata, the spec, the serve config and, for
 // incremental upgrades, their options.
 func (r *Reconciler) validate(rs *rayv1.RayService) error {
 	if err := validation.RayServiceMetadata(rs.ObjectMeta); err != nil {
-		return &invalidError{reason: reasonInvalidMetadata, err: err}
+		return invalidspec.New(reasonInvalidMetadata, err)
 	}
 	if err := validation.RayServiceSpec(rs, r.opts.Features); err != nil {
-		return &invalidError{reason: reasonInvalidSpec, err: err}
+		return invalidspec.New(reasonInvalidSpec, err)
 	}
 	if err := serveapps.Validate(rs.Spec.ServeConfigV2); err != nil {
-		return &invalidError{reason: reasonInvalidSpec, err: fmt.Errorf("The RayService spec is invalid: %w", err)} //nolint:staticcheck // KubeRay's prefix
+		return invalidspec.New(reasonInvalidSpec, fmt.Errorf("The RayService spec is invalid: %w", err)) //nolint:staticcheck // KubeRay's prefix
 	}
 	return nil
 }
 
-// failValidation reports an invalid RayService: a Warning event, and Ready
-// False with reason ValidationFailed that users can wait on. It is not
+// failValidation reports an invalid RayService (invalidspec: a log line and
+// a Warning event), and sets Ready False with reason ValidationFailed that
+// users can wait on. It is not
 // requeued: the next change of the object brings the next pass.
 func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
-	reason := reasonInvalidSpec
-	var invalid *invalidError
-	if errors.As(err, &invalid) {
-		reason = invalid.reason
-	}
-	r.event(s.rs, corev1.EventTypeWarning, reason, actionValidate, "%s/%s: %v", s.rs.Namespace, s.rs.Name, err)
+	invalidspec.Report(ctx, r.events, s.rs, rayv1.KindRayService, err, reasonInvalidSpec)
 	setCondition(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, err.Error(), metav1.Time{Time: s.now})
 	s.rs.Status.ObservedGeneration = s.rs.Generation
-	s.requeue = 0
-	return r.finishPass(ctx, s, nil)
+	return r.finishPass(ctx, s, passsteps.Result{}, nil)
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/invalidspec"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
@@ -214,10 +215,10 @@ func TestValidate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			err := newEnv(t, nil).r.validate(tc.rs.Obj())
-			var invalid *invalidError
+			var invalid *invalidspec.Error
 			gotReason := ""
 			if errors.As(err, &invalid) {
-				gotReason = invalid.reason
+				gotReason = invalid.Reason
 			}
 			if gotReason != tc.wantReason || (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("validate = %v (reason %q), want %q (reason %q)", err, gotReason, tc.wantErr, tc.wantReason)

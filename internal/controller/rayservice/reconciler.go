@@ -28,6 +28,8 @@ import (
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/eventrecord"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -105,6 +107,7 @@ type Deps struct {
 type Reconciler struct {
 	Deps
 	opts       Options
+	events     eventrecord.Recorder
 	clusters   clusterowner.Clusters
 	dashboards dashboard.Access
 	// serveBackoff holds the back-off of failing requests to Ray Serve.
@@ -139,6 +142,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	return &Reconciler{
 		Deps:         deps,
 		opts:         opts,
+		events:       eventrecord.New(deps.Recorder),
 		clusters:     clusterowner.Clusters{Client: deps.Client, Recorder: deps.Recorder},
 		dashboards:   dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
 		serveBackoff: &dashboard.Backoff{Base: opts.ServeRetryBase, Max: opts.ServeRetryMax},
@@ -186,8 +190,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.validate(rs); err != nil {
 		return r.failValidation(ctx, s, err)
 	}
-	err := r.runSteps(ctx, s)
-	return r.finishPass(ctx, s, err)
+	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
+	return r.finishPass(ctx, s, res, err)
 }
 
 // ignoreConflict drops a conflict: the object changed, and the watch event

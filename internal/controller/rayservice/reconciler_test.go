@@ -106,7 +106,7 @@ func TestReconcile(t *testing.T) {
 		"a status write that conflicts is retried soon, without an error": {
 			objs: []client.Object{rayService().Obj()},
 			env: []envOption{withInterceptors(interceptor.Funcs{
-				SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+				SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 					return apierrors.NewConflict(rayv1.GroupVersion.WithResource("rayservices").GroupResource(), testName, errors.New("stale"))
 				},
 			})},
@@ -117,7 +117,7 @@ func TestReconcile(t *testing.T) {
 		"a status write that fails is an error": {
 			objs: []client.Object{rayService().Obj()},
 			env: []envOption{withInterceptors(interceptor.Funcs{
-				SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+				SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 					return errors.New("etcd down")
 				},
 			})},

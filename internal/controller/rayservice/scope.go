@@ -42,32 +42,14 @@ type scope struct {
 	// rollbackCompleted says this pass ended an incremental rollback.
 	rollbackCompleted bool
 	// serveCalls are the requests to Ray Serve this pass made or held back
-	// (see servefaults.go); backingOff says one of them is in a back-off,
-	// and activeServeUnknown that the active cluster's Serve API is.
+	// (see servefaults.go), and activeServeUnknown says the active
+	// cluster's Serve API is in a back-off.
 	serveCalls         []dashboard.BackoffKey
-	backingOff         bool
 	activeServeUnknown bool
-	// requeue is the soonest the pass asked to be run again (0: none).
-	requeue time.Duration
-	// stop ends the pass after the current step (suspended, timed out).
-	stop bool
 }
 
 func newScope(rs *rayv1.RayService, now time.Time) *scope {
 	return &scope{rs: rs, original: rs.Status.DeepCopy(), now: now, heads: map[string]*corev1.Pod{}}
-}
-
-// requeueAfter asks for another pass within d.
-func (s *scope) requeueAfter(d time.Duration) {
-	if d > 0 && (s.requeue == 0 || d < s.requeue) {
-		s.requeue = d
-	}
-}
-
-// retryAfter asks for another pass when a back-off ends.
-func (s *scope) retryAfter(d time.Duration) {
-	s.backingOff = true
-	s.requeueAfter(d)
 }
 
 // activeName and pendingName are the cluster names in status.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +15,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
 	"github.com/ray-operator/ray-operator/internal/serveapps"
 )
@@ -23,27 +25,29 @@ import (
 // serve Service sends it traffic, "false" otherwise or when
 // excludeHeadPodFromServeSvc is set. (Workers get ray.io/serve=true from the
 // Pod builder and leave the Service through their readiness probe.) A
-// missing head Pod is waited for; it does not stop the pass.
-func (r *Reconciler) reconcileServeLabels(ctx context.Context, s *scope) error {
+// missing head Pod is waited for; it does not stop the pass. A proxy check
+// in a back-off brings a pass when the back-off ends.
+func (r *Reconciler) reconcileServeLabels(ctx context.Context, s *scope) (passsteps.Result, error) {
+	var res passsteps.Result
 	for _, c := range []*rayv1.RayCluster{s.active, s.pending} {
 		if c == nil {
 			continue
 		}
 		head, err := r.headPod(ctx, c)
 		if err != nil {
-			return err
+			return res, err
 		}
 		if head == nil {
 			ctrl.LoggerFrom(ctx).Info("The RayCluster has no head Pod yet", "rayCluster", c.Name)
-			s.requeueAfter(r.opts.InFlightRequeue)
+			res = res.Merge(passsteps.Requeue(r.opts.InFlightRequeue))
 			continue
 		}
 		s.heads[c.Name] = head
 		if err := r.setServeLabel(ctx, s, c, head); err != nil {
-			return err
+			return res, err
 		}
 	}
-	return nil
+	return res.Merge(passsteps.Requeue(r.serveRetry(s))), nil
 }
 
 // headPod returns the head Pod of a cluster, or nil.
@@ -77,11 +81,11 @@ func (r *Reconciler) setServeLabel(ctx context.Context, s *scope, c *rayv1.RayCl
 	}
 	head.Labels[rayv1.LabelServe] = want
 	if err := r.Client.Patch(ctx, head, client.MergeFrom(before)); err != nil {
-		r.event(rs, corev1.EventTypeWarning, reasonFailedToUpdateHeadPodServeLabel, actionUpdate,
+		r.events.Eventf(rs, nil, corev1.EventTypeWarning, reasonFailedToUpdateHeadPodServeLabel, actionUpdate,
 			"Failed to update the serve label to %q for the Head Pod %s/%s: %v", want, head.Namespace, head.Name, err)
 		return client.IgnoreNotFound(err)
 	}
-	r.event(rs, corev1.EventTypeNormal, reasonUpdatedHeadPodServeLabel, actionUpdate,
+	r.events.Eventf(rs, nil, corev1.EventTypeNormal, reasonUpdatedHeadPodServeLabel, actionUpdate,
 		"Updated the serve label to %q for the Head Pod %s/%s", want, head.Namespace, head.Name)
 	return nil
 }
@@ -116,104 +120,127 @@ func (r *Reconciler) proxyHealthy(ctx context.Context, s *scope, c *rayv1.RayClu
 // cluster never reaches the old one (and, during a blue/green upgrade, the
 // active cluster's applications are not shown). With an incremental upgrade
 // both clusters are followed. It ends with the ServeRequestsFailing
-// condition of the requests the pass made.
-func (r *Reconciler) reconcileServe(ctx context.Context, s *scope) error {
-	if err := r.serveClusters(ctx, s); err != nil {
-		return err
+// condition of the requests the pass made; a request in a back-off brings
+// a pass when the back-off ends.
+func (r *Reconciler) reconcileServe(ctx context.Context, s *scope) (passsteps.Result, error) {
+	res, err := r.serveClusters(ctx, s)
+	if err != nil {
+		return res, err
 	}
 	r.setServeRequestsCondition(s)
-	return nil
+	return res.Merge(passsteps.Requeue(r.serveRetry(s))), nil
 }
 
 // serveClusters runs serveCluster on the clusters reconcileServe follows.
-func (r *Reconciler) serveClusters(ctx context.Context, s *scope) error {
+func (r *Reconciler) serveClusters(ctx context.Context, s *scope) (passsteps.Result, error) {
 	incremental := r.incrementalEnabled(s.rs)
+	var pending clusterServe
 	if s.pending != nil {
-		apps, ready, err := r.serveCluster(ctx, s, s.pending, false)
-		if err != nil {
-			return err
+		var err error
+		if pending, err = r.serveCluster(ctx, s, s.pending, false); err != nil {
+			return passsteps.Result{}, err
 		}
-		s.rs.Status.PendingServiceStatus.Applications, s.pendingReady = apps, ready
+		s.rs.Status.PendingServiceStatus.Applications, s.pendingReady = pending.apps, pending.ready
 	}
+	res := passsteps.Requeue(pending.requeue)
 	if s.active == nil {
 		// The active cluster is gone (deleted under the RayService): its
 		// applications no longer run anywhere, so they are not shown.
 		s.rs.Status.ActiveServiceStatus.Applications = nil
-		return nil
+		return res, nil
 	}
 	if (s.pending != nil || s.prepareNew) && !incremental {
 		s.rs.Status.ActiveServiceStatus.Applications = nil
-		return nil
+		return res, nil
 	}
-	apps, ready, err := r.serveCluster(ctx, s, s.active, true)
+	active, err := r.serveCluster(ctx, s, s.active, true)
 	if err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
-	s.rs.Status.ActiveServiceStatus.Applications, s.activeReady = apps, ready
-	return nil
+	s.rs.Status.ActiveServiceStatus.Applications, s.activeReady = active.apps, active.ready
+	return res.Merge(passsteps.Requeue(active.requeue)), nil
+}
+
+// clusterServe is what serveCluster found of one cluster's applications.
+type clusterServe struct {
+	// apps are the applications' statuses.
+	apps map[string]rayv1.AppStatus
+	// ready says every application is RUNNING.
+	ready bool
+	// requeue asks for another pass within it while the cluster is still
+	// coming up or was just given a config (0: no need).
+	requeue time.Duration
 }
 
 // serveCluster brings one cluster's applications to serveConfigV2 and
 // returns their statuses and whether all are RUNNING. A cluster whose head
 // is not ready yet is waited for. While its Serve API fails (or backs off)
 // the cluster is not ready and keeps the statuses last seen.
-func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, bool, error) {
+func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (clusterServe, error) {
 	if !r.headReady(c, s.heads[c.Name]) {
-		s.requeueAfter(r.opts.InFlightRequeue)
-		return nil, false, nil
+		return clusterServe{requeue: r.opts.InFlightRequeue}, nil
 	}
 	key := serveKey(s.rs, callServeAPI, c.Name)
 	if !r.mayCall(s, key) {
 		s.activeServeUnknown = s.activeServeUnknown || active
-		return lastApps(s, c, active), false, nil
+		return clusterServe{apps: lastApps(s, c, active)}, nil
 	}
-	apps, err := r.syncServe(ctx, s, c, active)
+	got := clusterServe{}
+	apps, wrote, err := r.syncServe(ctx, s, c, active)
+	if wrote {
+		got.requeue = r.opts.InFlightRequeue
+	}
 	var failure *serveCallError
 	switch {
 	case errors.As(err, &failure):
 		r.serveFailed(s, key, failure)
 		s.activeServeUnknown = s.activeServeUnknown || active
+		got.apps = apps
 		if apps == nil {
-			apps = lastApps(s, c, active)
+			got.apps = lastApps(s, c, active)
 		}
-		return apps, false, nil
+		return got, nil
 	case err != nil:
-		return nil, false, err
+		return clusterServe{}, err
 	}
 	r.serveSucceeded(key)
-	ready := serveapps.AllRunning(apps)
-	if !ready {
-		s.requeueAfter(r.opts.InFlightRequeue)
+	got.apps, got.ready = apps, serveapps.AllRunning(apps)
+	if !got.ready {
+		got.requeue = r.opts.InFlightRequeue
 	}
-	return apps, ready, nil
+	return got, nil
 }
 
 // syncServe reads a cluster's applications, PUTs serveConfigV2 when it
-// must, and steps its target_capacity. A failed request to Serve is a
-// *serveCallError (with the statuses when the read succeeded).
-func (r *Reconciler) syncServe(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, error) {
+// must, and steps its target_capacity; it says whether it PUT anything. A
+// failed request to Serve is a *serveCallError (with the statuses when the
+// read succeeded).
+func (r *Reconciler) syncServe(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, bool, error) {
 	dash, err := r.dashboards.Client(ctx, c, "")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	details, err := dash.GetServeDetails(ctx)
 	if err != nil {
-		return nil, &serveCallError{reason: rayv1.FailedToGetServeApplications, err: err,
+		return nil, false, &serveCallError{reason: rayv1.FailedToGetServeApplications, err: err,
 			what: fmt.Sprintf("Failed to get the Serve applications of the RayCluster %s/%s", c.Namespace, c.Name)}
 	}
 	apps := serveapps.Statuses(details)
+	applied := false
 	if r.mayApplyConfig(s, active) {
 		apply, err := r.needsApply(ctx, s, c, len(apps))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if apply {
 			if err := r.applyServeConfig(ctx, s, c, dash, targetCapacity(s, active)); err != nil {
-				return apps, err
+				return apps, false, err
 			}
+			applied = true
 		}
 	}
-	return apps, r.stepTargetCapacity(ctx, s, c, dash, active)
+	stepped, err := r.stepTargetCapacity(ctx, s, c, dash, active)
+	return apps, applied || stepped, err
 }
 
 // lastApps are the application statuses status last showed for a cluster.
@@ -265,14 +292,13 @@ func (r *Reconciler) applyServeConfig(ctx context.Context, s *scope, c *rayv1.Ra
 		return err
 	}
 	if err := dash.UpdateDeployments(ctx, body); err != nil {
-		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateServeApplications, actionUpdate,
+		r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, reasonFailedToUpdateServeApplications, actionUpdate,
 			"Failed to update serve applications to the RayCluster %s/%s: %v", c.Namespace, c.Name, err)
 		return &serveCallError{reason: rayv1.FailedToUpdateServeApplications, err: err, noted: true,
 			what: fmt.Sprintf("Failed to update serve applications to the RayCluster %s/%s (see Issue 5 of the RayService troubleshooting guide)", c.Namespace, c.Name)}
 	}
-	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedServeApplications, actionUpdate,
+	r.events.Eventf(s.rs, nil, corev1.EventTypeNormal, reasonUpdatedServeApplications, actionUpdate,
 		"Updated serve applications to the RayCluster %s/%s", c.Namespace, c.Name)
-	s.requeueAfter(r.opts.InFlightRequeue)
 	return r.patchClusterAnnotation(ctx, c, rayv1.AnnotationAppliedServeConfig, serveapps.Record(s.rs.Spec.ServeConfigV2))
 }
 

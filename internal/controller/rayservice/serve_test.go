@@ -79,7 +79,8 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 			}
 			s := newScope(rs, t0)
 			s.active = cluster
-			if err := e.r.reconcileServeLabels(context.Background(), s); err != nil {
+			res, err := e.r.reconcileServeLabels(context.Background(), s)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if got := e.serveLabels(t)[head.Name]; got != tc.want {
@@ -103,8 +104,8 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 			if diff := cmp.Diff(wantPorts, e.proxyPorts); diff != "" {
 				t.Errorf("proxy checks by Pod and port (-want +got):\n%s", diff)
 			}
-			if s.heads[active] == nil || s.requeue != wantRequeue {
-				t.Errorf("head found %v, requeue %v; want the head and requeue %v", s.heads[active] != nil, s.requeue, wantRequeue)
+			if s.heads[active] == nil || res.RequeueAfter != wantRequeue {
+				t.Errorf("head found %v, requeue %v; want the head and requeue %v", s.heads[active] != nil, res.RequeueAfter, wantRequeue)
 			}
 		})
 	}
@@ -127,11 +128,12 @@ func TestServeLabelWaitsForTheHead(t *testing.T) {
 			e := newEnv(t, append([]client.Object{rs, cluster}, objs...))
 			s := newScope(rs, t0)
 			s.active = cluster
-			if err := e.r.reconcileServeLabels(context.Background(), s); err != nil {
+			res, err := e.r.reconcileServeLabels(context.Background(), s)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if s.heads[active] != nil || s.requeue != DefaultInFlightRequeue {
-				t.Errorf("head found %v, requeue %v; want none and %v", s.heads[active] != nil, s.requeue, DefaultInFlightRequeue)
+			if s.heads[active] != nil || res.RequeueAfter != DefaultInFlightRequeue {
+				t.Errorf("head found %v, requeue %v; want none and %v", s.heads[active] != nil, res.RequeueAfter, DefaultInFlightRequeue)
 			}
 			if len(e.proxyPorts) != 0 {
 				t.Errorf("proxies checked: %v", e.proxyPorts)
@@ -189,10 +191,11 @@ func TestGetAndCheckServeStatus(t *testing.T) {
 				e.serve.SetAppStatus(url, app, status)
 			}
 			s := newScope(rs, t0)
-			apps, ready, err := e.r.serveCluster(context.Background(), s, cluster, true)
+			got, err := e.r.serveCluster(context.Background(), s, cluster, true)
 			if err != nil {
 				t.Fatal(err)
 			}
+			apps, ready := got.apps, got.ready
 			if diff := cmp.Diff(tc.wantApps, apps, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("applications (-want +got):\n%s", diff)
 			}
@@ -200,8 +203,8 @@ func TestGetAndCheckServeStatus(t *testing.T) {
 			if tc.wantReady {
 				wantRequeue = 0
 			}
-			if ready != tc.wantReady || s.requeue != wantRequeue {
-				t.Errorf("ready %t, requeue %v; want %t, %v", ready, s.requeue, tc.wantReady, wantRequeue)
+			if ready != tc.wantReady || got.requeue != wantRequeue {
+				t.Errorf("ready %t, requeue %v; want %t, %v", ready, got.requeue, tc.wantReady, wantRequeue)
 			}
 		})
 	}
@@ -276,10 +279,11 @@ func TestCheckIfNeedSubmitServeApplications(t *testing.T) {
 			}
 			s := newScope(rs, t0)
 			s.heads[active] = tc.head
-			_, ready, err := e.r.serveCluster(context.Background(), s, cluster, true)
+			served, err := e.r.serveCluster(context.Background(), s, cluster, true)
 			if err != nil {
 				t.Fatal(err)
 			}
+			ready := served.ready
 			stored := &rayv1.RayCluster{}
 			if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(cluster), stored); err != nil {
 				t.Fatal(err)
@@ -452,7 +456,7 @@ func TestDashboardURL(t *testing.T) {
 			rs := serving(rayService().ClusterSpec(tc.spec)).Obj()
 			cluster := readyCluster(t, rs, active).Obj()
 			e := newEnv(t, []client.Object{rs, cluster}, withOptions(func(o *Options) { o.ClusterDomain = tc.domain }))
-			if _, _, err := e.r.serveCluster(context.Background(), newScope(rs, t0), cluster, true); err != nil {
+			if _, err := e.r.serveCluster(context.Background(), newScope(rs, t0), cluster, true); err != nil {
 				t.Fatal(err)
 			}
 			if got := len(e.serve.Configs(tc.want)); got != 1 {
@@ -476,10 +480,11 @@ func TestAppliedConfigReadPastAStaleCache(t *testing.T) {
 	delete(stale.Annotations, rayv1.AnnotationAppliedServeConfig)
 
 	s := newScope(rs, t0)
-	_, ready, err := e.r.serveCluster(context.Background(), s, stale, true)
+	got, err := e.r.serveCluster(context.Background(), s, stale, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ready := got.ready
 	if diff := cmp.Diff(map[string]int(nil), e.puts(active), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("serve configs PUT (-want +got):\n%s", diff)
 	}

@@ -12,6 +12,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // What happens when a request to Ray Serve fails (a 5xx, a timeout, a
@@ -65,21 +66,29 @@ func (e *serveCallError) Unwrap() error { return e.err }
 // computed from them.
 func (r *Reconciler) mayCall(s *scope, key dashboard.BackoffKey) bool {
 	s.serveCalls = append(s.serveCalls, key)
-	if wait := r.serveBackoff.Wait(key, s.now); wait > 0 {
-		s.retryAfter(wait)
-		return false
-	}
-	return true
+	return r.serveBackoff.Wait(key, s.now) == 0
 }
 
-// serveFailed records a failed request: its back-off, a Warning event (the
-// caller's if noted), and a pass back when the back-off ends.
+// serveFailed records a failed request: its back-off and a Warning event
+// (the caller's if noted). serveRetry then brings a pass back when the
+// back-off ends.
 func (r *Reconciler) serveFailed(s *scope, key dashboard.BackoffKey, failure *serveCallError) {
 	f := r.serveBackoff.Fail(key, s.now, string(failure.reason), failure.Error())
 	if !failure.noted {
-		r.event(s.rs, corev1.EventTypeWarning, string(failure.reason), actionReconcile, "%s", retryText(f))
+		r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, string(failure.reason), actionReconcile, "%s", retryText(f))
 	}
-	s.retryAfter(f.Wait)
+}
+
+// serveRetry is how soon the first of the requests this pass made or held
+// back leaves its back-off: the pass that retries it (0: none is in one).
+// It is read from the back-offs rather than remembered while the pass goes,
+// so that a request held back and one that has just failed count alike.
+func (r *Reconciler) serveRetry(s *scope) time.Duration {
+	var wait time.Duration
+	for _, key := range s.serveCalls {
+		wait = passsteps.Sooner(wait, r.serveBackoff.Wait(key, s.now))
+	}
+	return wait
 }
 
 // serveSucceeded ends the run of failures of a request.

@@ -11,6 +11,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/naming"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
@@ -21,35 +22,34 @@ import (
 // ready. A Service that moves keeps its ClusterIP. With an incremental
 // upgrade the per-cluster serve Services carry traffic instead (see
 // incremental.go).
-func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (passsteps.Result, error) {
 	target := r.serviceTarget(s)
 	if target == nil {
-		return nil
+		return passsteps.Result{}, nil
 	}
 	opts := rayservices.HeadServiceOptions{ClusterIP: r.opts.HeadServiceClusterIP}
 	head, err := r.clusters.ApplyService(ctx, s.rs, clusterowner.OwnerHeadService(s.rs, rayv1.KindRayService, target, opts))
 	if err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	s.servingCluster = clusterowner.SelectedCluster(head)
 	if r.incrementalEnabled(s.rs) {
-		return nil
+		return passsteps.Result{}, nil
 	}
 	serve, err := rayservices.BuildRayServiceServeService(s.rs, target)
 	if err != nil {
-		r.event(s.rs, corev1.EventTypeWarning, clusterowner.ReasonFailedToCreateService, clusterowner.ActionCreate,
+		r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, clusterowner.ReasonFailedToCreateService, clusterowner.ActionCreate,
 			"Failed to build the serve service of RayCluster %s: %v", target.Name, err)
-		return err
+		return passsteps.Result{}, err
 	}
 	serve.OwnerReferences = []metav1.OwnerReference{clusterowner.ControllerRef(s.rs, rayv1.KindRayService)}
 	if serve, err = r.clusters.ApplyService(ctx, s.rs, serve); err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	if got := clusterowner.SelectedCluster(serve); got != s.servingCluster {
-		s.requeueAfter(r.opts.InFlightRequeue)
-		return fmt.Errorf("the head Service selects RayCluster %q but the serve Service %q", s.servingCluster, got)
+		return passsteps.Result{}, fmt.Errorf("the head Service selects RayCluster %q but the serve Service %q", s.servingCluster, got)
 	}
-	return nil
+	return passsteps.Result{}, nil
 }
 
 // serviceTarget is the cluster the Services should select, or nil while no

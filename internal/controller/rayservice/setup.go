@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // ControllerName names the controller in logs and is the reporting
@@ -25,15 +26,7 @@ const ControllerName = "rayservice-controller"
 // reader and an event recorder named ControllerName; fields of deps already
 // set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
-	if deps.Client == nil {
-		deps.Client = mgr.GetClient()
-	}
-	if deps.Recorder == nil {
-		deps.Recorder = mgr.GetEventRecorder(ControllerName)
-	}
-	if deps.LiveReader == nil {
-		deps.LiveReader = mgr.GetAPIReader()
-	}
+	managerdeps.Fill(mgr, ControllerName, &deps.Client, &deps.LiveReader, &deps.Recorder)
 	return New(deps, opts)
 }
 

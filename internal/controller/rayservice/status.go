@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -19,7 +20,7 @@ import (
 // clusters' own statuses, promotion of the pending cluster once the
 // Services serve it, a new pending cluster when the spec asks for one, the
 // serve endpoints and the conditions. It also decides when to look again.
-func (r *Reconciler) calculateStatus(ctx context.Context, s *scope) error {
+func (r *Reconciler) calculateStatus(ctx context.Context, s *scope) (passsteps.Result, error) {
 	st := &s.rs.Status
 	now := metav1.Time{Time: s.now}
 	st.ObservedGeneration = s.rs.Generation
@@ -29,23 +30,24 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope) error {
 	r.trafficStatus(s)
 	r.completeRollback(s)
 	r.promote(s)
+	var res passsteps.Result
 	if r.shouldPrepareNewCluster(s) {
 		r.preparePendingCluster(s)
+		res = passsteps.Requeue(r.opts.InFlightRequeue)
 	}
 	n, err := r.countServeEndpoints(ctx, s)
 	if err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	st.NumServeEndpoints = n
 	setReady(s.rs, now)
-	r.timeOutIfInitializingTooLong(s)
+	res = res.Merge(passsteps.Requeue(r.timeOutIfInitializingTooLong(s)))
 	setUpgradeInProgress(s.rs, now)
 	if s.rollbackCompleted {
 		setCondition(s.rs, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.NoPendingCluster, msgRollbackComplete, now)
 	}
 	st.ServiceStatus = serviceStatus(s.rs)
-	r.requeueForStatus(s)
-	return nil
+	return res.Merge(passsteps.Requeue(r.requeueForStatus(s))), nil
 }
 
 // copyClusterStatus mirrors a cluster's status into the RayService's.
@@ -77,13 +79,12 @@ func (r *Reconciler) promote(s *scope) {
 }
 
 // preparePendingCluster names a new pending cluster "<rs>-<5 random>"; the
-// next pass creates it.
+// next pass, which calculateStatus asks for soon, creates it.
 func (r *Reconciler) preparePendingCluster(s *scope) {
 	pending := rayv1.RayServiceStatus{RayClusterName: fmt.Sprintf("%s-%s", s.rs.Name, r.NameSuffix())}
 	r.initPendingTraffic(s, &pending)
 	s.rs.Status.PendingServiceStatus = pending
 	s.pending = nil
-	s.requeueAfter(r.opts.InFlightRequeue)
 }
 
 // countServeEndpoints counts the distinct ready endpoints of the serve
@@ -122,17 +123,17 @@ func endpointKey(ep discoveryv1.Endpoint) string {
 // longer than its ray.io/initializing-timeout: the cluster names are
 // cleared (the clusters are deleted after the deletion delay), Ready
 // becomes False with reason InitializingTimeout for good, and a Warning
-// event says so. Before the deadline it asks to be looked at then.
-func (r *Reconciler) timeOutIfInitializingTooLong(s *scope) {
+// event says so. Before the deadline it returns how long is left, to be
+// looked at then (0: no deadline to wait for).
+func (r *Reconciler) timeOutIfInitializingTooLong(s *scope) time.Duration {
 	timeout, err := validation.InitializingTimeout(s.rs.Annotations)
 	ready := condition(s.rs, rayv1.RayServiceReady)
 	if err != nil || timeout == 0 || ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(rayv1.RayServiceInitializing) {
-		return
+		return 0
 	}
 	spent := s.now.Sub(ready.LastTransitionTime.Time)
 	if spent < timeout {
-		s.requeueAfter(timeout - spent)
-		return
+		return timeout - spent
 	}
 	s.rs.Status.ActiveServiceStatus = rayv1.RayServiceStatus{}
 	s.rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
@@ -140,31 +141,32 @@ func (r *Reconciler) timeOutIfInitializingTooLong(s *scope) {
 	msg := fmt.Sprintf("RayService failed to become ready within the configured timeout of %s. Time spent initializing: %s",
 		timeout, spent.Round(time.Second))
 	setCondition(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout, msg, metav1.Time{Time: s.now})
-	r.event(s.rs, corev1.EventTypeWarning, reasonInitializingTimeout, actionReconcile, "%s", msg)
+	r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, reasonInitializingTimeout, actionReconcile, "%s", msg)
+	return 0
 }
 
 // stopIfTimedOut ends the pass of a RayService that timed out initializing:
 // that state is terminal (only deleting it, or a suspend and resume, leaves
 // it). Its clusters are still cleaned up by the first step.
-func (r *Reconciler) stopIfTimedOut(_ context.Context, s *scope) error {
-	s.stop = hasReason(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout)
-	return nil
+func (r *Reconciler) stopIfTimedOut(_ context.Context, s *scope) (passsteps.Result, error) {
+	return passsteps.Result{Stop: hasReason(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout)}, nil
 }
 
-// requeueForStatus asks for the next pass: soon while anything is in
+// requeueForStatus is when the next pass is due: soon while anything is in
 // flight, else at the idle interval to refresh application statuses. A
 // request to Serve in a back-off already asked for the pass that retries it
 // (which also refreshes the statuses); an active cluster whose Serve API
 // fails is not in flight for that alone, so that the retries keep to the
 // back-off.
-func (r *Reconciler) requeueForStatus(s *scope) {
+func (r *Reconciler) requeueForStatus(s *scope) time.Duration {
 	st := &s.rs.Status
 	inFlight := st.PendingServiceStatus.RayClusterName != "" || st.ActiveServiceStatus.RayClusterName == "" ||
 		(!s.activeReady && !s.activeServeUnknown) || st.NumServeEndpoints == 0
 	switch {
 	case inFlight && !hasReason(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout):
-		s.requeueAfter(r.opts.InFlightRequeue)
-	case !s.backingOff:
-		s.requeueAfter(r.opts.IdleRequeue)
+		return r.opts.InFlightRequeue
+	case r.serveRetry(s) == 0:
+		return r.opts.IdleRequeue
 	}
+	return 0
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
@@ -170,12 +171,12 @@ func TestInitializingTimeout(t *testing.T) {
 			e := newEnv(t, nil)
 			rs := tc.rs.Obj()
 			s := newScope(rs, t0)
-			e.r.timeOutIfInitializingTooLong(s)
+			requeue := e.r.timeOutIfInitializingTooLong(s)
 			if diff := cmp.Diff(tc.want.Obj().Status, rs.Status, statusOpts()...); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
-			if s.requeue != tc.wantRequeue {
-				t.Errorf("requeue after %v, want %v", s.requeue, tc.wantRequeue)
+			if requeue != tc.wantRequeue {
+				t.Errorf("requeue after %v, want %v", requeue, tc.wantRequeue)
 			}
 			var wantEvents []string
 			if tc.wantEvent != "" {
@@ -316,10 +317,10 @@ func TestRequeuePolicy(t *testing.T) {
 			r := New(Deps{}, opts)
 			s := newScope(tc.rs, t0)
 			s.activeReady = tc.activeReady
-			s.requeueAfter(tc.earlier)
-			r.requeueForStatus(s)
-			if s.requeue != tc.want {
-				t.Errorf("requeue after %v, want %v", s.requeue, tc.want)
+			// The pass merges a step's earlier request with this one.
+			requeue := passsteps.Sooner(tc.earlier, r.requeueForStatus(s))
+			if requeue != tc.want {
+				t.Errorf("requeue after %v, want %v", requeue, tc.want)
 			}
 		})
 	}

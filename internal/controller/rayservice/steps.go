@@ -11,6 +11,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
+	"github.com/ray-operator/ray-operator/internal/statuswrite"
 )
 
 // orderedSteps are the stages of a pass, in KubeRay's order.
@@ -28,23 +29,15 @@ func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	}
 }
 
-// runSteps runs the steps in order; it stops at the first error, which it
-// returns prefixed with the step's name, or at a step that ends the pass.
-func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
-	return passsteps.Runner[*scope]{WrapErrors: true, Stop: stopped}.Run(ctx, r.orderedSteps(), s)
-}
-
-// stopped says a step ended the pass.
-func stopped(s *scope) bool { return s.stop }
-
 // finishPass writes the status once when it changed and decides when to
-// look again. Changes of the embedded RayCluster statuses alone are not
-// written (as KubeRay): they change often and say nothing new about the
-// RayService; they are written with the next real change.
-func (r *Reconciler) finishPass(ctx context.Context, s *scope, passErr error) (ctrl.Result, error) {
+// look again: when the steps asked. Changes of the embedded RayCluster
+// statuses alone are not written (as KubeRay): they change often and say
+// nothing new about the RayService; they are written with the next real
+// change.
+func (r *Reconciler) finishPass(ctx context.Context, s *scope, res passsteps.Result, passErr error) (ctrl.Result, error) {
 	if statusChanged(s.original, &s.rs.Status) {
 		s.rs.Status.LastUpdateTime = &metav1.Time{Time: s.now}
-		if err := r.Client.Status().Update(ctx, s.rs); err != nil {
+		if err := statuswrite.Write(ctx, r.Client, s.rs, s.original, &s.rs.Status); err != nil {
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, passErr
 			}
@@ -56,7 +49,7 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope, passErr error) (c
 	if passErr != nil {
 		return ctrl.Result{}, passErr
 	}
-	return ctrl.Result{RequeueAfter: s.requeue}, nil
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 }
 
 // statusChanged compares two statuses as a whole, leaving out

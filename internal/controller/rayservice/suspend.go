@@ -3,6 +3,7 @@ package rayservice
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,6 +12,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // reconcileSuspend runs spec.suspend's state machine. Suspending is first
@@ -18,32 +20,33 @@ import (
 // of the RayService and runs to the end (Suspended) whatever spec.suspend
 // becomes meanwhile. Resuming clears Suspended and starts over from
 // Initializing.
-func (r *Reconciler) reconcileSuspend(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileSuspend(ctx context.Context, s *scope) (passsteps.Result, error) {
 	now := metav1.Time{Time: s.now}
 	persisted := s.original.Conditions
+	var res passsteps.Result
 	switch {
 	case isTrue(persisted, rayv1.RayServiceSuspending):
-		s.stop = true
-		if err := r.finishSuspending(ctx, s); err != nil {
-			return err
+		wait, err := r.finishSuspending(ctx, s)
+		if err != nil {
+			return res, err
 		}
+		res = passsteps.Result{Stop: true, RequeueAfter: wait}
 	case isTrue(persisted, rayv1.RayServiceSuspended) && !s.rs.Spec.Suspend:
 		resume(s.rs, now)
 	case isTrue(persisted, rayv1.RayServiceSuspended):
-		s.stop = true
+		res.Stop = true
 	case s.rs.Spec.Suspend:
 		requestSuspend(s.rs, now)
-		s.requeueAfter(r.opts.InFlightRequeue)
-		s.stop = true
+		res = passsteps.Result{Stop: true, RequeueAfter: r.opts.InFlightRequeue}
 	}
-	if s.stop {
+	if res.Stop {
 		// A pass that ends here never reaches calculateStatus, which records
 		// the generation; without this, setting spec.suspend (a new
 		// generation) would leave observedGeneration behind for as long as
 		// the RayService stays suspended (KubeRay #4891).
 		s.rs.Status.ObservedGeneration = s.rs.Generation
 	}
-	return nil
+	return res, nil
 }
 
 // requestSuspend records that a suspension starts and forgets the clusters.
@@ -72,17 +75,16 @@ func resume(rs *rayv1.RayService, now metav1.Time) {
 }
 
 // finishSuspending deletes what is left and, once nothing is, marks the
-// RayService Suspended.
-func (r *Reconciler) finishSuspending(ctx context.Context, s *scope) error {
+// RayService Suspended. It returns how soon to look again (0: no need).
+func (r *Reconciler) finishSuspending(ctx context.Context, s *scope) (time.Duration, error) {
 	now := metav1.Time{Time: s.now}
 	remaining, err := r.deleteOwnedObjects(ctx, s)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if remaining > 0 {
 		setCondition(s.rs, rayv1.RayServiceSuspending, metav1.ConditionTrue, rayv1.SuspendInProgress, msgSuspendInProgress, now)
-		s.requeueAfter(r.opts.InFlightRequeue)
-		return nil
+		return r.opts.InFlightRequeue, nil
 	}
 	setCondition(s.rs, rayv1.RayServiceSuspending, metav1.ConditionFalse, rayv1.SuspendComplete, msgSuspendComplete, now)
 	setCondition(s.rs, rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete, msgSuspendComplete, now)
@@ -93,9 +95,9 @@ func (r *Reconciler) finishSuspending(ctx context.Context, s *scope) error {
 		// spec.suspend was turned off while suspending. Nothing else will
 		// bring the pass that resumes: this status write does not pass the
 		// RayService's event filter, and the owned objects are all gone.
-		s.requeueAfter(r.opts.InFlightRequeue)
+		return r.opts.InFlightRequeue, nil
 	}
-	return nil
+	return 0, nil
 }
 
 // deleteOwnedObjects deletes the RayService's clusters and Services (and,
@@ -132,9 +134,9 @@ func (r *Reconciler) deleteService(ctx context.Context, rs *rayv1.RayService, sv
 		return nil
 	}
 	if err := r.Client.Delete(ctx, svc); client.IgnoreNotFound(err) != nil {
-		r.event(rs, corev1.EventTypeWarning, reasonFailedToDeleteService, actionDelete, "Failed to delete the service %s/%s: %v", svc.Namespace, svc.Name, err)
+		r.events.Eventf(rs, nil, corev1.EventTypeWarning, reasonFailedToDeleteService, actionDelete, "Failed to delete the service %s/%s: %v", svc.Namespace, svc.Name, err)
 		return fmt.Errorf("deleting Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
-	r.event(rs, corev1.EventTypeNormal, reasonDeletedService, actionDelete, "Deleted the service %s/%s", svc.Namespace, svc.Name)
+	r.events.Eventf(rs, nil, corev1.EventTypeNormal, reasonDeletedService, actionDelete, "Deleted the service %s/%s", svc.Namespace, svc.Name)
 	return nil
 }

@@ -16,17 +16,18 @@ import (
 // during an incremental upgrade, once the Gateway and HTTPRoute are ready
 // and traffic caught up with the last step. It PUTs the config last applied
 // to that cluster with the new target_capacity, so capacity changes never
-// carry a config change, and records the value in status.
-func (r *Reconciler) stepTargetCapacity(ctx context.Context, s *scope, c *rayv1.RayCluster, dash serveApplier, active bool) error {
+// carry a config change, records the value in status and says whether it
+// stepped.
+func (r *Reconciler) stepTargetCapacity(ctx context.Context, s *scope, c *rayv1.RayCluster, dash serveApplier, active bool) (bool, error) {
 	if !r.incrementalInProgress(s) || s.activeName() == "" || s.pendingName() == "" {
-		return nil
+		return false, nil
 	}
 	if err := r.loadTrafficObjects(ctx, s); err != nil {
-		return err
+		return false, err
 	}
 	u := upgradeState(s)
 	if !incrementalupgrade.GatewayReady(s.gateway) || !incrementalupgrade.RouteReady(s.route, s.gateway) || u.Done() {
-		return nil
+		return false, nil
 	}
 	if u.Active.TargetCapacity == nil {
 		u.Active.TargetCapacity = ptr.To[int32](100)
@@ -36,22 +37,21 @@ func (r *Reconciler) stepTargetCapacity(ctx context.Context, s *scope, c *rayv1.
 	}
 	opts, err := incrementalupgrade.OptionsOf(&s.rs.Spec)
 	if err != nil {
-		return err
+		return false, err
 	}
 	goal, ok := incrementalupgrade.NextTargetCapacity(u, opts.MaxSurgePercent, active)
 	if !ok {
-		return nil
+		return false, nil
 	}
 	if err := r.applyTargetCapacity(ctx, s, c, dash, goal); err != nil {
-		return err
+		return false, err
 	}
 	if active {
 		u.Active.TargetCapacity = ptr.To(goal)
 	} else {
 		u.Pending.TargetCapacity = ptr.To(goal)
 	}
-	s.requeueAfter(r.opts.InFlightRequeue)
-	return nil
+	return true, nil
 }
 
 // applyTargetCapacity PUTs the config last applied to c (the spec's when
@@ -66,12 +66,12 @@ func (r *Reconciler) applyTargetCapacity(ctx context.Context, s *scope, c *rayv1
 		err = dash.UpdateDeployments(ctx, body)
 	}
 	if err != nil {
-		r.event(s.rs, corev1.EventTypeWarning, reasonFailedToUpdateTargetCapacity, actionUpdate,
+		r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, reasonFailedToUpdateTargetCapacity, actionUpdate,
 			"Failed to update target_capacity of serve applications to the RayCluster %s/%s: %v", c.Namespace, c.Name, err)
 		return &serveCallError{reason: rayv1.FailedToUpdateTargetCapacity, err: err, noted: true,
 			what: fmt.Sprintf("Failed to set target_capacity %d on the RayCluster %s/%s", goal, c.Namespace, c.Name)}
 	}
-	r.event(s.rs, corev1.EventTypeNormal, reasonUpdatedServeTargetCapacity, actionUpdate,
+	r.events.Eventf(s.rs, nil, corev1.EventTypeNormal, reasonUpdatedServeTargetCapacity, actionUpdate,
 		"Updated target_capacity of serve applications to %d on the RayCluster %s/%s", goal, c.Namespace, c.Name)
 	return nil
 }

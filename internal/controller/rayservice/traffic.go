@@ -17,6 +17,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
 	"github.com/ray-operator/ray-operator/internal/naming"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
@@ -25,31 +26,32 @@ import (
 // cluster, created once), the RayService's Gateway and, once there is an
 // active cluster, the HTTPRoute whose weights move step by step towards
 // the cluster gaining traffic.
-func (r *Reconciler) reconcileTrafficObjects(ctx context.Context, s *scope) error {
+func (r *Reconciler) reconcileTrafficObjects(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !r.incrementalEnabled(s.rs) {
-		return nil
+		return passsteps.Result{}, nil
 	}
 	opts, err := incrementalupgrade.OptionsOf(&s.rs.Spec)
 	if err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	for _, c := range []*rayv1.RayCluster{s.active, s.pending} {
 		if c != nil {
 			if err := r.ensurePerClusterServeService(ctx, s.rs, c); err != nil {
-				return err
+				return passsteps.Result{}, err
 			}
 		}
 	}
 	if err := r.loadTrafficObjects(ctx, s); err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	if err := r.applyGateway(ctx, s, incrementalupgrade.Gateway(s.rs, opts)); err != nil {
-		return err
+		return passsteps.Result{}, err
 	}
 	if s.active == nil {
-		return nil
+		return passsteps.Result{}, nil
 	}
-	return r.applyRoute(ctx, s, r.desiredRoute(s, opts))
+	route, wait := r.desiredRoute(s, opts)
+	return passsteps.Requeue(wait), r.applyRoute(ctx, s, route)
 }
 
 // ensurePerClusterServeService creates a cluster's own serve Service, the
@@ -63,11 +65,11 @@ func (r *Reconciler) ensurePerClusterServeService(ctx context.Context, rs *rayv1
 		return err
 	}
 	if err := r.Client.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
-		r.event(rs, corev1.EventTypeWarning, clusterowner.ReasonFailedToCreateService, clusterowner.ActionCreate,
+		r.events.Eventf(rs, nil, corev1.EventTypeWarning, clusterowner.ReasonFailedToCreateService, clusterowner.ActionCreate,
 			"Failed to create the service %s/%s: %v", svc.Namespace, svc.Name, err)
 		return fmt.Errorf("creating Service %s: %w", svc.Name, err)
 	}
-	r.event(rs, corev1.EventTypeNormal, clusterowner.ReasonCreatedService, clusterowner.ActionCreate,
+	r.events.Eventf(rs, nil, corev1.EventTypeNormal, clusterowner.ReasonCreatedService, clusterowner.ActionCreate,
 		"Created the service %s/%s", svc.Namespace, svc.Name)
 	return nil
 }
@@ -133,20 +135,19 @@ var gatewayKind = trafficKind[*gwv1.Gateway]{
 
 // desiredRoute is the HTTPRoute for this pass: the active cluster's serve
 // Service and, while there is one, the pending cluster's, with the weights
-// of the next traffic step.
-func (r *Reconciler) desiredRoute(s *scope, opts incrementalupgrade.Options) *gwv1.HTTPRoute {
+// of the next traffic step; and how soon that step is due (0: none is).
+func (r *Reconciler) desiredRoute(s *scope, opts incrementalupgrade.Options) (*gwv1.HTTPRoute, time.Duration) {
 	u := upgradeState(s)
 	w := incrementalupgrade.Weights{Active: ptrOr(u.Active.TrafficRoutedPercent, 100)}
+	var wait time.Duration
 	if s.pending != nil {
-		var wait time.Duration
 		w, wait = incrementalupgrade.NextWeights(u, opts, s.pendingReady, s.now)
-		s.requeueAfter(wait)
 	}
 	backends := []incrementalupgrade.Backend{backendOf(s.active, w.Active)}
 	if s.pending != nil {
 		backends = append(backends, backendOf(s.pending, w.Pending))
 	}
-	return incrementalupgrade.HTTPRoute(s.rs, backends)
+	return incrementalupgrade.HTTPRoute(s.rs, backends), wait
 }
 
 func backendOf(c *rayv1.RayCluster, weight int32) incrementalupgrade.Backend {
@@ -226,11 +227,11 @@ func applyTrafficObject[O any, P interface {
 func (r *Reconciler) createTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
 	obj.SetOwnerReferences([]metav1.OwnerReference{clusterowner.ControllerRef(rs, rayv1.KindRayService)})
 	if err := r.Client.Create(ctx, obj); err != nil {
-		r.event(rs, corev1.EventTypeWarning, w.failedToCreate, clusterowner.ActionCreate,
+		r.events.Eventf(rs, nil, corev1.EventTypeWarning, w.failedToCreate, clusterowner.ActionCreate,
 			"Failed to create %s for RayService %s/%s: %v", w.failedCreateNoun, obj.GetNamespace(), obj.GetName(), err)
 		return fmt.Errorf("creating %s %s: %w", w.noun, obj.GetName(), err)
 	}
-	r.event(rs, corev1.EventTypeNormal, w.created, clusterowner.ActionCreate,
+	r.events.Eventf(rs, nil, corev1.EventTypeNormal, w.created, clusterowner.ActionCreate,
 		"Created %s for RayService %s/%s", w.noun, obj.GetNamespace(), obj.GetName())
 	return nil
 }
@@ -238,11 +239,11 @@ func (r *Reconciler) createTrafficObject(ctx context.Context, rs *rayv1.RayServi
 // updateTrafficObject writes a Gateway API object whose spec was changed.
 func (r *Reconciler) updateTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
 	if err := r.Client.Update(ctx, obj); err != nil {
-		r.event(rs, corev1.EventTypeWarning, w.failedToUpdate, clusterowner.ActionUpdate,
+		r.events.Eventf(rs, nil, corev1.EventTypeWarning, w.failedToUpdate, clusterowner.ActionUpdate,
 			"Failed to update the %s %s/%s: %v", w.noun, obj.GetNamespace(), obj.GetName(), err)
 		return fmt.Errorf("updating %s %s: %w", w.noun, obj.GetName(), err)
 	}
-	r.event(rs, corev1.EventTypeNormal, w.updated, clusterowner.ActionUpdate,
+	r.events.Eventf(rs, nil, corev1.EventTypeNormal, w.updated, clusterowner.ActionUpdate,
 		"Updated the %s %s/%s", w.noun, obj.GetNamespace(), obj.GetName())
 	return nil
 }
@@ -287,10 +288,10 @@ func (r *Reconciler) deleteTrafficObject(ctx context.Context, rs *rayv1.RayServi
 		return true, nil
 	}
 	if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-		r.event(rs, corev1.EventTypeWarning, "FailedToDelete"+kind, actionDelete,
+		r.events.Eventf(rs, nil, corev1.EventTypeWarning, "FailedToDelete"+kind, actionDelete,
 			"Failed to delete the %s %s/%s: %v", kind, obj.GetNamespace(), obj.GetName(), err)
 		return false, fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
 	}
-	r.event(rs, corev1.EventTypeNormal, "Deleted"+kind, actionDelete, "Deleted the %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
+	r.events.Eventf(rs, nil, corev1.EventTypeNormal, "Deleted"+kind, actionDelete, "Deleted the %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
 	return true, nil
 }
