@@ -9,11 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/eventrecord"
 )
 
 // Event reasons and actions on the owner, as KubeRay names them.
@@ -35,12 +35,12 @@ const (
 )
 
 // Clusters does what an owner does to its clusters, with the events KubeRay
-// records on the owner. The zero Recorder records nothing.
+// records on the owner. The zero Events records nothing.
 type Clusters struct {
 	// Client reads and writes RayClusters and Services.
 	Client client.Client
-	// Recorder records events on the owner; nil records none.
-	Recorder events.EventRecorder
+	// Events records events on the owner; its zero value records none.
+	Events eventrecord.Recorder
 }
 
 // Get returns the cluster by key, or nil when it does not exist.
@@ -114,7 +114,5 @@ func (c Clusters) Delete(ctx context.Context, owner runtime.Object, key types.Na
 }
 
 func (c Clusters) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
-	if c.Recorder != nil {
-		c.Recorder.Eventf(obj, nil, eventType, reason, action, note, args...)
-	}
+	c.Events.Eventf(obj, nil, eventType, reason, action, note, args...)
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
@@ -86,7 +87,7 @@ func TestClustersCreateGetDelete(t *testing.T) {
 	ctx := context.Background()
 	owner := testOwner()
 	rec := events.NewFakeRecorder(10)
-	c := Clusters{Client: fake.NewClientBuilder().WithScheme(testScheme(t)).Build(), Recorder: rec}
+	c := Clusters{Client: fake.NewClientBuilder().WithScheme(testScheme(t)).Build(), Events: eventrecord.New(rec)}
 	key := types.NamespacedName{Namespace: "ns", Name: "svc-abcde"}
 
 	if got, err := c.Get(ctx, key); err != nil || got != nil {
@@ -127,7 +128,7 @@ func TestClustersFailuresAreEvents(t *testing.T) {
 	boom := errors.New("boom")
 	rec := events.NewFakeRecorder(10)
 	existing := Build(owner, rayv1.KindRayService, "svc-old", hashSpec("a"))
-	c := Clusters{Recorder: rec, Client: fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(existing).
+	c := Clusters{Events: eventrecord.New(rec), Client: fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(existing).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return boom },
 			Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error { return boom },
@@ -162,7 +163,7 @@ func TestDeleteWaitsForATerminatingCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := events.NewFakeRecorder(10)
-	gone, err := Clusters{Client: cl, Recorder: rec}.Delete(ctx, owner, client.ObjectKeyFromObject(cluster))
+	gone, err := Clusters{Client: cl, Events: eventrecord.New(rec)}.Delete(ctx, owner, client.ObjectKeyFromObject(cluster))
 	if err != nil || gone {
 		t.Errorf("Delete of a terminating cluster = %v, %v; want false, nil", gone, err)
 	}
@@ -180,7 +181,7 @@ func TestApplyServiceSwitchesClustersKeepingTheClusterIP(t *testing.T) {
 	owner := testOwner()
 	rec := events.NewFakeRecorder(10)
 	cl := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
-	c := Clusters{Client: cl, Recorder: rec}
+	c := Clusters{Client: cl, Events: eventrecord.New(rec)}
 	opts := rayservices.HeadServiceOptions{ClusterIP: true}
 
 	first, err := c.ApplyService(ctx, owner, OwnerHeadService(owner, rayv1.KindRayService, clusterNamed("svc-aaaaa"), opts))
@@ -230,7 +231,7 @@ func TestApplyServiceCreateFailure(t *testing.T) {
 		},
 	}).Build()
 	owner := testOwner()
-	_, err := Clusters{Client: cl, Recorder: rec}.ApplyService(context.Background(), owner,
+	_, err := Clusters{Client: cl, Events: eventrecord.New(rec)}.ApplyService(context.Background(), owner,
 		OwnerHeadService(owner, rayv1.KindRayService, clusterNamed("svc-aaaaa"), rayservices.HeadServiceOptions{}))
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("error = %v, want the Forbidden from the API server", err)
