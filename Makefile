@@ -156,7 +156,11 @@ GO_TEST_FLAGS ?= -count=1
 UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./test/scale/
 
 .PHONY: test
-test: verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
+test: check-large-files verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: no large tracked files, generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
+
+.PHONY: check-large-files
+check-large-files: ## Fail when a tracked file over 1 MiB is not in hack/large-files-allowlist.txt (a committed binary, say).
+	hack/check-large-files.sh
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint v2 over the module.
