@@ -77,7 +77,7 @@ func (c *queueClock) NewTicker(d time.Duration) clock.Ticker {
 func (c *queueClock) nextRequeue() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.FakeClock.Now()
+	now := c.Now()
 	c.timers = slices.DeleteFunc(c.timers, func(t *queueTimer) bool { return t.stopped || !t.at.After(now) })
 	if len(c.timers) == 0 {
 		return time.Time{}, false
