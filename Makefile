@@ -172,8 +172,12 @@ lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over both modules.
 	cd $(LOCAL_MODULE) && go vet ./... && $(GOLANGCI_LINT) run ./...
 
 .PHONY: check-repository
-check-repository: ## Fail when the operator module depends on the local stack, or a tracked file over 1 MiB is not allow-listed.
+check-repository: check-large-files ## Fail when the operator module depends on the local stack, or a tracked file over 1 MiB is not allow-listed.
 	hack/check-operator-deps.sh
+
+.PHONY: check-large-files
+check-large-files: ## Fail when a tracked file over 1 MiB is not in hack/large-files-allowlist.txt (a committed binary, say).
+	hack/check-large-files.sh
 
 .PHONY: test-unit
 test-unit: ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).

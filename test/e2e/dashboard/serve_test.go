@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
@@ -99,17 +100,20 @@ func describe(statuses map[string]*dashboard.ServeApplicationStatus, err error) 
 // the test at once.
 func putApplications(t *testing.T, c dashboard.Client, config []byte) {
 	t.Helper()
-	deadline := time.Now().Add(serveTimeout)
-	for {
-		err := c.UpdateDeployments(t.Context(), config)
-		if err == nil {
-			return
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), time.Second, serveTimeout, true, func(context.Context) (bool, error) {
+		last = c.UpdateDeployments(t.Context(), config) // a PUT under way may finish past the deadline
+		if last == nil {
+			return true, nil
 		}
 		var refused *dashboard.HTTPError
-		if errors.As(err, &refused) || time.Now().After(deadline) {
-			t.Fatalf("put applications: %v", err)
+		if errors.As(last, &refused) {
+			return false, last
 		}
-		t.Logf("put applications (retrying): %v", err)
-		time.Sleep(time.Second)
+		t.Logf("put applications (retrying): %v", last)
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("put applications: %v", last)
 	}
 }

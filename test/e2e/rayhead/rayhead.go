@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -234,14 +236,16 @@ func stopGroup(t testing.TB, pgid int, exited <-chan error) {
 	case <-time.After(stopGrace):
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	for time.Since(begin) < stopGrace+10*time.Second {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-			t.Logf("Ray head stopped in %v", time.Since(begin).Round(time.Millisecond))
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	// In a cleanup too, where the test's context has ended.
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, stopGrace+10*time.Second-time.Since(begin), true,
+		func(context.Context) (bool, error) {
+			return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH), nil
+		})
+	if err != nil {
+		t.Errorf("Ray processes in group %d are still alive", pgid)
+		return
 	}
-	t.Errorf("Ray processes in group %d are still alive", pgid)
+	t.Logf("Ray head stopped in %v", time.Since(begin).Round(time.Millisecond))
 }
 
 // removeAll removes the head's directory, again if a dying Ray process wrote

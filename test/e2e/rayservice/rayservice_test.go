@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -161,17 +162,15 @@ func (w *world) bringUp(cluster *rayv1.RayCluster) {
 // processes is the one place this test watches the clock.
 func (w *world) eventually(what string, cond func() (bool, string)) {
 	w.t.Helper()
-	deadline := time.Now().Add(serveTimeout)
 	last := ""
-	for time.Now().Before(deadline) {
+	err := wait.PollUntilContextTimeout(w.t.Context(), 250*time.Millisecond, serveTimeout, true, func(context.Context) (bool, error) {
 		ok, state := cond()
-		if ok {
-			return
-		}
 		last = state
-		time.Sleep(250 * time.Millisecond)
+		return ok, nil
+	})
+	if err != nil {
+		w.t.Fatalf("timed out waiting for %s (last: %s)", what, last)
 	}
-	w.t.Fatalf("timed out waiting for %s (last: %s)", what, last)
 }
 
 // get reads obj by name; false when missing.

@@ -2,6 +2,7 @@ package rediscleanup
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
@@ -67,11 +70,12 @@ func startRedis(t *testing.T, password string) *redisServer {
 	})
 
 	r := &redisServer{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), password: password}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		reply, err := r.tryDo("PING")
-		if err == nil && reply == "PONG" {
-			return r
+	var reply any
+	var pingErr error
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		reply, pingErr = r.tryDo("PING")
+		if pingErr == nil && reply == "PONG" {
+			return true, nil
 		}
 		select {
 		case <-done:
@@ -79,12 +83,13 @@ func startRedis(t *testing.T, password string) *redisServer {
 			t.Fatalf("redis-server exited: %s", log)
 		default:
 		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("redis-server on %s not ready after 30s (last: %v %v): %s", r.addr, reply, err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false, nil
+	})
+	if err != nil {
+		log, _ := os.ReadFile(logPath)
+		t.Fatalf("redis-server on %s not ready after 30s (last: %v %v): %s", r.addr, reply, pingErr, log)
 	}
+	return r
 }
 
 // do runs one command after AUTH and fails t on error.

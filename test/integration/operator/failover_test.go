@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -87,17 +89,17 @@ func userKubeconfig(t *testing.T, env *testenv.Env, user string) string {
 func waitLeaseHolder(t *testing.T, c client.Client, notHolder string) string {
 	t.Helper()
 	last := ""
-	for deadline := time.Now().Add(failoverDeadline); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, failoverDeadline, true, func(ctx context.Context) (bool, error) {
 		var lease coordinationv1.Lease
-		if err := c.Get(t.Context(), client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, &lease); err == nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, &lease); err == nil {
 			last = ptr.Deref(lease.Spec.HolderIdentity, "")
-			if last != "" && last != notHolder {
-				return last
-			}
 		}
+		return last != "" && last != notHolder, nil
+	})
+	if err != nil {
+		t.Fatalf("lease holder still %q after %v", last, failoverDeadline)
 	}
-	t.Fatalf("lease holder still %q after %v", last, failoverDeadline)
-	return ""
+	return last
 }
 
 // createCluster creates a RayCluster with one worker group of n workers.
@@ -147,12 +149,13 @@ func waitPodsAtLeast(t *testing.T, c client.Client, ns, cluster string, n int) {
 func waitPodCount(t *testing.T, c client.Client, ns, cluster string, ok func(int) bool, want string) {
 	t.Helper()
 	got := 0
-	for deadline := time.Now().Add(failoverDeadline + readyDeadline); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if got = countPods(t, c, ns, cluster); ok(got) {
-			return
-		}
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, failoverDeadline+readyDeadline, true, func(context.Context) (bool, error) {
+		got = countPods(t, c, ns, cluster)
+		return ok(got), nil
+	})
+	if err != nil {
+		t.Fatalf("cluster %s has %d Pods, want %s", cluster, got, want)
 	}
-	t.Fatalf("cluster %s has %d Pods, want %s", cluster, got, want)
 }
 
 // checkAudit reads the API server's audit log: operator-b wrote nothing
@@ -206,18 +209,18 @@ func checkAudit(t *testing.T, path, ns string) {
 }
 
 // readAuditUntil reads the audit log until it records want successful Pod
-// creations in ns, or a deadline passes. The API server writes an event's
+// creations in ns, or a deadline passes, and returns what it read last
+// (the caller checks it). The API server writes an event's
 // ResponseComplete stage after the client has its answer, so the last
 // creations can reach the log a moment after their Pods are visible.
 func readAuditUntil(t *testing.T, path, ns string, want int) []auditlog.Event {
 	t.Helper()
 	var events []auditlog.Event
-	for deadline := time.Now().Add(auditDeadline); ; time.Sleep(50 * time.Millisecond) {
+	_ = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, auditDeadline, true, func(context.Context) (bool, error) {
 		events = readAudit(t, path)
-		if podCreations(events, ns) >= want || time.Now().After(deadline) {
-			return events
-		}
-	}
+		return podCreations(events, ns) >= want, nil
+	})
+	return events
 }
 
 func podCreations(events []auditlog.Event, ns string) int {

@@ -22,6 +22,7 @@ import (
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -154,18 +155,16 @@ func startOperator(t *testing.T, binary, kubeconfig string) *operatorProcess {
 func waitReady(t *testing.T, op *operatorProcess) time.Duration {
 	t.Helper()
 	url := "http://" + op.probeAddr + "/readyz"
-	deadline := time.Now().Add(readyDeadline)
-	for time.Now().Before(deadline) {
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, readyDeadline, true, func(context.Context) (bool, error) {
 		if op.cmd.ProcessState != nil {
 			t.Fatalf("operator exited before it was ready: %v", op.cmd.ProcessState)
 		}
-		if httpStatus(t, url) == http.StatusOK {
-			return time.Since(op.started)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return httpStatus(t, url) == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("%s did not answer 200 within %v", url, readyDeadline)
 	}
-	t.Fatalf("%s did not answer 200 within %v", url, readyDeadline)
-	return 0
+	return time.Since(op.started)
 }
 
 // httpStatus returns the status code of GET url, or 0 when it cannot connect.
@@ -257,17 +256,17 @@ func assertNotListening(t *testing.T, addr string) {
 func waitLeaseHeld(t *testing.T, c client.Client, held bool) {
 	t.Helper()
 	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		var lease coordinationv1.Lease
-		err := c.Get(t.Context(), client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, &lease)
+		err := c.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, &lease)
 		holder := ""
 		if err == nil && lease.Spec.HolderIdentity != nil {
 			holder = *lease.Spec.HolderIdentity
 		}
-		if (holder != "") == held {
-			return
-		}
 		last = fmt.Sprintf("holder %q, error %v", holder, err)
+		return (holder != "") == held, nil
+	})
+	if err != nil {
+		t.Errorf("lease %s/%s: want held=%v, last seen %s", leaseNamespace, leaseName, held, last)
 	}
-	t.Errorf("lease %s/%s: want held=%v, last seen %s", leaseNamespace, leaseName, held, last)
 }

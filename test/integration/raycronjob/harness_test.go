@@ -9,7 +9,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -29,7 +28,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // statuses.
 type world struct {
 	*testenv.World
-	clock *clocktesting.FakeClock
+	clock *queueClock
 	op    *testenv.Operator
 }
 
@@ -38,49 +37,51 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: newClock()}
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
+		w.clock.newOperator()
 		return raycronjob.NewForManager(mgr, raycronjob.Deps{Clock: w.clock}, raycronjob.Options{Features: features.NewGate()}).SetupWithManager(mgr, 1)
 	})
 	return w
 }
 
-// newClock is a fake clock a second short of the next full minute. The
-// tests' RayCronJobs, created right after, run first at that minute, so the
-// controller's first pass requeues them about a second ahead. Started at
-// the current time instead, that pass could requeue up to a minute ahead,
-// and if the queue took the item only after the test had moved the clock to
-// the schedule time, it would wait up to a minute past it (see advanceTo):
-// TestOperatorWiresRayCronJob, the first test to run, failed that way on
-// loaded CI machines.
-func newClock() *clocktesting.FakeClock {
-	now := time.Now()
-	return clocktesting.NewFakeClock(now.Truncate(time.Minute).Add(time.Minute - time.Second))
+// retryWindow is how far past a schedule time the clock follows the
+// controller's requeues while the pass for that time has not yet written
+// its status: a pass that failed (a write conflict under load) asks to be
+// retried errorRequeue (3 s) later. That is far short of the next schedule
+// time (the tests' schedules have minutes between their times).
+const retryWindow = 10 * time.Second
+
+// advanceTo moves the clock forward to at, a schedule time, as time would
+// pass for the controller: from one requeue it asked for to the next.
+// It fails the test unless the controller asks for one exactly at at,
+// after any before it. The clock stays where it is when it is at or past
+// at already.
+func (w *world) advanceTo(at time.Time) {
+	w.T.Helper()
+	w.Eventually(fmt.Sprintf("the controller to ask for a pass at %v", at), func() (bool, error) {
+		now := w.clock.Now()
+		if !now.Before(at) {
+			return true, nil
+		}
+		next, ok := w.clock.nextRequeue()
+		switch {
+		case !ok:
+			return false, fmt.Errorf("no requeue pending; the clock is at %v", now)
+		case next.After(at):
+			return false, fmt.Errorf("the controller asked to be requeued at %v, %v after the schedule time", next, next.Sub(at))
+		}
+		w.clock.SetTime(next)
+		return next.Equal(at), nil
+	})
 }
 
-// advanceTo moves the clock forward to at (never back) and waits for cond.
-// A pass that computed its requeue before the clock moved queues it later
-// than meant (the queue adds the delay to the clock's time when it gets
-// the item): up to a whole minute later when the first pass ran just
-// before SetTime. So while cond does not hold the clock creeps on, a second
-// every 200 ms, but never by more than maxCreep, which keeps it short of
-// the next schedule time (the tests' schedules have minutes between their
-// times). Creeping a second per real second, as before, could not cover a
-// requeue of more than 30 s within Eventually's timeout: the flake of
-// TestOperatorWiresRayCronJob under load.
-func (w *world) advanceTo(at time.Time, what string, cond func() (bool, error)) {
+// followRetry moves the clock to the controller's next requeue if that is
+// no more than retryWindow after since: the retry of a pass that failed.
+func (w *world) followRetry(since time.Time) {
 	w.T.Helper()
-	if at.After(w.clock.Now()) {
-		w.clock.SetTime(at)
+	if next, ok := w.clock.nextRequeue(); ok && !next.After(since.Add(retryWindow)) {
+		w.T.Logf("following the controller's requeue to %v, %v after %v", next, next.Sub(since), since)
+		w.clock.SetTime(next)
 	}
-	const maxCreep = 50 * time.Second
-	start, lastNudge := w.clock.Now(), time.Now()
-	w.Eventually(what, func() (bool, error) {
-		ok, err := cond()
-		if !ok && time.Since(lastNudge) > 200*time.Millisecond && w.clock.Since(start) < maxCreep {
-			w.clock.Step(time.Second)
-			lastNudge = time.Now()
-		}
-		return ok, err
-	})
 }
 
 // cronJob reads a RayCronJob.
@@ -124,15 +125,22 @@ func (w *world) rayJobNames() []string {
 	return names
 }
 
-// waitScheduled waits until the RayCronJob's lastScheduleTime is at: the
-// pass that dealt with that time has written its status.
+// waitScheduled moves the clock to at (advanceTo: the controller must have
+// asked for a pass then) and waits until the RayCronJob's lastScheduleTime
+// is at: the pass that dealt with that time has written its status.
 func (w *world) waitScheduled(name string, at time.Time) *rayv1.RayCronJob {
 	w.T.Helper()
+	w.advanceTo(at)
+	since := w.clock.Now()
 	var cj *rayv1.RayCronJob
-	w.advanceTo(at, fmt.Sprintf("lastScheduleTime %v", at), func() (bool, error) {
+	w.Eventually(fmt.Sprintf("lastScheduleTime %v", at), func() (bool, error) {
 		cj = w.cronJob(name)
 		last := cj.Status.LastScheduleTime
-		return last != nil && last.Time.Equal(at), fmt.Errorf("lastScheduleTime %v", last)
+		if last != nil && last.Time.Equal(at) {
+			return true, nil
+		}
+		w.followRetry(since)
+		return false, fmt.Errorf("lastScheduleTime %v", last)
 	})
 	return cj
 }

@@ -61,6 +61,7 @@ func startOperatorRayCronJob(w *world) {
 		Clock:    w.clock,
 	}
 	w.op = testenv.StartOperator(w.T, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
+		w.clock.newOperator()
 		for _, c := range operator.DefaultControllers() {
 			if c.Name != "RayCronJob" {
 				continue

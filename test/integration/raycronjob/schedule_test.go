@@ -69,7 +69,9 @@ func TestRayJobsOnSchedule(t *testing.T) {
 func TestSuspendedCreatesNothing(t *testing.T) {
 	w := newWorld(t)
 	_, first := w.createCronJob(everyMinute("paused").Suspend(true).Obj())
-	w.advanceTo(first.Add(2*time.Minute+10*time.Second), "the SuspendedRayCronJob event", func() (bool, error) {
+	// Time passes; a suspended RayCronJob asks for no requeue.
+	w.clock.SetTime(first.Add(2*time.Minute + 10*time.Second))
+	w.Eventually("the SuspendedRayCronJob event", func() (bool, error) {
 		return len(w.Events("paused", "SuspendedRayCronJob")) > 0, nil
 	})
 	if names := w.rayJobNames(); len(names) != 0 {

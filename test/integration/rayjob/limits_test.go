@@ -2,6 +2,7 @@ package rayjob_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -64,10 +65,12 @@ func TestActiveDeadline(t *testing.T) {
 		t.Errorf("reason %q failed %d", job.Status.Reason, *job.Status.Failed)
 	}
 	// Give a retry a chance to (wrongly) start.
-	time.Sleep(4 * time.Second)
-	if job := w.RayJob("deadline"); job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed {
-		t.Errorf("deadline was retried: %q", job.Status.JobDeploymentStatus)
-	}
+	w.Consistently("the RayJob Failed, not retried", 4*time.Second, func() (bool, error) {
+		if job := w.RayJob("deadline"); job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed {
+			return false, fmt.Errorf("deadline was retried: %q", job.Status.JobDeploymentStatus)
+		}
+		return true, nil
+	})
 }
 
 // TestSuspendResume: suspending releases the cluster and the submitter;

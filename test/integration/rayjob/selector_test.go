@@ -1,6 +1,8 @@
 package rayjob_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,15 +33,18 @@ func TestClusterSelector(t *testing.T) {
 	}
 	w.setRayJobStatus("selector", rayv1.JobStatusSucceeded)
 	w.WaitRayJob("selector", rayv1.JobDeploymentStatusComplete)
-	time.Sleep(4 * time.Second) // a wrong deletion would happen on the next pass
-	clusters := w.clusters()
-	if len(clusters) != 1 || clusters[0].Name != "shared" || !clusters[0].DeletionTimestamp.IsZero() {
-		t.Errorf("clusters %v", clusters)
-	}
-	svc := &corev1.Service{}
-	if err := w.Client.Get(t.Context(), keyOf(w.NS, "selector-head-svc"), svc); err == nil {
-		t.Error("a head Service was created for a selected cluster")
-	}
+	// A wrong deletion or head Service would come on one of the next passes.
+	w.Consistently("the selected cluster alone, kept, and no head Service", 4*time.Second, func() (bool, error) {
+		clusters := w.clusters()
+		if len(clusters) != 1 || clusters[0].Name != "shared" || !clusters[0].DeletionTimestamp.IsZero() {
+			return false, fmt.Errorf("clusters %v", clusters)
+		}
+		svc := &corev1.Service{}
+		if err := w.Client.Get(t.Context(), keyOf(w.NS, "selector-head-svc"), svc); err == nil {
+			return false, errors.New("a head Service was created for a selected cluster")
+		}
+		return true, nil
+	})
 }
 
 // TestDeleteWhileRunningStopsTheRayJob: deleting a Running RayJob stops its

@@ -379,52 +379,56 @@ func (a *actor) awaitGone() error {
 
 // awaitCondition polls cond until it holds, for at most stepTimeout.
 func (a *actor) awaitCondition(what string, cond func() bool) error {
-	for deadline := time.Now().Add(stepTimeout); !cond(); pause(a.ctx, 100*time.Millisecond) {
-		if time.Now().After(deadline) {
-			job, gone := a.w.rec.rayJobState(a.lc.name)
-			state := "never seen"
-			if job != nil {
-				state = fmt.Sprintf("%s/%q, deleted %v", job.Status.JobDeploymentStatus, job.Status.JobStatus, gone)
-			}
-			return fmt.Errorf("waited %v for %s (RayJob %s)", stepTimeout, what, state)
-		}
-		if a.ctx.Err() != nil {
-			return a.ctx.Err()
-		}
+	err := wait.PollUntilContextTimeout(a.ctx, 100*time.Millisecond, stepTimeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case a.ctx.Err() != nil:
+		return a.ctx.Err()
 	}
-	return nil
+	job, gone := a.w.rec.rayJobState(a.lc.name)
+	state := "never seen"
+	if job != nil {
+		state = fmt.Sprintf("%s/%q, deleted %v", job.Status.JobDeploymentStatus, job.Status.JobStatus, gone)
+	}
+	return fmt.Errorf("waited %v for %s (RayJob %s)", stepTimeout, what, state)
 }
 
 // await polls what the watches recorded until done holds for the RayJob
 // (its last state, even once deleted). It gives up with errEnded when the
 // RayJob ends first, and after stepTimeout.
 func (a *actor) await(what string, done func(*rayv1.RayJob) bool) (*rayv1.RayJob, error) {
-	deadline := time.Now().Add(stepTimeout)
-	for {
-		job, gone := a.w.rec.rayJobState(a.lc.name)
-		if job != nil {
-			if done(job) {
-				return job, nil
-			}
-			if gone {
-				return job, fmt.Errorf("the RayJob is gone while waiting for %s", what)
-			}
-			if rayv1.IsJobDeploymentTerminal(job.Status.JobDeploymentStatus) {
-				return job, errEnded
-			}
+	var job *rayv1.RayJob
+	err := wait.PollUntilContextTimeout(a.ctx, 50*time.Millisecond, stepTimeout, true, func(context.Context) (bool, error) {
+		var gone bool
+		job, gone = a.w.rec.rayJobState(a.lc.name)
+		switch {
+		case job == nil:
+			return false, nil
+		case done(job):
+			return true, nil
+		case gone:
+			return false, fmt.Errorf("the RayJob is gone while waiting for %s", what)
+		case rayv1.IsJobDeploymentTerminal(job.Status.JobDeploymentStatus):
+			return false, errEnded
 		}
-		if time.Now().After(deadline) {
-			state := "never seen"
-			if job != nil {
-				state = fmt.Sprintf("%s/%q", job.Status.JobDeploymentStatus, job.Status.JobStatus)
-			}
-			return job, fmt.Errorf("waited %v for %s (RayJob %s)", stepTimeout, what, state)
-		}
-		if a.ctx.Err() != nil {
-			return job, a.ctx.Err()
-		}
-		pause(a.ctx, 50*time.Millisecond)
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		return job, nil
+	case a.ctx.Err() != nil:
+		return job, a.ctx.Err()
+	case !wait.Interrupted(err):
+		return job, err // gone, or errEnded
 	}
+	state := "never seen"
+	if job != nil {
+		state = fmt.Sprintf("%s/%q", job.Status.JobDeploymentStatus, job.Status.JobStatus)
+	}
+	return job, fmt.Errorf("waited %v for %s (RayJob %s)", stepTimeout, what, state)
 }
 
 // updateSpec applies mutate to the latest RayJob, retrying on conflicts

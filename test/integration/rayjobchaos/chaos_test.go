@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -202,13 +203,14 @@ func (a *actor) cleanUp(faults *violations) {
 // outlive it: every operator, watch and stand-in has been stopped.
 func checkGoroutines(t *testing.T, baseline goleak.Option) {
 	t.Helper()
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if err = goleak.Find(baseline); err == nil {
-			return
-		}
+	var leaked error
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		leaked = goleak.Find(baseline)
+		return leaked == nil, nil
+	})
+	if err != nil {
+		t.Errorf("goroutines left after the operator stopped:\n%v", leaked)
 	}
-	t.Errorf("goroutines left after the operator stopped:\n%v", err)
 }
 
 // report logs the run's figures.

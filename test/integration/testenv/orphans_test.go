@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
@@ -52,12 +55,13 @@ func TestNoOrphansWhenTestProcessDies(t *testing.T) {
 			_ = child.Wait()
 			// Generous: on a loaded 2-core machine a killed etcd can take
 			// many seconds to finish dying (seen over 15 s in CI).
-			deadline := time.Now().Add(orphanDeadline)
-			for alive := liveOf(descendants); len(alive) > 0; alive = liveOf(descendants) {
-				if time.Now().After(deadline) {
-					t.Fatalf("processes outlived the killed test process by %v: %v", orphanDeadline, describe(alive))
-				}
-				time.Sleep(100 * time.Millisecond)
+			var alive []int
+			err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, orphanDeadline, true, func(context.Context) (bool, error) {
+				alive = liveOf(descendants)
+				return len(alive) == 0, nil
+			})
+			if err != nil {
+				t.Fatalf("processes outlived the killed test process by %v: %v", orphanDeadline, describe(alive))
 			}
 		})
 	}

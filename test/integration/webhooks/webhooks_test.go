@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -266,14 +267,14 @@ func (w *world) create(obj client.Object) {
 func (w *world) eventually(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
 	var lastErr error
-	for deadline := time.Now().Add(waitTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
 		ok, err := cond()
-		if ok && err == nil {
-			return
-		}
 		lastErr = err
+		return ok && err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, lastErr)
 	}
-	t.Fatalf("timed out waiting for %s (last error: %v)", what, lastErr)
 }
 
 func wantInvalid(t *testing.T, err error, want ...string) {
