@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ray-operator/ray-operator/internal/testing/capability"
 )
 
 func TestHasFilesystem(t *testing.T) {
@@ -21,7 +23,7 @@ func TestHasFilesystem(t *testing.T) {
 
 func TestCanHostPodsAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root (CanHostPods refuses any other user first)")
+		capability.Missing(t, "needs root (CanHostPods refuses any other user first)")
 	}
 	before, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/ray-operator/ray-operator/internal/testing/capability"
 )
 
 // tmpfsMounts returns the tmpfs mount points below dir with their options
@@ -50,7 +52,7 @@ func tmpfsMounts(t *testing.T, dir string) map[string]string {
 
 func TestMemoryEmptyDirIsTmpfs(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting tmpfs needs root (CI runs as root)")
+		capability.Missing(t, "mounting tmpfs needs root (CI runs as root)")
 	}
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{
@@ -96,7 +98,7 @@ func TestMemoryEmptyDirIsTmpfs(t *testing.T) {
 
 func TestFailedVolumesLeaveNoTmpfs(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting tmpfs needs root (CI runs as root)")
+		capability.Missing(t, "mounting tmpfs needs root (CI runs as root)")
 	}
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ray-operator/ray-operator/internal/testing/capability"
 )
 
 // requireHost skips a test that needs root (namespaces, a bridge, mounts,
@@ -21,7 +23,7 @@ import (
 func requireHost(t testing.TB) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces, a bridge, nftables, mounts and runc")
+		capability.Missing(t, "needs root: network namespaces, a bridge, nftables, mounts and runc")
 	}
 	p, err := exec.LookPath("runc")
 	if err != nil {

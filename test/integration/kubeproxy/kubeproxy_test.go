@@ -20,6 +20,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -84,7 +85,7 @@ func hostIP(t *testing.T) string {
 			return n.IP.String()
 		}
 	}
-	t.Skip("no non-loopback IPv4 address to put behind the Service")
+	capability.Missing(t, "no non-loopback IPv4 address to put behind the Service")
 	return ""
 }
 

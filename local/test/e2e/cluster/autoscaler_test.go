@@ -117,7 +117,7 @@ func (s *suite) waitHead(ctx context.Context, t *testing.T, ns, cluster, previou
 	ctx, cancel := context.WithTimeout(ctx, autoscaleTimeout)
 	defer cancel()
 	var name string
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		pods, err := s.rayPods(ctx, ns, cluster, "head")
 		if err != nil {
 			return false, err
@@ -144,7 +144,7 @@ func (s *suite) waitWorkerGroup(ctx context.Context, t *testing.T, ns, cluster s
 	ctx, cancel := context.WithTimeout(ctx, autoscaleTimeout)
 	defer cancel()
 	var name string
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
 		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
 			return false, err

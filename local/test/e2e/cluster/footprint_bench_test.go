@@ -79,7 +79,7 @@ func (s *suite) waitClusterReady(tb testing.TB, ns, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), rayJobTimeout)
 	defer cancel()
 	rc := &rayv1.RayCluster{}
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
 			return false, err
 		}

@@ -121,7 +121,7 @@ func (s *suite) deletePod(ctx context.Context, t *testing.T, ns, name string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, gcsFTTimeout)
 	defer cancel()
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		err := s.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		return apierrors.IsNotFound(err), err
 	})
@@ -137,7 +137,7 @@ func (s *suite) retryPython(ctx context.Context, t *testing.T, ns, pod, script s
 	ctx, cancel := context.WithTimeout(ctx, gcsFTTimeout)
 	defer cancel()
 	var out string
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		var err error
 		out, err = s.rayPython(ctx, ns, pod, script)
 		return err == nil, err
@@ -178,7 +178,7 @@ func (s *suite) deleteGCSFTCluster(ctx context.Context, t *testing.T, rc *rayv1.
 	defer cancel()
 	jobKey := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name + "-redis-cleanup"}
 	seen := false
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		if s.client.Get(ctx, jobKey, &batchv1.Job{}) == nil {
 			seen = true
 		}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,7 +57,7 @@ func (s *suite) deleteNamespace(ctx context.Context, t testing.TB, name string) 
 		t.Errorf("deleting namespace %s: %v", name, err)
 		return
 	}
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		err := s.client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
 		return apierrors.IsNotFound(err), err
 	})
@@ -65,22 +66,19 @@ func (s *suite) deleteNamespace(ctx context.Context, t testing.TB, name string) 
 	}
 }
 
-// wait polls cond every pollInterval until it holds or ctx ends; the error
-// says what the last poll saw.
-func wait(ctx context.Context, cond func() (bool, error)) error {
-	ticker := time.NewTicker(pollInterval)
-	defer ticker.Stop()
-	for {
+// poll polls cond every pollInterval until it holds or ctx ends; the
+// error says what the last poll saw.
+func poll(ctx context.Context, cond func() (bool, error)) error {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
 		ok, err := cond()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
-		case <-ticker.C:
-		}
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last: %v)", err, last)
 	}
+	return nil
 }
 
 // applySample creates the objects of config/samples/<file> in ns and
@@ -128,7 +126,7 @@ func (s *suite) waitRayJob(t *testing.T, ns, name string, timeout time.Duration)
 	defer cancel()
 	job := &rayv1.RayJob{}
 	began := time.Now()
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job); err != nil {
 			return false, err
 		}

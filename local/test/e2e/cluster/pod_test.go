@@ -104,7 +104,7 @@ func TestPlainPod(t *testing.T) {
 func (s *suite) waitRestarts(ctx context.Context, t *testing.T, ns, name, container string, n int32) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
 			return false, err
 		}

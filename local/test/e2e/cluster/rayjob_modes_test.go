@@ -207,7 +207,7 @@ func (s *suite) waitRayJobState(t *testing.T, ns, name string, timeout time.Dura
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	job := &rayv1.RayJob{}
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job); err != nil {
 			return false, err
 		}

@@ -289,7 +289,7 @@ func (s *suite) waitRayService(t *testing.T, ns string, timeout time.Duration, w
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	rs := &rayv1.RayService{}
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: helloName}, rs); err != nil {
 			return false, err
 		}
@@ -349,7 +349,7 @@ func (s *suite) waitClusterGone(t *testing.T, ns, name string, timeout time.Dura
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	err := wait(ctx, func() (bool, error) {
+	err := poll(ctx, func() (bool, error) {
 		err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rayv1.RayCluster{})
 		if !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("the RayCluster is still there (%v)", err)
@@ -387,7 +387,7 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if err := wait(ctx, cond); err != nil {
+	if err := poll(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }

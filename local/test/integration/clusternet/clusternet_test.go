@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/local/internal/hostlock"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
@@ -62,7 +63,7 @@ type cluster struct {
 
 func TestClusterNetwork(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a bridge, network namespaces and nftables rules and binds port 53")
+		capability.Missing(t, "needs root: creates a bridge, network namespaces and nftables rules and binds port 53")
 	}
 	t.Run("cluster", testCluster)
 	// The subtest's cleanups have run.
