@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"context"
@@ -22,12 +22,12 @@ const (
 type ctr struct {
 	spec corev1.Container
 	kind ctrKind
-	img  image
+	img  Image
 	// imageErr is set when the image has no local equivalent: the
 	// container never starts.
 	imageErr *waitingError
 
-	proc     process
+	proc     Process
 	env      []string
 	attempts int // successful starts so far
 	// term is the current terminated state when no restart will follow.
@@ -91,7 +91,7 @@ func (c *ctr) shouldRestart(policy corev1.RestartPolicy, code int32) bool {
 }
 
 // terminatedState describes an exited attempt as a kubelet does.
-func terminatedState(p process) *corev1.ContainerStateTerminated {
+func terminatedState(p Process) *corev1.ContainerStateTerminated {
 	code := int32(p.ExitCode())
 	t := &corev1.ContainerStateTerminated{
 		ExitCode:    code,
@@ -110,4 +110,4 @@ func terminatedState(p process) *corev1.ContainerStateTerminated {
 }
 
 // containerID is the status' containerID of an attempt.
-func containerID(p process) string { return "runc://" + p.ID() }
+func containerID(p Process) string { return "runc://" + p.ID() }

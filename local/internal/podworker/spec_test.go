@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"testing"
@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/ray-operator/ray-operator/local/internal/podinputs"
+	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 func TestCrashBackoffSequence(t *testing.T) {
@@ -39,18 +42,18 @@ func TestCrashBackoffSequence(t *testing.T) {
 }
 
 func TestSandboxSpecFor(t *testing.T) {
-	node := nodeInfo{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"}
+	node := NodeInfo{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"}
 	base := func() *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "head", Namespace: "ray", UID: "u"}}
 	}
 	cases := map[string]struct {
 		pod  func(*corev1.Pod)
-		want sandboxSpec
+		want sandbox.SandboxSpec
 	}{
 		"ClusterFirst by default": {
 			pod: func(*corev1.Pod) {},
-			want: sandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local",
-				DNS: dnsConfig{Nameservers: []string{"10.96.0.10"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}}},
+			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local",
+				DNS: sandbox.DNSConfig{Nameservers: []string{"10.96.0.10"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}}},
 		},
 		"hostname, subdomain, dnsConfig, /dev/shm from a Memory emptyDir": {
 			pod: func(p *corev1.Pod) {
@@ -59,15 +62,15 @@ func TestSandboxSpecFor(t *testing.T) {
 				p.Spec.Volumes = []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Gi"))}}}}
 				p.Spec.Containers = []corev1.Container{{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}}}}
 			},
-			want: sandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "h", Subdomain: "sub", ClusterDomain: "cluster.local", ShmSizeBytes: 1 << 30,
-				DNS: dnsConfig{Nameservers: []string{"10.96.0.10", "1.1.1.1"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local", "x"}, Options: []string{"ndots:2", "edns0"}}},
+			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "h", Subdomain: "sub", ClusterDomain: "cluster.local", ShmSizeBytes: 1 << 30,
+				DNS: sandbox.DNSConfig{Nameservers: []string{"10.96.0.10", "1.1.1.1"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local", "x"}, Options: []string{"ndots:2", "edns0"}}},
 		},
 		"None uses only dnsConfig": {
 			pod: func(p *corev1.Pod) {
 				p.Spec.DNSPolicy = corev1.DNSNone
 				p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"8.8.8.8"}}
 			},
-			want: sandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", DNS: dnsConfig{Nameservers: []string{"8.8.8.8"}}},
+			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", DNS: sandbox.DNSConfig{Nameservers: []string{"8.8.8.8"}}},
 		},
 	}
 	for name, tc := range cases {
@@ -81,15 +84,11 @@ func TestSandboxSpecFor(t *testing.T) {
 	}
 }
 
-func TestParseResolvConfAndMemTotal(t *testing.T) {
+func TestParseResolvConf(t *testing.T) {
 	got := parseResolvConf([]byte("# c\nnameserver 10.0.0.2\nnameserver 10.0.0.3\nsearch a b\noptions ndots:1 rotate\n"))
-	want := dnsConfig{Nameservers: []string{"10.0.0.2", "10.0.0.3"}, Searches: []string{"a", "b"}, Options: []string{"ndots:1", "rotate"}}
+	want := sandbox.DNSConfig{Nameservers: []string{"10.0.0.2", "10.0.0.3"}, Searches: []string{"a", "b"}, Options: []string{"ndots:1", "rotate"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resolv.conf (-want +got):\n%s", diff)
-	}
-	mem, err := parseMemTotal([]byte("MemTotal:       24576000 kB\nMemFree: 1 kB\n"))
-	if err != nil || mem != 24576000*1024 {
-		t.Errorf("MemTotal = %d, %v", mem, err)
 	}
 }
 
@@ -100,8 +99,8 @@ func TestContainerSpecFor(t *testing.T) {
 		Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourceCPU: resource.MustParse("1500m")}},
 	}
 	got := containerSpecFor(&corev1.PodSecurityContext{RunAsUser: ptr.To[int64](5), RunAsGroup: ptr.To[int64](100)}, c,
-		image{WorkingDir: "/home/ray"}, containerInputs{Args: []string{"ray", "start"}, Env: []string{"A=1"}}, 2)
-	want := containerSpec{Name: "ray-head", Attempt: 2, Args: []string{"ray", "start"}, Env: []string{"A=1"}, WorkingDir: "/home/ray",
+		Image{Image: podinputs.Image{WorkingDir: "/home/ray"}}, ContainerInputs{Args: []string{"ray", "start"}, Env: []string{"A=1"}}, 2)
+	want := sandbox.ContainerSpec{Name: "ray-head", Attempt: 2, Args: []string{"ray", "start"}, Env: []string{"A=1"}, WorkingDir: "/home/ray",
 		UID: 1000, GID: 100, CapAdd: []string{"SYS_PTRACE"}, CapDrop: []string{}, MemoryLimitBytes: 2 << 30, CPUMillis: 1500}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("spec (-want +got):\n%s", diff)
