@@ -57,7 +57,7 @@ func (w *Worker) LogFile(container string, previous bool) (path string, ended <-
 }
 
 // Exec runs spec in the running attempt of container with the container's
-// environment, and returns its exit code.
+// environment and working directory, and returns its exit code.
 func (w *Worker) Exec(ctx context.Context, container string, spec sandbox.ExecSpec) (int, error) {
 	var p Process
 	err := w.ask(func() error {
@@ -68,7 +68,7 @@ func (w *Worker) Exec(ctx context.Context, container string, spec sandbox.ExecSp
 		if c.proc == nil {
 			return errdefs.InvalidInput(fmt.Sprintf("container %q is not running", container))
 		}
-		p, spec.Env = c.proc, c.env
+		p, spec.Env, spec.WorkingDir = c.proc, c.env, c.workingDir
 		return nil
 	})
 	if err != nil {

@@ -27,9 +27,13 @@ type ctr struct {
 	// container never starts.
 	imageErr *waitingError
 
-	proc     Process
-	env      []string
-	attempts int // successful starts so far
+	proc Process
+	// env and workingDir are those of the running attempt: commands run
+	// in it (hooks, exec probes, kubectl exec) get them, as a CRI runtime
+	// runs an exec with the container's process settings.
+	env        []string
+	workingDir string
+	attempts   int // successful starts so far
 	// term is the current terminated state when no restart will follow.
 	term *corev1.ContainerStateTerminated
 	// last is the previous attempt's terminated state (lastState).

@@ -79,6 +79,8 @@ type fakeProc struct {
 	done  chan struct{}
 	// ignoreTerm keeps it running on SIGTERM (else it exits 143).
 	ignoreTerm bool
+	// execs are the specs of Exec calls, in order.
+	execs []sandbox.ExecSpec
 	// execCode is the exit code of exec'd commands.
 	execCode int
 }
@@ -120,6 +122,7 @@ func (p *fakeProc) Exec(_ context.Context, spec sandbox.ExecSpec) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, "exec "+strings.Join(spec.Args, " "))
+	p.execs = append(p.execs, spec)
 	if len(spec.Args) > 0 && spec.Args[0] == "false" {
 		return 1, nil
 	}

@@ -28,11 +28,13 @@ type handlerTarget struct {
 	ip    netip.Addr
 	ports []corev1.ContainerPort
 	env   []string
+	// workingDir is where exec handlers start.
+	workingDir string
 }
 
 // hookTarget returns the target of c's hooks and probes.
 func (w *Worker) hookTarget(c *ctr, p Process) handlerTarget {
-	t := handlerTarget{proc: p, ports: c.spec.Ports, env: c.env}
+	t := handlerTarget{proc: p, ports: c.spec.Ports, env: c.env, workingDir: c.workingDir}
 	if sb := w.sandbox(); sb != nil {
 		t.ip = sb.IP()
 	}
@@ -74,7 +76,7 @@ func runProbeHandler(ctx context.Context, t handlerTarget, h *corev1.ProbeHandle
 // execCheck runs command in the container; exit code 0 is a success.
 func execCheck(ctx context.Context, t handlerTarget, command []string) error {
 	var out bytes.Buffer
-	code, err := t.proc.Exec(ctx, sandbox.ExecSpec{Args: command, Env: t.env, Stdout: &out, Stderr: &out})
+	code, err := t.proc.Exec(ctx, sandbox.ExecSpec{Args: command, Env: t.env, WorkingDir: t.workingDir, Stdout: &out, Stderr: &out})
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("command %q timed out", command)
 	}

@@ -36,7 +36,7 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 	if c.attempts > 0 {
 		c.backoff.restarted(now)
 	}
-	c.proc, c.env, c.attempts = p, in.Env, c.attempts+1
+	c.proc, c.env, c.workingDir, c.attempts = p, in.Env, spec.WorkingDir, c.attempts+1
 	c.waiting, c.retry, c.notBefore = nil, retryBackoff{}, now
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.spec.Name)
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.spec.Name)
