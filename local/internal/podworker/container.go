@@ -43,8 +43,6 @@ type ctr struct {
 	waiting *waitingError
 	// notBefore is the earliest time of the next start (back-off).
 	notBefore time.Time
-	backoff   crashBackoff
-	retry     retryBackoff
 
 	postStartDone bool
 	started       bool // startup probe passed (or none) and postStart done

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
@@ -15,16 +16,19 @@ import (
 )
 
 func TestCrashBackoffSequence(t *testing.T) {
-	var b crashBackoff
+	clk := clocktesting.NewFakeClock(t0)
+	b := newCrashLoop(clk)
 	now := t0
 	var waits []time.Duration
 	for range 9 {
 		// The container exits one second after each restart.
 		finished := now.Add(time.Second)
-		at := b.readyAt(finished)
+		clk.SetTime(finished)
+		at := b.readyAt("c", finished)
 		waits = append(waits, at.Sub(finished))
 		now = at
-		b.restarted(now)
+		clk.SetTime(now)
+		b.restarted("c", finished)
 	}
 	want := []time.Duration{0, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 300 * time.Second, 300 * time.Second, 300 * time.Second}
 	if diff := cmp.Diff(want, waits); diff != "" {
@@ -32,12 +36,32 @@ func TestCrashBackoffSequence(t *testing.T) {
 	}
 	// Running more than 10 minutes since the last restart starts over.
 	finished := now.Add(11 * time.Minute)
-	if at := b.readyAt(finished); !at.Equal(finished) {
+	clk.SetTime(finished)
+	if at := b.readyAt("c", finished); !at.Equal(finished) {
 		t.Errorf("after 11 min of running: restart at +%v, want at once", at.Sub(finished))
 	}
-	b.restarted(finished)
-	if b.delay != initialBackoff {
-		t.Errorf("delay after reset = %v, want %v", b.delay, initialBackoff)
+	b.restarted("c", finished)
+	if d := b.delay("c"); d != initialBackoff {
+		t.Errorf("delay after reset = %v, want %v", d, initialBackoff)
+	}
+}
+
+func TestRetryBackoffSequence(t *testing.T) {
+	clk := clocktesting.NewFakeClock(t0)
+	r := newRetries(clk)
+	var delays []time.Duration
+	for range 9 {
+		d := r.next("c", clk.Now())
+		delays = append(delays, d)
+		clk.Step(d) // retried on time, and failed again
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute, time.Minute}
+	if diff := cmp.Diff(want, delays); diff != "" {
+		t.Errorf("delays (-want +got):\n%s", diff)
+	}
+	r.reset("c")
+	if d := r.next("c", clk.Now()); d != time.Second {
+		t.Errorf("delay after a success = %v, want 1s", d)
 	}
 }
 

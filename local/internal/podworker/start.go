@@ -34,10 +34,11 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 		return
 	}
 	if c.attempts > 0 {
-		c.backoff.restarted(now)
+		w.crashLoop.restarted(c.spec.Name, c.last.FinishedAt.Time)
 	}
 	c.proc, c.env, c.workingDir, c.attempts = p, in.Env, spec.WorkingDir, c.attempts+1
-	c.waiting, c.retry, c.notBefore = nil, retryBackoff{}, now
+	c.waiting, c.notBefore = nil, now
+	w.retries.reset(c.spec.Name)
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.spec.Name)
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.spec.Name)
 	w.watchExit(c, p, logs)
@@ -47,7 +48,8 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 // startFailed leaves c waiting with reason and schedules a retry.
 func (w *Worker) startFailed(c *ctr, reason *waitingError) {
 	c.waiting = reason
-	c.notBefore = w.deps.Clock.Now().Add(c.retry.next())
+	now := w.deps.Clock.Now()
+	c.notBefore = now.Add(w.retries.next(c.spec.Name, now))
 	w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeWarning, "Failed", "Error: %s", reason.Message)
 }
 

@@ -64,7 +64,7 @@ func (w *Worker) setup(ctx context.Context) bool {
 	}
 	if err != nil {
 		w.state.setupErr = asWaiting(err, reasonContainerCreating)
-		w.state.notBefore = now.Add(w.state.retry.next())
+		w.state.notBefore = now.Add(w.retries.next(setupKey, now))
 		w.deps.Recorder.Event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
 		w.log.Info("Pod setup failed, will retry", "err", err, "at", w.state.notBefore)
 		return false
@@ -167,11 +167,11 @@ func (w *Worker) exited(c *ctr, p Process) {
 		return
 	}
 	c.last, c.term = term, nil
-	c.notBefore = c.backoff.readyAt(p.FinishedAt())
+	c.notBefore = w.crashLoop.readyAt(c.spec.Name, p.FinishedAt())
 	if c.notBefore.After(w.deps.Clock.Now()) {
 		c.waiting = &waitingError{
 			Reason:  reasonCrashLoopBackOff,
-			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff.delay, c.spec.Name, podRef(w.Pod())),
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", w.crashLoop.delay(c.spec.Name), c.spec.Name, podRef(w.Pod())),
 		}
 		w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.spec.Name, podRef(w.Pod()))
 	}

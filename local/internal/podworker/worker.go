@@ -35,6 +35,8 @@ type Worker struct {
 	initCtrs, mainCtrs []*ctr
 	vols               Volumes
 	state              podState
+	crashLoop          crashLoop
+	retries            retries
 }
 
 // podState is the pod-level part of what the worker observed.
@@ -43,9 +45,8 @@ type podState struct {
 	sandboxReady  bool
 	initialized   bool
 	terminalPhase corev1.PodPhase // set once the pod succeeded or failed
-	retry         retryBackoff
-	notBefore     time.Time // next setup attempt
-	nextRefresh   time.Time // next rewrite of configMap, secret and projected volumes
+	notBefore     time.Time       // next setup attempt
+	nextRefresh   time.Time       // next rewrite of configMap, secret and projected volumes
 	setupErr      *waitingError
 	conditions    map[corev1.PodConditionType]corev1.PodCondition
 }
@@ -61,6 +62,7 @@ func New(deps *Deps, pod *corev1.Pod) *Worker {
 		done:    make(chan struct{}),
 	}
 	w.initCtrs, w.mainCtrs = newCtrs(pod)
+	w.crashLoop, w.retries = newCrashLoop(deps.Clock), newRetries(deps.Clock)
 	w.state.conditions = map[corev1.PodConditionType]corev1.PodCondition{}
 	return w
 }
