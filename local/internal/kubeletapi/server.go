@@ -17,7 +17,8 @@ import (
 )
 
 // The routes are served here rather than by virtual-kubelet's node/api,
-// which does not build against k8s.io/apiserver v0.36+ (see node.Start).
+// which does not build against k8s.io/apiserver v0.36+ (see startNode in
+// package node).
 
 // streamIdleTimeout and streamCreationTimeout are the kubelet's defaults.
 const (
