@@ -69,42 +69,37 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the API client: %w", err)
 	}
-	s, err := cfg.settings(client)
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	in := &podInputs{images: cfg.Images, objs: podinputs.ClientObjects(client)}
-	return startNode(ctx, s, hostRuntime{host: cfg.Sandboxes}, in)
+	in := localInputs{images: cfg.Images, objs: podinputs.ClientObjects(client)}
+	return startNode(ctx, cfg, client, hostRuntime{host: cfg.Sandboxes}, in)
 }
 
-// settings applies the defaults.
-func (cfg *Config) settings(client kubernetes.Interface) (nodeSettings, error) {
-	s := nodeSettings{
-		NodeName: cfg.NodeName, Client: client, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
-		KubernetesService: cfg.KubernetesService, ListenAddress: cfg.ListenAddress, ClientCA: cfg.ClientCA,
-		Capacity: cfg.Capacity, Clock: cfg.Clock, Log: cfg.Log,
+// withDefaults returns cfg with its defaults applied.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.NodeName == "" {
+		cfg.NodeName = "ray-local"
 	}
-	if s.NodeName == "" {
-		s.NodeName = "ray-local"
+	if cfg.ClusterDomain == "" {
+		cfg.ClusterDomain = "cluster.local"
 	}
-	if s.ClusterDomain == "" {
-		s.ClusterDomain = "cluster.local"
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
-	if s.Clock == nil {
-		s.Clock = clock.RealClock{}
-	}
-	if s.Capacity == nil {
+	if cfg.Capacity == nil {
 		mem, err := machineMemory()
 		if err != nil {
-			return s, err
+			return cfg, err
 		}
-		s.Capacity = corev1.ResourceList{
+		cfg.Capacity = corev1.ResourceList{
 			corev1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
 			corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
 			corev1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI),
 		}
 	}
-	return s, nil
+	return cfg, nil
 }
 
 // machineMemory reads MemTotal from /proc/meminfo.

@@ -1,38 +1,24 @@
-// Package localnode is a Kubernetes node agent built on virtual-kubelet
-// whose pods run as real processes: each pod in its own network namespace
-// (package sandbox), each container started by runc, with the images,
-// argv, environment and volumes package podinputs resolves. Node
-// registration, leases, pod-status updates and the kubelet API (logs, exec,
-// port-forward) are virtual-kubelet's; this package supplies the provider,
-// a pod worker per pod that runs the kubelet's lifecycle (init containers,
-// sidecars, restarts with back-off, probes, hooks, graceful deletion).
 package node
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	goruntime "runtime"
 	"sync"
-	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/cert"
-	"k8s.io/utils/clock"
+
+	"github.com/ray-operator/ray-operator/local/internal/kubeletapi"
+	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
 
 // Node is a running local node.
@@ -52,56 +38,34 @@ type Node struct {
 	done        chan struct{}
 }
 
-// nodeSettings are Config's settings after defaults, without the sandbox
-// and podinputs handles (see Start).
-type nodeSettings struct {
-	NodeName          string
-	Client            kubernetes.Interface
-	ClusterDNS        []string
-	ClusterDomain     string
-	KubernetesService netip.AddrPort
-	ListenAddress     netip.AddrPort
-	ClientCA          []byte
-	Capacity          corev1.ResourceList
-	Clock             clock.WithTicker
-	Log               logr.Logger
-}
-
-// startNode registers the node and runs pods with rt and in. It returns
-// once the node is Ready in the API.
+// startNode registers the node and runs pods with rt and in; cfg has its
+// defaults. It returns once the node is Ready in the API.
 //
 // It wires virtual-kubelet's node controller (Lease v1) and pod controller
 // itself rather than through nodeutil: nodeutil and node/api of
 // virtual-kubelet v1.12.0 import k8s.io/apiserver/pkg/util/wsstream, which
 // k8s.io/apiserver v0.36+ no longer has, so they do not build against this
 // module's Kubernetes libraries (v0.37).
-func startNode(ctx context.Context, s nodeSettings, rt runtime, in inputs) (*Node, error) {
-	tlsConfig, err := servingTLS(s.ListenAddress.Addr(), s.ClientCA)
+func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt podworker.Runtime, in podworker.Inputs) (*Node, error) {
+	tlsConfig, err := kubeletapi.ServingTLS(cfg.ListenAddress.Addr(), cfg.ClientCA)
 	if err != nil {
 		return nil, err
 	}
 	broadcaster := record.NewBroadcaster()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: s.NodeName})
-	deps := &workerDeps{
-		runtime: rt, inputs: in, clock: s.Clock, recorder: recorder, log: s.Log,
-		node: nodeInfo{
-			Name: s.NodeName, HostIP: s.ListenAddress.Addr(), Allocatable: s.Capacity,
-			ClusterDNS: s.ClusterDNS, ClusterDomain: s.ClusterDomain, KubernetesService: s.KubernetesService,
-		},
-		finalize: removePod(s.Client, s.Log),
-	}
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	prov := newProvider(workerCtx, deps)
-	ctrls, err := newControllers(s, prov, recorder)
+	prov := newProvider(workerCtx, workerDeps(cfg, client, recorder, rt, in))
+	ctrls, err := newControllers(cfg, client, prov, recorder)
 	if err != nil {
 		stopWorkers()
 		return nil, err
 	}
-	n := &Node{name: s.NodeName, client: s.Client, ctrls: ctrls, prov: prov, events: broadcaster, log: s.Log, stopWorkers: stopWorkers, done: make(chan struct{})}
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.Client.CoreV1().Events("")})
+	n := &Node{name: cfg.NodeName, client: client, ctrls: ctrls, prov: prov, events: broadcaster, log: cfg.Log, stopWorkers: stopWorkers, done: make(chan struct{})}
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	vkCtx, stopVK := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopVK = stopVK
-	if n.stopHTTP, err = serveKubeletAPI(vkCtx, s.ListenAddress.String(), tlsConfig, prov); err != nil {
+	api := &kubeletapi.Server{Pods: prov, Clock: cfg.Clock}
+	if n.stopHTTP, err = api.Serve(vkCtx, cfg.ListenAddress.String(), tlsConfig); err != nil {
 		stopVK()
 		stopWorkers()
 		broadcaster.Shutdown()
@@ -111,83 +75,33 @@ func startNode(ctx context.Context, s nodeSettings, rt runtime, in inputs) (*Nod
 	if err := n.waitReady(ctx); err != nil {
 		return nil, errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
 	}
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-ctrls.nc.Done():
-		case <-ctrls.pc.Done():
-		case <-n.done:
-			return
-		}
-		_ = n.Stop(context.WithoutCancel(ctx))
-	}()
+	go n.stopWhenDone(ctx)
 	return n, nil
 }
 
-// controllers are virtual-kubelet's node and pod controllers and the
-// informers they read.
-type controllers struct {
-	nc        *node.NodeController
-	pc        *node.PodController
-	podInf    informers.SharedInformerFactory
-	objectInf informers.SharedInformerFactory
-}
-
-// newControllers builds the node controller (Lease v1) and the pod
-// controller of provider.
-func newControllers(s nodeSettings, prov *provider, recorder record.EventRecorder) (*controllers, error) {
-	podInf := informers.NewSharedInformerFactoryWithOptions(s.Client, time.Minute,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", s.NodeName).String()
-		}))
-	objectInf := informers.NewSharedInformerFactory(s.Client, time.Minute)
-	nodeSpec := nodeObject(s)
-	nc, err := node.NewNodeController(node.NaiveNodeProvider{}, &nodeSpec, s.Client.CoreV1().Nodes(),
-		node.WithNodeEnableLeaseV1(s.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease), node.DefaultLeaseDuration))
-	if err != nil {
-		return nil, fmt.Errorf("creating the node controller: %w", err)
+// workerDeps are what the node's pod workers share.
+func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRecorder, rt podworker.Runtime, in podworker.Inputs) *podworker.Deps {
+	return &podworker.Deps{
+		Runtime: rt, Inputs: in, Clock: cfg.Clock, Recorder: recorder, Log: cfg.Log,
+		Node: podworker.NodeInfo{
+			Name: cfg.NodeName, HostIP: cfg.ListenAddress.Addr(), Allocatable: cfg.Capacity,
+			ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, KubernetesService: cfg.KubernetesService,
+		},
+		Finalize: removePod(client, cfg.Log),
 	}
-	pc, err := node.NewPodController(node.PodControllerConfig{
-		PodClient:                 s.Client.CoreV1(),
-		PodInformer:               podInf.Core().V1().Pods(),
-		EventRecorder:             recorder,
-		Provider:                  prov,
-		ConfigMapInformer:         objectInf.Core().V1().ConfigMaps(),
-		SecretInformer:            objectInf.Core().V1().Secrets(),
-		ServiceInformer:           objectInf.Core().V1().Services(),
-		SkipDownwardAPIResolution: true, // podinputs resolves the environment
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating the pod controller: %w", err)
-	}
-	return &controllers{nc: nc, pc: pc, podInf: podInf, objectInf: objectInf}, nil
 }
 
-// run starts the informers and controllers until ctx ends.
-func (c *controllers) run(ctx context.Context) {
-	c.podInf.Start(ctx.Done())
-	c.objectInf.Start(ctx.Done())
-	go func() { _ = c.pc.Run(ctx, max(goruntime.NumCPU(), 4)) }()
-	go func() {
-		select {
-		case <-c.pc.Ready():
-			_ = c.nc.Run(ctx)
-		case <-ctx.Done():
-		}
-	}()
-}
-
-// wait blocks until the controllers have stopped.
-func (c *controllers) wait() {
-	<-c.pc.Done()
+// stopWhenDone stops the node when ctx ends or a controller stops on its
+// own.
+func (n *Node) stopWhenDone(ctx context.Context) {
 	select {
-	case <-c.nc.Done():
-	case <-c.nc.Ready(): // started: wait for it
-		<-c.nc.Done()
-	default: // never started
+	case <-ctx.Done():
+	case <-n.ctrls.nc.Done():
+	case <-n.ctrls.pc.Done():
+	case <-n.done:
+		return
 	}
-	c.podInf.Shutdown()
-	c.objectInf.Shutdown()
+	_ = n.Stop(context.WithoutCancel(ctx))
 }
 
 // waitReady waits for virtual-kubelet, then for the Node to be Ready in the
@@ -262,30 +176,30 @@ func removePod(client kubernetes.Interface, log logr.Logger) func(context.Contex
 }
 
 // nodeObject is the Node this agent registers.
-func nodeObject(s nodeSettings) corev1.Node {
+func nodeObject(cfg Config) corev1.Node {
 	now := metav1.Now()
 	cond := func(t corev1.NodeConditionType, st corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: t, Status: st, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
 	}
-	ip := s.ListenAddress.Addr().String()
+	ip := cfg.ListenAddress.Addr().String()
 	return corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: s.NodeName,
+			Name: cfg.NodeName,
 			Labels: map[string]string{
-				corev1.LabelHostname:   s.NodeName,
+				corev1.LabelHostname:   cfg.NodeName,
 				corev1.LabelOSStable:   "linux",
 				corev1.LabelArchStable: goruntime.GOARCH,
 			},
 		},
 		Status: corev1.NodeStatus{
 			Phase:       corev1.NodeRunning,
-			Capacity:    s.Capacity,
-			Allocatable: s.Capacity,
+			Capacity:    cfg.Capacity,
+			Allocatable: cfg.Capacity,
 			Addresses: []corev1.NodeAddress{
 				{Type: corev1.NodeInternalIP, Address: ip},
-				{Type: corev1.NodeHostName, Address: s.NodeName},
+				{Type: corev1.NodeHostName, Address: cfg.NodeName},
 			},
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(s.ListenAddress.Port())}},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(cfg.ListenAddress.Port())}},
 			NodeInfo: corev1.NodeSystemInfo{
 				OperatingSystem: "linux", Architecture: goruntime.GOARCH,
 				KubeletVersion: "v0.0.0-localnode", ContainerRuntimeVersion: "runc",
@@ -298,27 +212,4 @@ func nodeObject(s nodeSettings) corev1.Node {
 			},
 		},
 	}
-}
-
-// servingTLS makes the kubelet API's TLS configuration: a self-signed
-// certificate for ip; client certificates required and verified against
-// clientCA when given.
-func servingTLS(ip netip.Addr, clientCA []byte) (*tls.Config, error) {
-	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey(ip.String(), []net.IP{ip.AsSlice()}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("generating the kubelet serving certificate: %w", err)
-	}
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, err
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
-	if len(clientCA) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(clientCA) {
-			return nil, errors.New("ClientCA holds no PEM certificate")
-		}
-		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
-	return cfg, nil
 }

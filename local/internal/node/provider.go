@@ -3,28 +3,26 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"net"
-	"strconv"
 	"sync"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilexec "k8s.io/utils/exec"
+
+	"github.com/ray-operator/ray-operator/local/internal/kubeletapi"
+	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
 
 // provider is the virtual-kubelet provider: one pod worker per pod. Its
 // methods only hand work to the workers, so virtual-kubelet's queues never
-// wait on a container.
+// wait on a container. It also finds the pods the kubelet API acts on.
 type provider struct {
-	deps *workerDeps
+	deps *podworker.Deps
 	ctx  context.Context // the workers' context; canceled by Stop
 
 	mu      sync.Mutex
-	workers map[types.UID]*podWorker
+	workers map[types.UID]*podworker.Worker
 	notify  func(*corev1.Pod)
 	all     sync.WaitGroup
 }
@@ -32,12 +30,13 @@ type provider struct {
 var (
 	_ node.PodLifecycleHandler = (*provider)(nil)
 	_ node.PodNotifier         = (*provider)(nil)
+	_ kubeletapi.Pods          = (*provider)(nil)
 )
 
 // newProvider makes a provider whose workers run until ctx ends.
-func newProvider(ctx context.Context, deps *workerDeps) *provider {
-	p := &provider{deps: deps, ctx: ctx, workers: map[types.UID]*podWorker{}}
-	deps.notify = p.notifyPod
+func newProvider(ctx context.Context, deps *podworker.Deps) *provider {
+	p := &provider{deps: deps, ctx: ctx, workers: map[types.UID]*podworker.Worker{}}
+	deps.Notify = p.notifyPod
 	return p
 }
 
@@ -48,6 +47,7 @@ func (p *provider) NotifyPods(_ context.Context, f func(*corev1.Pod)) {
 	p.notify = f
 }
 
+// notifyPod passes a pod whose status changed on to virtual-kubelet.
 func (p *provider) notifyPod(pod *corev1.Pod) {
 	p.mu.Lock()
 	f := p.notify
@@ -62,19 +62,19 @@ func (p *provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if w, ok := p.workers[pod.UID]; ok {
-		w.update(pod)
+		w.Update(pod)
 		return nil
 	}
 	if p.ctx.Err() != nil {
 		return errors.New("the node is stopping")
 	}
-	w := newPodWorker(p.deps, pod)
+	w := podworker.New(p.deps, pod)
 	p.workers[pod.UID] = w
-	w.start(p.ctx)
+	w.Start(p.ctx)
 	p.all.Add(1)
 	go func() {
 		defer p.all.Done()
-		w.wait()
+		w.Wait()
 		p.mu.Lock()
 		delete(p.workers, pod.UID)
 		p.mu.Unlock()
@@ -88,7 +88,7 @@ func (p *provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return err
 	}
-	w.update(pod)
+	w.Update(pod)
 	return nil
 }
 
@@ -99,7 +99,7 @@ func (p *provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return err
 	}
-	w.requestDelete(pod.DeletionGracePeriodSeconds)
+	w.RequestDelete(pod.DeletionGracePeriodSeconds)
 	return nil
 }
 
@@ -109,10 +109,10 @@ func (p *provider) GetPod(_ context.Context, namespace, name string) (*corev1.Po
 	if err != nil {
 		return nil, err
 	}
-	if pod := w.published(); pod != nil {
+	if pod := w.Published(); pod != nil {
 		return pod, nil
 	}
-	return w.currentPod().DeepCopy(), nil
+	return w.Pod().DeepCopy(), nil
 }
 
 // GetPodStatus implements node.PodLifecycleHandler.
@@ -127,14 +127,14 @@ func (p *provider) GetPodStatus(ctx context.Context, namespace, name string) (*c
 // GetPods implements node.PodLifecycleHandler.
 func (p *provider) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
 	p.mu.Lock()
-	ws := make([]*podWorker, 0, len(p.workers))
+	ws := make([]*podworker.Worker, 0, len(p.workers))
 	for _, w := range p.workers {
 		ws = append(ws, w)
 	}
 	p.mu.Unlock()
 	pods := make([]*corev1.Pod, 0, len(ws))
 	for _, w := range ws {
-		pod, err := p.GetPod(ctx, w.currentPod().Namespace, w.currentPod().Name)
+		pod, err := p.GetPod(ctx, w.Pod().Namespace, w.Pod().Name)
 		if err == nil {
 			pods = append(pods, pod)
 		}
@@ -144,94 +144,30 @@ func (p *provider) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
 
 // worker finds the worker of a pod by name (the newest when a pod of the
 // same name is being replaced).
-func (p *provider) worker(namespace, name string) (*podWorker, error) {
+func (p *provider) worker(namespace, name string) (*podworker.Worker, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var found *podWorker
+	var found *podworker.Worker
 	for _, w := range p.workers {
-		pod := w.currentPod()
-		if pod.Namespace == namespace && pod.Name == name && (found == nil || pod.CreationTimestamp.After(found.currentPod().CreationTimestamp.Time)) {
+		pod := w.Pod()
+		if pod.Namespace == namespace && pod.Name == name && (found == nil || pod.CreationTimestamp.After(found.Pod().CreationTimestamp.Time)) {
 			found = w
 		}
 	}
 	if found == nil {
-		return nil, errdefs.NotFoundf("pod %s/%s is not known to node %s", namespace, name, p.deps.node.Name)
+		return nil, errdefs.NotFoundf("pod %s/%s is not known to node %s", namespace, name, p.deps.Node.Name)
 	}
 	return found, nil
 }
 
+// Pod implements kubeletapi.Pods.
+func (p *provider) Pod(namespace, name string) (kubeletapi.Pod, error) {
+	w, err := p.worker(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
 // waitAll waits until every worker has ended.
 func (p *provider) waitAll() { p.all.Wait() }
-
-// containerLogs streams a container's log (kubectl logs); previous selects
-// the attempt before the current one.
-func (p *provider) containerLogs(ctx context.Context, namespace, podName, containerName string, previous bool, opts logOptions) (io.ReadCloser, error) {
-	w, err := p.worker(namespace, podName)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := w.logRef(containerName, previous)
-	if err != nil {
-		return nil, err
-	}
-	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(readLog(ctx, ref.path, opts, ref.done, p.deps.clock, pw))
-	}()
-	return pr, nil
-}
-
-// runInContainer runs a command in a running container (kubectl exec); a
-// non-zero exit is an error carrying the code, worded as kubectl shows it.
-func (p *provider) runInContainer(ctx context.Context, namespace, podName, containerName string, spec execSpec) error {
-	w, err := p.worker(namespace, podName)
-	if err != nil {
-		return err
-	}
-	proc, env, err := w.runningProcess(containerName)
-	if err != nil {
-		return err
-	}
-	spec.Env = env
-	code, err := proc.Exec(ctx, spec)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return utilexec.CodeExitError{Err: fmt.Errorf("command terminated with exit code %d", code), Code: code}
-	}
-	return nil
-}
-
-// portForward connects stream to
-// localhost:port inside the pod's network namespace.
-func (p *provider) portForward(ctx context.Context, namespace, podName string, port int32, stream io.ReadWriteCloser) error {
-	defer func() { _ = stream.Close() }()
-	w, err := p.worker(namespace, podName)
-	if err != nil {
-		return err
-	}
-	sb := w.sandbox()
-	if sb == nil {
-		return errdefs.InvalidInput("the pod's sandbox does not exist yet")
-	}
-	conn, err := sb.DialContext(ctx, "tcp", net.JoinHostPort("localhost", strconv.Itoa(int(port))))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close() }()
-	errc := make(chan error, 2)
-	go func() { _, err := io.Copy(conn, stream); closeWrite(conn); errc <- err }()
-	go func() { _, err := io.Copy(stream, conn); errc <- err }()
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-	}
-	return err
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	}
-}

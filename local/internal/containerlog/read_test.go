@@ -1,4 +1,4 @@
-package node
+package containerlog
 
 import (
 	"context"
@@ -9,18 +9,31 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+// ended is the done channel of an attempt that has ended.
+func ended() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 // writeTestLog writes three stdout lines a second apart and one stderr line
 // without a newline.
-func writeTestLog(t *testing.T, dir string, clk *clocktesting.FakeClock) *containerLog {
+func writeTestLog(t *testing.T, dir string, clk *clocktesting.FakeClock) *File {
 	t.Helper()
-	l, err := openContainerLog(dir, "c", 0, clk)
+	l, err := Open(dir, "c", 0, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errOut := l.stream("stdout"), l.stream("stderr")
+	out, errOut := l.Stream("stdout"), l.Stream("stderr")
 	for i := range 3 {
 		if _, err := fmt.Fprintf(out, "line %d\n", i); err != nil {
 			t.Fatal(err)
@@ -38,7 +51,7 @@ func TestContainerLogIsCRIFormat(t *testing.T) {
 	if err := writeTestLog(t, dir, clk).Close(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(logPath(dir, "c", 0))
+	data, err := os.ReadFile(Path(dir, "c", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,20 +68,20 @@ func TestReadLogOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]struct {
-		opts logOptions
+		opts Options
 		want string
 	}{
-		"all":        {logOptions{Tail: -1}, "line 0\nline 1\nline 2\npartial\n"},
-		"tail 2":     {logOptions{Tail: 2}, "line 2\npartial\n"},
-		"tail 0":     {logOptions{Tail: 0}, ""},
-		"since":      {logOptions{Tail: -1, Since: t0.Add(2 * time.Second)}, "line 2\npartial\n"},
-		"limitBytes": {logOptions{Tail: -1, LimitBytes: 9}, "line 0\nli"},
-		"timestamps": {logOptions{Tail: 1, Timestamps: true}, "2026-11-23T10:00:03Z partial\n"},
+		"all":        {Options{Tail: -1}, "line 0\nline 1\nline 2\npartial\n"},
+		"tail 2":     {Options{Tail: 2}, "line 2\npartial\n"},
+		"tail 0":     {Options{Tail: 0}, ""},
+		"since":      {Options{Tail: -1, Since: t0.Add(2 * time.Second)}, "line 2\npartial\n"},
+		"limitBytes": {Options{Tail: -1, LimitBytes: 9}, "line 0\nli"},
+		"timestamps": {Options{Tail: 1, Timestamps: true}, "2026-11-23T10:00:03Z partial\n"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			if err := readLog(t.Context(), logPath(dir, "c", 0), tc.opts, closedChan, clk, &b); err != nil {
+			if err := Read(t.Context(), Path(dir, "c", 0), tc.opts, ended(), clk, &b); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, b.String()); diff != "" {
@@ -80,11 +93,11 @@ func TestReadLogOptions(t *testing.T) {
 
 func TestReadLogFollowsUntilTheAttemptEnds(t *testing.T) {
 	dir, clk := t.TempDir(), clocktesting.NewFakeClock(t0)
-	l, err := openContainerLog(dir, "c", 0, clk)
+	l, err := Open(dir, "c", 0, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := l.stream("stdout")
+	out := l.Stream("stdout")
 	if _, err := out.Write([]byte("first\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +105,7 @@ func TestReadLogFollowsUntilTheAttemptEnds(t *testing.T) {
 	pr := newLineReader()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- readLog(context.Background(), logPath(dir, "c", 0), logOptions{Tail: -1, Follow: true}, ended, clk, pr)
+		errc <- Read(context.Background(), Path(dir, "c", 0), Options{Tail: -1, Follow: true}, ended, clk, pr)
 	}()
 	if got := pr.next(t); got != "first\n" {
 		t.Fatalf("first read %q", got)

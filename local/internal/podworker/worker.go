@@ -1,66 +1,42 @@
-package node
+package podworker
 
 import (
 	"context"
-	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 )
 
-// workerDeps are what every pod worker shares.
-type workerDeps struct {
-	runtime  runtime
-	inputs   inputs
-	clock    clock.WithTicker
-	recorder record.EventRecorder
-	log      logr.Logger
-	node     nodeInfo
-	// notify receives the pod (spec and status) whenever its status changes.
-	notify func(*corev1.Pod)
-	// finalize is called once a deleted pod has stopped and its sandbox is
-	// gone, to remove the pod object (a kubelet's final delete).
-	finalize func(ctx context.Context, pod *corev1.Pod)
-}
-
-// nodeInfo is what pods learn about the node they run on.
-type nodeInfo struct {
-	Name              string
-	HostIP            netip.Addr
-	Allocatable       corev1.ResourceList
-	ClusterDNS        []string
-	ClusterDomain     string
-	KubernetesService netip.AddrPort
-}
-
-// podWorker runs one pod: it owns the pod's state, and only its goroutine
-// changes it. Others talk to it through post, update and requestDelete, and
-// read the last published snapshot.
-type podWorker struct {
-	deps *workerDeps
+// Worker runs one pod: it owns the pod's state, and only its goroutine
+// changes it. Others talk to it through Update, RequestDelete and the
+// kubelet API's queries (which post to the goroutine), and read the last
+// published snapshot.
+type Worker struct {
+	deps *Deps
 	log  logr.Logger
 
 	mu       sync.Mutex
 	pod      *corev1.Pod // latest spec from the API
 	snapshot *corev1.Pod // last published pod with status
-	grace    *int64      // set by requestDelete
-	sb       podSandbox  // set once the sandbox exists
+	grace    *int64      // set by RequestDelete
+	sb       Sandbox     // set once the sandbox exists
 
 	events  chan func()
-	deleted chan struct{} // closed by requestDelete
+	deleted chan struct{} // closed by RequestDelete
 	delOnce sync.Once
 	done    chan struct{}
 	wg      sync.WaitGroup // goroutines the worker started
 
 	// Owned by the worker goroutine.
 	initCtrs, mainCtrs []*ctr
-	vols               podVolumes
+	vols               Volumes
 	state              podState
+	crashLoop          crashLoop
+	retries            retries
 }
 
 // podState is the pod-level part of what the worker observed.
@@ -69,30 +45,30 @@ type podState struct {
 	sandboxReady  bool
 	initialized   bool
 	terminalPhase corev1.PodPhase // set once the pod succeeded or failed
-	retry         retryBackoff
-	notBefore     time.Time // next setup attempt
-	nextRefresh   time.Time // next rewrite of configMap, secret and projected volumes
+	notBefore     time.Time       // next setup attempt
+	nextRefresh   time.Time       // next rewrite of configMap, secret and projected volumes
 	setupErr      *waitingError
 	conditions    map[corev1.PodConditionType]corev1.PodCondition
 }
 
-// newPodWorker makes the worker of pod; start runs it.
-func newPodWorker(deps *workerDeps, pod *corev1.Pod) *podWorker {
-	w := &podWorker{
+// New makes the worker of pod; Start runs it.
+func New(deps *Deps, pod *corev1.Pod) *Worker {
+	w := &Worker{
 		deps:    deps,
-		log:     deps.log.WithValues("pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID),
+		log:     deps.Log.WithValues("pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID),
 		pod:     pod.DeepCopy(),
 		events:  make(chan func()),
 		deleted: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 	w.initCtrs, w.mainCtrs = newCtrs(pod)
+	w.crashLoop, w.retries = newCrashLoop(deps.Clock), newRetries(deps.Clock)
 	w.state.conditions = map[corev1.PodConditionType]corev1.PodCondition{}
 	return w
 }
 
-// start runs the worker until the pod is deleted or ctx ends.
-func (w *podWorker) start(ctx context.Context) {
+// Start runs the worker until the pod is deleted or ctx ends.
+func (w *Worker) Start(ctx context.Context) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
@@ -101,9 +77,9 @@ func (w *podWorker) start(ctx context.Context) {
 }
 
 // run is the worker's goroutine.
-func (w *podWorker) run(ctx context.Context) {
+func (w *Worker) run(ctx context.Context) {
 	defer close(w.done)
-	w.state.startTime = w.deps.clock.Now()
+	w.state.startTime = w.deps.Clock.Now()
 	ok := w.resolveImages()
 	for {
 		if ok {
@@ -130,7 +106,7 @@ func (w *podWorker) run(ctx context.Context) {
 
 // post runs f on the worker's goroutine; it returns false when the worker
 // has ended.
-func (w *podWorker) post(f func()) bool {
+func (w *Worker) post(f func()) bool {
 	select {
 	case w.events <- f:
 		return true
@@ -140,7 +116,7 @@ func (w *podWorker) post(f func()) bool {
 }
 
 // goTracked runs f in a goroutine that the worker waits for on exit.
-func (w *podWorker) goTracked(f func()) {
+func (w *Worker) goTracked(f func()) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
@@ -148,9 +124,9 @@ func (w *podWorker) goTracked(f func()) {
 	}()
 }
 
-// update records a new version of the pod from the API (labels,
+// Update records a new version of the pod from the API (labels,
 // annotations; the containers of a running pod do not change).
-func (w *podWorker) update(pod *corev1.Pod) {
+func (w *Worker) Update(pod *corev1.Pod) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pod = pod.DeepCopy()
@@ -161,9 +137,9 @@ func (w *podWorker) update(pod *corev1.Pod) {
 	}
 }
 
-// requestDelete asks the worker to stop the pod as a deletion does, with the
+// RequestDelete asks the worker to stop the pod as a deletion does, with the
 // grace period of the deletion (nil: the pod's terminationGracePeriodSeconds).
-func (w *podWorker) requestDelete(grace *int64) {
+func (w *Worker) RequestDelete(grace *int64) {
 	w.mu.Lock()
 	if w.grace == nil || (grace != nil && *grace < *w.grace) {
 		w.grace = grace
@@ -172,18 +148,18 @@ func (w *podWorker) requestDelete(grace *int64) {
 	w.delOnce.Do(func() { close(w.deleted) })
 }
 
-// wait blocks until the worker and every goroutine it started have ended.
-func (w *podWorker) wait() { w.wg.Wait() }
+// Wait blocks until the worker and every goroutine it started have ended.
+func (w *Worker) Wait() { w.wg.Wait() }
 
-// currentPod returns the latest pod spec.
-func (w *podWorker) currentPod() *corev1.Pod {
+// Pod returns the latest pod spec from the API; callers must not modify it.
+func (w *Worker) Pod() *corev1.Pod {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.pod
 }
 
-// published returns a copy of the last published pod.
-func (w *podWorker) published() *corev1.Pod {
+// Published returns a copy of the last published pod.
+func (w *Worker) Published() *corev1.Pod {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.snapshot == nil {
@@ -193,15 +169,15 @@ func (w *podWorker) published() *corev1.Pod {
 }
 
 // sandbox returns the pod's sandbox once it exists.
-func (w *podWorker) sandbox() podSandbox {
+func (w *Worker) sandbox() Sandbox {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.sb
 }
 
 // publish computes the status and notifies when it changed.
-func (w *podWorker) publish() {
-	pod := w.currentPod()
+func (w *Worker) publish() {
+	pod := w.Pod()
 	status := w.status(pod)
 	w.mu.Lock()
 	if w.snapshot != nil && equality.Semantic.DeepEqual(w.snapshot.Status, status) {
@@ -212,13 +188,13 @@ func (w *podWorker) publish() {
 	next.Status = status
 	w.snapshot = next
 	w.mu.Unlock()
-	w.deps.notify(next.DeepCopy())
+	w.deps.Notify(next.DeepCopy())
 }
 
 // nextTimer returns a timer for the earliest pending start, or nil.
-func (w *podWorker) nextTimer() clock.Timer {
+func (w *Worker) nextTimer() clock.Timer {
 	var next time.Time
-	now := w.deps.clock.Now()
+	now := w.deps.Clock.Now()
 	consider := func(t time.Time) {
 		if t.After(now) && (next.IsZero() || t.Before(next)) {
 			next = t
@@ -234,11 +210,11 @@ func (w *podWorker) nextTimer() clock.Timer {
 	if next.IsZero() || w.state.terminalPhase != "" {
 		return nil
 	}
-	return w.deps.clock.NewTimer(next.Sub(now))
+	return w.deps.Clock.NewTimer(next.Sub(now))
 }
 
 // allCtrs lists init containers then containers.
-func (w *podWorker) allCtrs() []*ctr {
+func (w *Worker) allCtrs() []*ctr {
 	return append(append([]*ctr(nil), w.initCtrs...), w.mainCtrs...)
 }
 

@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"bufio"
@@ -7,15 +7,17 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 // sandboxSpecFor describes the sandbox of pod on this node.
-func sandboxSpecFor(pod *corev1.Pod, node nodeInfo) sandboxSpec {
+func sandboxSpecFor(pod *corev1.Pod, node NodeInfo) sandbox.SandboxSpec {
 	hostname := pod.Spec.Hostname
 	if hostname == "" {
 		hostname = pod.Name
 	}
-	return sandboxSpec{
+	return sandbox.SandboxSpec{
 		UID:           string(pod.UID),
 		Namespace:     pod.Namespace,
 		Name:          pod.Name,
@@ -24,9 +26,18 @@ func sandboxSpecFor(pod *corev1.Pod, node nodeInfo) sandboxSpec {
 		ClusterDomain: node.ClusterDomain,
 		ShmSizeBytes:  shmSize(pod),
 		DNS:           podDNS(pod, node),
-		HostAliases:   pod.Spec.HostAliases,
+		HostAliases:   hostEntries(pod.Spec.HostAliases),
 		HostNetwork:   pod.Spec.HostNetwork,
 	}
+}
+
+// hostEntries are the pod's hostAliases as /etc/hosts entries.
+func hostEntries(aliases []corev1.HostAlias) []sandbox.HostEntry {
+	var out []sandbox.HostEntry
+	for _, a := range aliases {
+		out = append(out, sandbox.HostEntry{IP: a.IP, Hostnames: a.Hostnames})
+	}
+	return out
 }
 
 // shmSize is the sizeLimit of a Memory emptyDir mounted at /dev/shm, 0 if
@@ -49,7 +60,7 @@ func shmSize(pod *corev1.Pod) int64 {
 }
 
 // podDNS is the pod's resolv.conf per its dnsPolicy and dnsConfig.
-func podDNS(pod *corev1.Pod, node nodeInfo) dnsConfig {
+func podDNS(pod *corev1.Pod, node NodeInfo) sandbox.DNSConfig {
 	policy := pod.Spec.DNSPolicy
 	if policy == "" {
 		policy = corev1.DNSClusterFirst
@@ -57,11 +68,11 @@ func podDNS(pod *corev1.Pod, node nodeInfo) dnsConfig {
 	if policy == corev1.DNSClusterFirst && pod.Spec.HostNetwork {
 		policy = corev1.DNSDefault
 	}
-	var cfg dnsConfig
+	var cfg sandbox.DNSConfig
 	switch policy {
 	case corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet:
 		d := node.ClusterDomain
-		cfg = dnsConfig{
+		cfg = sandbox.DNSConfig{
 			Nameservers: append([]string(nil), node.ClusterDNS...),
 			Searches:    []string{pod.Namespace + ".svc." + d, "svc." + d, d},
 			Options:     []string{"ndots:5"},
@@ -99,17 +110,17 @@ func mergeDNSOptions(base []string, extra []corev1.PodDNSConfigOption) []string 
 }
 
 // hostResolvConf reads the host's /etc/resolv.conf (dnsPolicy Default).
-func hostResolvConf() dnsConfig {
+func hostResolvConf() sandbox.DNSConfig {
 	data, err := os.ReadFile("/etc/resolv.conf")
 	if err != nil {
-		return dnsConfig{}
+		return sandbox.DNSConfig{}
 	}
 	return parseResolvConf(data)
 }
 
 // parseResolvConf reads nameserver, search and options lines.
-func parseResolvConf(data []byte) dnsConfig {
-	var cfg dnsConfig
+func parseResolvConf(data []byte) sandbox.DNSConfig {
+	var cfg sandbox.DNSConfig
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())

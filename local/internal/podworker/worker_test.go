@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"testing"
@@ -188,7 +188,7 @@ func TestSidecarStartsBeforeNextInitAndStopsAfterMain(t *testing.T) {
 	})
 
 	main.ignoreTerm = true
-	h.w.requestDelete(ptr.To[int64](5))
+	h.w.RequestDelete(ptr.To[int64](5))
 	h.waitTimers(1)
 	if len(sidecar.signals) != 0 {
 		t.Fatalf("sidecar signalled before the main container stopped: %v", sidecar.signals)
@@ -267,7 +267,7 @@ func TestHooksAndStartupProbe(t *testing.T) {
 	if !got.Status.ContainerStatuses[0].Ready {
 		t.Error("started container without readiness probe is not ready")
 	}
-	h.w.requestDelete(nil)
+	h.w.RequestDelete(nil)
 	final := <-h.finalized
 	p.mu.Lock()
 	calls := p.calls

@@ -1,4 +1,4 @@
-package node
+package kubeletapi
 
 import (
 	"crypto/tls"
@@ -15,7 +15,7 @@ func TestServingTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withCA, err := servingTLS(ip, caPEM)
+	withCA, err := ServingTLS(ip, caPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,14 +29,14 @@ func TestServingTLS(t *testing.T) {
 	if err := leaf.VerifyHostname(ip.String()); err != nil {
 		t.Errorf("serving certificate does not cover the node IP: %v", err)
 	}
-	without, err := servingTLS(ip, nil)
+	without, err := ServingTLS(ip, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if without.ClientAuth != tls.NoClientCert {
 		t.Errorf("without ClientCA: ClientAuth %v", without.ClientAuth)
 	}
-	if _, err := servingTLS(ip, []byte("not pem")); err == nil {
+	if _, err := ServingTLS(ip, []byte("not pem")); err == nil {
 		t.Error("a ClientCA without certificates was accepted")
 	}
 }

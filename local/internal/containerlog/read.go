@@ -1,116 +1,16 @@
-package node
+package containerlog
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
 )
-
-// containerLog is the CRI-format log file of one container attempt:
-// "<RFC3339Nano> stdout|stderr F|P <line>". Lines longer than maxLogLine
-// are split into partial (P) records.
-type containerLog struct {
-	mu    sync.Mutex
-	f     *os.File
-	clock clock.Clock
-	bufs  map[string]*bytes.Buffer
-}
-
-const maxLogLine = 16 << 10
-
-// logPath is where attempt of container logs below the pod's directory.
-func logPath(podDir, container string, attempt int) string {
-	return filepath.Join(podDir, "logs", container, strconv.Itoa(attempt)+".log")
-}
-
-// openContainerLog creates the log file of an attempt.
-func openContainerLog(podDir, container string, attempt int, clk clock.Clock) (*containerLog, error) {
-	path := logPath(podDir, container, attempt)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("creating the log directory: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("creating the log file: %w", err)
-	}
-	return &containerLog{f: f, clock: clk, bufs: map[string]*bytes.Buffer{}}, nil
-}
-
-// stream returns the writer of stdout or stderr.
-func (l *containerLog) stream(name string) io.Writer {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.bufs[name] = &bytes.Buffer{}
-	return logStream{l: l, name: name}
-}
-
-type logStream struct {
-	l    *containerLog
-	name string
-}
-
-// Write implements io.Writer: complete lines become records.
-func (s logStream) Write(p []byte) (int, error) {
-	s.l.mu.Lock()
-	defer s.l.mu.Unlock()
-	buf := s.l.bufs[s.name]
-	buf.Write(p)
-	for {
-		line, err := buf.ReadBytes('\n')
-		if err != nil {
-			rest := line
-			for len(rest) > maxLogLine {
-				if werr := s.l.record(s.name, "P", rest[:maxLogLine]); werr != nil {
-					return 0, werr
-				}
-				rest = rest[maxLogLine:]
-			}
-			buf.Reset()
-			buf.Write(rest)
-			return len(p), nil
-		}
-		if werr := s.l.record(s.name, "F", line[:len(line)-1]); werr != nil {
-			return 0, werr
-		}
-	}
-}
-
-// record writes one CRI record; callers hold mu.
-func (l *containerLog) record(stream, tag string, line []byte) error {
-	if l.f == nil {
-		return os.ErrClosed
-	}
-	ts := l.clock.Now().UTC().Format(time.RFC3339Nano)
-	_, err := fmt.Fprintf(l.f, "%s %s %s %s\n", ts, stream, tag, line)
-	return err
-}
-
-// Close writes what remains of unterminated lines and closes the file.
-func (l *containerLog) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
-	}
-	for _, name := range []string{"stdout", "stderr"} {
-		if buf := l.bufs[name]; buf != nil && buf.Len() > 0 {
-			_ = l.record(name, "F", buf.Bytes())
-		}
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
-}
 
 // logRecord is one parsed CRI line.
 type logRecord struct {
@@ -137,18 +37,23 @@ func parseRecord(line []byte) (logRecord, error) {
 	return r, nil
 }
 
-// logOptions select what kubectl logs returns.
-type logOptions struct {
-	Tail       int // <0: all
+// Options select what kubectl logs returns.
+type Options struct {
+	// Tail is the number of last lines to return; <0: all.
+	Tail int
+	// LimitBytes caps the bytes returned; 0: no cap.
 	LimitBytes int
+	// Timestamps prefixes each line with its time.
 	Timestamps bool
-	Follow     bool
-	Since      time.Time
+	// Follow keeps streaming until the attempt ends.
+	Follow bool
+	// Since drops records older than it.
+	Since time.Time
 }
 
-// readLog writes the records of path selected by opts to w; with Follow it
+// Read writes the records of path selected by opts to w; with Follow it
 // keeps reading until done is closed and the file is drained, or ctx ends.
-func readLog(ctx context.Context, path string, opts logOptions, done <-chan struct{}, clk clock.WithTicker, w io.Writer) error {
+func Read(ctx context.Context, path string, opts Options, done <-chan struct{}, clk clock.WithTicker, w io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -165,7 +70,7 @@ func readLog(ctx context.Context, path string, opts logOptions, done <-chan stru
 
 // writeInitial writes what the file holds now, honouring since and tail;
 // it returns an incomplete last line (being written) for follow.
-func writeInitial(r *bufio.Reader, opts logOptions, out io.Writer) ([]byte, error) {
+func writeInitial(r *bufio.Reader, opts Options, out io.Writer) ([]byte, error) {
 	var recs []logRecord
 	var rest []byte
 	for {
@@ -221,7 +126,7 @@ func writeRecord(w io.Writer, rec logRecord, timestamps bool) error {
 }
 
 // follow streams records appended after the initial read.
-func follow(ctx context.Context, r *bufio.Reader, pending []byte, opts logOptions, done <-chan struct{}, clk clock.WithTicker, out io.Writer) error {
+func follow(ctx context.Context, r *bufio.Reader, pending []byte, opts Options, done <-chan struct{}, clk clock.WithTicker, out io.Writer) error {
 	ticker := clk.NewTicker(100 * time.Millisecond)
 	defer ticker.Stop()
 	for {
@@ -263,6 +168,7 @@ type limitWriter struct {
 	limited bool
 }
 
+// Write implements io.Writer; it returns errLimit once the limit is met.
 func (l *limitWriter) Write(p []byte) (int, error) {
 	if l.left <= 0 && l.limited {
 		return 0, errLimit
@@ -281,6 +187,7 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ignoreLimit treats reaching the byte limit as a normal end.
 func ignoreLimit(err error) error {
 	if errors.Is(err, errLimit) {
 		return nil

@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"bytes"
@@ -18,19 +18,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/clock"
+
+	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 // handlerTarget is what probes and hooks act on: one attempt of a container.
 type handlerTarget struct {
-	proc  process
+	proc  Process
 	ip    netip.Addr
 	ports []corev1.ContainerPort
 	env   []string
+	// workingDir is where exec handlers start.
+	workingDir string
 }
 
 // hookTarget returns the target of c's hooks and probes.
-func (w *podWorker) hookTarget(c *ctr, p process) handlerTarget {
-	t := handlerTarget{proc: p, ports: c.spec.Ports, env: c.env}
+func (w *Worker) hookTarget(c *ctr, p Process) handlerTarget {
+	t := handlerTarget{proc: p, ports: c.spec.Ports, env: c.env, workingDir: c.workingDir}
 	if sb := w.sandbox(); sb != nil {
 		t.ip = sb.IP()
 	}
@@ -38,10 +42,10 @@ func (w *podWorker) hookTarget(c *ctr, p process) handlerTarget {
 }
 
 // runHandler runs a lifecycle hook (exec, httpGet, tcpSocket, sleep).
-func (w *podWorker) runHandler(ctx context.Context, t handlerTarget, h *corev1.LifecycleHandler, timeout time.Duration) error {
+func (w *Worker) runHandler(ctx context.Context, t handlerTarget, h *corev1.LifecycleHandler, timeout time.Duration) error {
 	switch {
 	case h.Sleep != nil:
-		return sleepCtx(ctx, w.deps.clock, time.Duration(h.Sleep.Seconds)*time.Second)
+		return sleepCtx(ctx, w.deps.Clock, time.Duration(h.Sleep.Seconds)*time.Second)
 	case h.Exec != nil, h.HTTPGet != nil, h.TCPSocket != nil:
 		return runProbeHandler(ctx, t, &corev1.ProbeHandler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket}, timeout)
 	default:
@@ -72,7 +76,7 @@ func runProbeHandler(ctx context.Context, t handlerTarget, h *corev1.ProbeHandle
 // execCheck runs command in the container; exit code 0 is a success.
 func execCheck(ctx context.Context, t handlerTarget, command []string) error {
 	var out bytes.Buffer
-	code, err := t.proc.Exec(ctx, execSpec{Args: command, Env: t.env, Stdout: &out, Stderr: &out})
+	code, err := t.proc.Exec(ctx, sandbox.ExecSpec{Args: command, Env: t.env, WorkingDir: t.workingDir, Stdout: &out, Stderr: &out})
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("command %q timed out", command)
 	}

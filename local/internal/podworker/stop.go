@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"context"
@@ -13,13 +13,13 @@ const defaultGrace = 30 * time.Second
 
 // kill stops c in the background with the pod's grace period; its exit
 // then restarts it per policy.
-func (w *podWorker) kill(c *ctr, message string) {
+func (w *Worker) kill(c *ctr, message string) {
 	w.killWithGrace(c, message, nil)
 }
 
 // killWithGrace stops c in the background (preStop, SIGTERM, grace,
 // SIGKILL); grace nil means the pod's terminationGracePeriodSeconds.
-func (w *podWorker) killWithGrace(c *ctr, message string, grace *int64) {
+func (w *Worker) killWithGrace(c *ctr, message string, grace *int64) {
 	if c.proc == nil || c.stopping {
 		return
 	}
@@ -27,28 +27,28 @@ func (w *podWorker) killWithGrace(c *ctr, message string, grace *int64) {
 	if c.stopProbes != nil {
 		c.stopProbes()
 	}
-	pod := w.currentPod()
-	w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Killing", "%s", message)
+	pod := w.Pod()
+	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Killing", "%s", message)
 	g := podGrace(pod)
 	if grace != nil {
 		g = time.Duration(*grace) * time.Second
 	}
-	deadline := w.deps.clock.Now().Add(g)
+	deadline := w.deps.Clock.Now().Add(g)
 	target, spec := w.hookTarget(c, c.proc), c.spec.DeepCopy()
 	w.goTracked(func() { w.stopProcess(spec, target, deadline) })
 }
 
 // stopProcess runs the preStop hook, sends SIGTERM and sends SIGKILL at
 // deadline if the process still runs. It returns once the process exited.
-func (w *podWorker) stopProcess(spec *corev1.Container, t handlerTarget, deadline time.Time) {
-	clk := w.deps.clock
+func (w *Worker) stopProcess(spec *corev1.Container, t handlerTarget, deadline time.Time) {
+	clk := w.deps.Clock
 	if spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		hookDone := make(chan struct{})
 		go func() {
 			defer close(hookDone)
 			if err := w.runHandler(ctx, t, spec.Lifecycle.PreStop, 0); err != nil {
-				w.deps.recorder.Eventf(w.currentPod(), corev1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed: %v", err)
+				w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed: %v", err)
 			}
 		}()
 		timer := clk.NewTimer(max(deadline.Sub(clk.Now()), 0))
@@ -75,7 +75,7 @@ func (w *podWorker) stopProcess(spec *corev1.Container, t handlerTarget, deadlin
 
 // complete ends a pod that succeeded or failed: no more restarts; sidecars
 // stop in reverse order.
-func (w *podWorker) complete(_ context.Context, phase corev1.PodPhase) {
+func (w *Worker) complete(_ context.Context, phase corev1.PodPhase) {
 	w.state.terminalPhase = phase
 	var sidecars []*ctr
 	for i := len(w.initCtrs) - 1; i >= 0; i-- {
@@ -90,7 +90,7 @@ func (w *podWorker) complete(_ context.Context, phase corev1.PodPhase) {
 	if len(sidecars) == 0 {
 		return
 	}
-	deadline := w.deps.clock.Now().Add(podGrace(w.currentPod()))
+	deadline := w.deps.Clock.Now().Add(podGrace(w.Pod()))
 	type job struct {
 		spec   *corev1.Container
 		target handlerTarget
@@ -109,9 +109,9 @@ func (w *podWorker) complete(_ context.Context, phase corev1.PodPhase) {
 // terminate stops the pod as a deletion does: the containers (preStop,
 // SIGTERM, grace, SIGKILL) in parallel, then the sidecars in reverse order,
 // then the sandbox. When the pod was deleted it is then removed from the API.
-func (w *podWorker) terminate(ctx context.Context, deleted bool) {
-	pod := w.currentPod()
-	deadline := w.deps.clock.Now().Add(w.deletionGrace(pod))
+func (w *Worker) terminate(ctx context.Context, deleted bool) {
+	pod := w.Pod()
+	deadline := w.deps.Clock.Now().Add(w.deletionGrace(pod))
 	for _, c := range w.allCtrs() {
 		if c.stopProbes != nil {
 			c.stopProbes()
@@ -127,20 +127,20 @@ func (w *podWorker) terminate(ctx context.Context, deleted bool) {
 	w.publish()
 	w.release(ctx)
 	if deleted {
-		w.deps.finalize(ctx, w.published())
+		w.deps.Finalize(ctx, w.Published())
 	}
 }
 
 // stopAll stops the running containers of cs in parallel and records their
 // exits.
-func (w *podWorker) stopAll(pod *corev1.Pod, cs []*ctr, deadline time.Time) {
+func (w *Worker) stopAll(pod *corev1.Pod, cs []*ctr, deadline time.Time) {
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		if c.proc == nil {
 			continue
 		}
 		if !c.stopping {
-			w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.spec.Name)
+			w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.spec.Name)
 		}
 		spec, target := c.spec.DeepCopy(), w.hookTarget(c, c.proc)
 		wg.Go(func() { w.stopProcess(spec, target, deadline) })
@@ -154,7 +154,7 @@ func (w *podWorker) stopAll(pod *corev1.Pod, cs []*ctr, deadline time.Time) {
 }
 
 // release destroys the sandbox and the volumes.
-func (w *podWorker) release(ctx context.Context) {
+func (w *Worker) release(ctx context.Context) {
 	if w.vols != nil {
 		if err := w.vols.Release(); err != nil {
 			w.log.Error(err, "Releasing volumes")
@@ -168,7 +168,7 @@ func (w *podWorker) release(ctx context.Context) {
 }
 
 // deletionGrace is the grace period of a deletion.
-func (w *podWorker) deletionGrace(pod *corev1.Pod) time.Duration {
+func (w *Worker) deletionGrace(pod *corev1.Pod) time.Duration {
 	w.mu.Lock()
 	grace := w.grace
 	w.mu.Unlock()

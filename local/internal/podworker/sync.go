@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"context"
@@ -7,18 +7,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 )
 
 // resolveImages resolves every container's image before anything starts;
 // it returns false when one has no local equivalent (the pod never runs).
-func (w *podWorker) resolveImages() bool {
+func (w *Worker) resolveImages() bool {
 	ok := true
-	pod := w.currentPod()
+	pod := w.Pod()
 	for _, c := range w.allCtrs() {
-		img, err := w.deps.inputs.Image(c.spec.Image)
+		img, err := w.deps.Inputs.Image(c.spec.Image)
 		if err != nil {
-			c.imageErr = asWaiting(err, reasonErrImagePull)
-			w.deps.recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.spec.Image, c.imageErr.Message)
+			c.imageErr = &waitingError{Reason: reasonErrImagePull, Message: err.Error()}
+			w.deps.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.spec.Image, c.imageErr.Message)
 			ok = false
 			continue
 		}
@@ -29,7 +31,7 @@ func (w *podWorker) resolveImages() bool {
 
 // sync starts whatever should run now: the sandbox and volumes, then the
 // init containers in order, then the containers.
-func (w *podWorker) sync(ctx context.Context) {
+func (w *Worker) sync(ctx context.Context) {
 	if w.state.terminalPhase != "" {
 		return
 	}
@@ -43,27 +45,27 @@ func (w *podWorker) sync(ctx context.Context) {
 	for _, c := range w.mainCtrs {
 		w.ensure(ctx, c)
 	}
-	if phase := podPhase(w.currentPod(), w.containerStatuses(w.initCtrs), w.containerStatuses(w.mainCtrs), w.state.initialized); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+	if phase := podPhase(w.Pod(), w.containerStatuses(w.initCtrs), w.containerStatuses(w.mainCtrs), w.state.initialized); phase == corev1.PodSucceeded || phase == corev1.PodFailed {
 		w.complete(ctx, phase)
 	}
 }
 
 // setup creates the sandbox and writes the volumes, retrying with back-off
 // while a source is missing. It returns true once both exist.
-func (w *podWorker) setup(ctx context.Context) bool {
-	now := w.deps.clock.Now()
+func (w *Worker) setup(ctx context.Context) bool {
+	now := w.deps.Clock.Now()
 	if now.Before(w.state.notBefore) {
 		return false
 	}
-	pod := w.currentPod()
+	pod := w.Pod()
 	err := w.createSandbox(ctx, pod)
 	if err == nil {
 		err = w.writeVolumes(ctx, pod)
 	}
 	if err != nil {
 		w.state.setupErr = asWaiting(err, reasonContainerCreating)
-		w.state.notBefore = now.Add(w.state.retry.next())
-		w.deps.recorder.Event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+		w.state.notBefore = now.Add(w.retries.next(setupKey, now))
+		w.deps.Recorder.Event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
 		w.log.Info("Pod setup failed, will retry", "err", err, "at", w.state.notBefore)
 		return false
 	}
@@ -73,11 +75,11 @@ func (w *podWorker) setup(ctx context.Context) bool {
 }
 
 // createSandbox creates the pod's sandbox once.
-func (w *podWorker) createSandbox(ctx context.Context, pod *corev1.Pod) error {
+func (w *Worker) createSandbox(ctx context.Context, pod *corev1.Pod) error {
 	if w.sandbox() != nil {
 		return nil
 	}
-	sb, err := w.deps.runtime.CreateSandbox(ctx, sandboxSpecFor(pod, w.deps.node))
+	sb, err := w.deps.Runtime.CreateSandbox(ctx, sandboxSpecFor(pod, w.deps.Node))
 	if err != nil {
 		return fmt.Errorf("creating the pod sandbox: %w", err)
 	}
@@ -88,12 +90,12 @@ func (w *podWorker) createSandbox(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // writeVolumes writes the pod's volumes once.
-func (w *podWorker) writeVolumes(ctx context.Context, pod *corev1.Pod) error {
+func (w *Worker) writeVolumes(ctx context.Context, pod *corev1.Pod) error {
 	if w.vols != nil {
 		return nil
 	}
 	sb := w.sandbox()
-	vols, err := w.deps.inputs.Volumes(ctx, pod, filepath.Join(sb.Dir(), "volumes"), w.facts())
+	vols, err := w.deps.Inputs.Volumes(ctx, pod, filepath.Join(sb.Dir(), "volumes"), w.facts())
 	if err != nil {
 		return err
 	}
@@ -102,12 +104,12 @@ func (w *podWorker) writeVolumes(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // facts are the pod's downward-API facts.
-func (w *podWorker) facts() podFacts {
-	f := podFacts{
-		HostIP:            w.deps.node.HostIP,
-		NodeName:          w.deps.node.Name,
-		NodeAllocatable:   w.deps.node.Allocatable,
-		KubernetesService: w.deps.node.KubernetesService,
+func (w *Worker) facts() podinputs.PodFacts {
+	f := podinputs.PodFacts{
+		HostIP:            w.deps.Node.HostIP,
+		NodeName:          w.deps.Node.Name,
+		NodeAllocatable:   w.deps.Node.Allocatable,
+		KubernetesService: w.deps.Node.KubernetesService,
 	}
 	if sb := w.sandbox(); sb != nil {
 		f.PodIP = sb.IP()
@@ -117,7 +119,7 @@ func (w *podWorker) facts() podFacts {
 
 // syncInit runs the init containers in order; it returns true once all of
 // them completed (sidecars: started) and the containers may start.
-func (w *podWorker) syncInit(ctx context.Context) bool {
+func (w *Worker) syncInit(ctx context.Context) bool {
 	for _, c := range w.initCtrs {
 		switch {
 		case c.kind == kindSidecar:
@@ -139,18 +141,18 @@ func (w *podWorker) syncInit(ctx context.Context) bool {
 }
 
 // ensure starts a container that should run and is due.
-func (w *podWorker) ensure(ctx context.Context, c *ctr) {
+func (w *Worker) ensure(ctx context.Context, c *ctr) {
 	if c.running() || c.finished() || c.imageErr != nil {
 		return
 	}
-	if w.deps.clock.Now().Before(c.notBefore) {
+	if w.deps.Clock.Now().Before(c.notBefore) {
 		return
 	}
 	w.startContainer(ctx, c)
 }
 
 // exited records that an attempt of c ended and decides on its restart.
-func (w *podWorker) exited(c *ctr, p process) {
+func (w *Worker) exited(c *ctr, p Process) {
 	if c.proc != p {
 		return
 	}
@@ -159,19 +161,19 @@ func (w *podWorker) exited(c *ctr, p process) {
 	}
 	c.proc, c.started, c.ready, c.stopping = nil, false, false, false
 	term := terminatedState(p)
-	policy := w.currentPod().Spec.RestartPolicy
+	policy := w.Pod().Spec.RestartPolicy
 	if w.state.terminalPhase != "" || !c.shouldRestart(policy, term.ExitCode) {
 		c.term = term
 		return
 	}
 	c.last, c.term = term, nil
-	c.notBefore = c.backoff.readyAt(p.FinishedAt())
-	if c.notBefore.After(w.deps.clock.Now()) {
+	c.notBefore = w.crashLoop.readyAt(c.spec.Name, p.FinishedAt())
+	if c.notBefore.After(w.deps.Clock.Now()) {
 		c.waiting = &waitingError{
 			Reason:  reasonCrashLoopBackOff,
-			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff.delay, c.spec.Name, podRef(w.currentPod())),
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", w.crashLoop.delay(c.spec.Name), c.spec.Name, podRef(w.Pod())),
 		}
-		w.deps.recorder.Eventf(w.currentPod(), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.spec.Name, podRef(w.currentPod()))
+		w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.spec.Name, podRef(w.Pod()))
 	}
 }
 
@@ -186,13 +188,13 @@ func podRef(pod *corev1.Pod) string {
 const volumeRefreshPeriod = time.Minute
 
 // refreshVolumes rewrites the pod's refreshable volumes when due.
-func (w *podWorker) refreshVolumes(ctx context.Context) {
-	now := w.deps.clock.Now()
-	if w.vols == nil || !hasRefreshableVolumes(w.currentPod()) || now.Before(w.state.nextRefresh) {
+func (w *Worker) refreshVolumes(ctx context.Context) {
+	now := w.deps.Clock.Now()
+	if w.vols == nil || !hasRefreshableVolumes(w.Pod()) || now.Before(w.state.nextRefresh) {
 		return
 	}
 	if !w.state.nextRefresh.IsZero() {
-		if err := w.vols.Refresh(ctx, w.currentPod(), w.facts()); err != nil {
+		if err := w.vols.Refresh(ctx, w.Pod(), w.facts()); err != nil {
 			w.log.Info("Refreshing volumes failed, will retry", "err", err)
 		}
 	}

@@ -1,29 +1,32 @@
-package node
+package podworker
 
 import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ray-operator/ray-operator/local/internal/containerlog"
+	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 // startContainer starts the next attempt of c.
-func (w *podWorker) startContainer(ctx context.Context, c *ctr) {
-	pod := w.currentPod()
-	now := w.deps.clock.Now()
-	in, err := w.deps.inputs.Container(ctx, pod, &c.spec, c.img, w.vols, w.facts())
+func (w *Worker) startContainer(ctx context.Context, c *ctr) {
+	pod := w.Pod()
+	now := w.deps.Clock.Now()
+	in, err := w.deps.Inputs.Container(ctx, pod, &c.spec, c.img, w.vols, w.facts())
 	if err != nil {
 		w.startFailed(c, asWaiting(err, reasonConfigError))
 		return
 	}
-	w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (local: %s)", c.spec.Image, c.img.Local)
+	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (local: %s)", c.spec.Image, c.img.Local)
 	attempt := c.attempts
-	logs, err := openContainerLog(w.sandbox().Dir(), c.spec.Name, attempt, w.deps.clock)
+	logs, err := containerlog.Open(w.sandbox().Dir(), c.spec.Name, attempt, w.deps.Clock)
 	if err != nil {
 		w.startFailed(c, &waitingError{Reason: "CreateContainerError", Message: err.Error()})
 		return
 	}
 	spec := containerSpecFor(pod.Spec.SecurityContext, &c.spec, c.img, in, attempt)
-	spec.Stdout, spec.Stderr = logs.stream("stdout"), logs.stream("stderr")
+	spec.Stdout, spec.Stderr = logs.Stream("stdout"), logs.Stream("stderr")
 	p, err := w.sandbox().Start(ctx, spec)
 	if err != nil {
 		_ = logs.Close()
@@ -31,25 +34,27 @@ func (w *podWorker) startContainer(ctx context.Context, c *ctr) {
 		return
 	}
 	if c.attempts > 0 {
-		c.backoff.restarted(now)
+		w.crashLoop.restarted(c.spec.Name, c.last.FinishedAt.Time)
 	}
-	c.proc, c.env, c.attempts = p, in.Env, c.attempts+1
-	c.waiting, c.retry, c.notBefore = nil, retryBackoff{}, now
-	w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.spec.Name)
-	w.deps.recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.spec.Name)
+	c.proc, c.env, c.workingDir, c.attempts = p, in.Env, spec.WorkingDir, c.attempts+1
+	c.waiting, c.notBefore = nil, now
+	w.retries.reset(c.spec.Name)
+	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.spec.Name)
+	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.spec.Name)
 	w.watchExit(c, p, logs)
 	w.afterStart(c, p)
 }
 
 // startFailed leaves c waiting with reason and schedules a retry.
-func (w *podWorker) startFailed(c *ctr, reason *waitingError) {
+func (w *Worker) startFailed(c *ctr, reason *waitingError) {
 	c.waiting = reason
-	c.notBefore = w.deps.clock.Now().Add(c.retry.next())
-	w.deps.recorder.Eventf(w.currentPod(), corev1.EventTypeWarning, "Failed", "Error: %s", reason.Message)
+	now := w.deps.Clock.Now()
+	c.notBefore = now.Add(w.retries.next(c.spec.Name, now))
+	w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeWarning, "Failed", "Error: %s", reason.Message)
 }
 
 // watchExit reports the end of p to the worker.
-func (w *podWorker) watchExit(c *ctr, p process, logs *containerLog) {
+func (w *Worker) watchExit(c *ctr, p Process, logs *containerlog.File) {
 	w.goTracked(func() {
 		select {
 		case <-p.Done():
@@ -63,7 +68,7 @@ func (w *podWorker) watchExit(c *ctr, p process, logs *containerLog) {
 
 // afterStart runs the postStart hook, then starts the probes; the
 // container counts as started once the hook and the startup probe passed.
-func (w *podWorker) afterStart(c *ctr, p process) {
+func (w *Worker) afterStart(c *ctr, p Process) {
 	probeCtx, cancel := context.WithCancel(context.Background())
 	c.stopProbes = cancel
 	c.postStartDone = c.spec.Lifecycle == nil || c.spec.Lifecycle.PostStart == nil
@@ -81,13 +86,13 @@ func (w *podWorker) afterStart(c *ctr, p process) {
 
 // postStartFinished starts probing, or kills the container when its
 // postStart hook failed.
-func (w *podWorker) postStartFinished(ctx context.Context, c *ctr, p process, err error) {
+func (w *Worker) postStartFinished(ctx context.Context, c *ctr, p Process, err error) {
 	if c.proc != p {
 		return
 	}
 	if err != nil {
-		pod := w.currentPod()
-		w.deps.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed: %v", err)
+		pod := w.Pod()
+		w.deps.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed: %v", err)
 		w.kill(c, "FailedPostStartHook")
 		return
 	}
@@ -97,8 +102,8 @@ func (w *podWorker) postStartFinished(ctx context.Context, c *ctr, p process, er
 
 // containerSpecFor maps a Kubernetes container onto a sandbox start; the
 // container's securityContext overrides the pod's runAsUser/runAsGroup.
-func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img image, in containerInputs, attempt int) containerSpec {
-	spec := containerSpec{
+func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img Image, in ContainerInputs, attempt int) sandbox.ContainerSpec {
+	spec := sandbox.ContainerSpec{
 		Name:       c.Name,
 		Attempt:    attempt,
 		Args:       in.Args,

@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 
 // status computes the pod's status as a kubelet writes it, from the
 // worker's state.
-func (w *podWorker) status(pod *corev1.Pod) corev1.PodStatus {
+func (w *Worker) status(pod *corev1.Pod) corev1.PodStatus {
 	initStatuses := w.containerStatuses(w.initCtrs)
 	mainStatuses := w.containerStatuses(w.mainCtrs)
 	st := corev1.PodStatus{
 		Phase:                 w.state.terminalPhase,
-		HostIP:                w.deps.node.HostIP.String(),
-		HostIPs:               []corev1.HostIP{{IP: w.deps.node.HostIP.String()}},
+		HostIP:                w.deps.Node.HostIP.String(),
+		HostIPs:               []corev1.HostIP{{IP: w.deps.Node.HostIP.String()}},
 		StartTime:             ptr.To(metav1.NewTime(w.state.startTime)),
 		QOSClass:              pod.Status.QOSClass,
 		InitContainerStatuses: initStatuses,
@@ -35,7 +35,7 @@ func (w *podWorker) status(pod *corev1.Pod) corev1.PodStatus {
 }
 
 // containerStatuses reports cs in spec order.
-func (w *podWorker) containerStatuses(cs []*ctr) []corev1.ContainerStatus {
+func (w *Worker) containerStatuses(cs []*ctr) []corev1.ContainerStatus {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (w *podWorker) containerStatuses(cs []*ctr) []corev1.ContainerStatus {
 }
 
 // containerStatus reports one container.
-func (w *podWorker) containerStatus(c *ctr) corev1.ContainerStatus {
+func (w *Worker) containerStatus(c *ctr) corev1.ContainerStatus {
 	s := corev1.ContainerStatus{
 		Name:         c.spec.Name,
 		Image:        c.spec.Image,
@@ -76,7 +76,7 @@ func (w *podWorker) containerStatus(c *ctr) corev1.ContainerStatus {
 }
 
 // waitingState says why c does not run.
-func (w *podWorker) waitingState(c *ctr) *corev1.ContainerStateWaiting {
+func (w *Worker) waitingState(c *ctr) *corev1.ContainerStateWaiting {
 	switch {
 	case c.imageErr != nil:
 		return &corev1.ContainerStateWaiting{Reason: c.imageErr.Reason, Message: c.imageErr.Message}
@@ -149,7 +149,7 @@ func podPhaseTerminal(mainStatuses []corev1.ContainerStatus) corev1.PodPhase {
 }
 
 // conditions computes the kubelet-owned conditions and keeps the others.
-func (w *podWorker) conditions(pod *corev1.Pod, st *corev1.PodStatus) []corev1.PodCondition {
+func (w *Worker) conditions(pod *corev1.Pod, st *corev1.PodStatus) []corev1.PodCondition {
 	owned := []corev1.PodCondition{
 		boolCondition(corev1.PodReadyToStartContainers, w.state.sandboxReady, "", ""),
 		w.initializedCondition(st),
@@ -157,7 +157,7 @@ func (w *podWorker) conditions(pod *corev1.Pod, st *corev1.PodStatus) []corev1.P
 		readyCondition(corev1.ContainersReady, st),
 	}
 	out := make([]corev1.PodCondition, 0, len(owned)+len(pod.Status.Conditions))
-	now := metav1.NewTime(w.deps.clock.Now())
+	now := metav1.NewTime(w.deps.Clock.Now())
 	for _, c := range owned {
 		prev, ok := w.state.conditions[c.Type]
 		c.LastTransitionTime = now
@@ -177,7 +177,7 @@ func (w *podWorker) conditions(pod *corev1.Pod, st *corev1.PodStatus) []corev1.P
 
 // initializedCondition is True once every init container completed (or,
 // for sidecars, started).
-func (w *podWorker) initializedCondition(st *corev1.PodStatus) corev1.PodCondition {
+func (w *Worker) initializedCondition(st *corev1.PodStatus) corev1.PodCondition {
 	if w.state.initialized {
 		reason := ""
 		if st.Phase == corev1.PodSucceeded {

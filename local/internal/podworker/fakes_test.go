@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"context"
@@ -16,6 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/ray-operator/ray-operator/local/internal/podinputs"
+	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 // fakeRuntime hands out in-memory sandboxes whose processes the test ends.
@@ -28,7 +31,7 @@ type fakeRuntime struct {
 	starts chan *fakeProc
 }
 
-func (r *fakeRuntime) CreateSandbox(_ context.Context, spec sandboxSpec) (podSandbox, error) {
+func (r *fakeRuntime) CreateSandbox(_ context.Context, spec sandbox.SandboxSpec) (Sandbox, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sb := &fakeSandbox{rt: r, dir: r.t.TempDir(), spec: spec}
@@ -39,7 +42,7 @@ func (r *fakeRuntime) CreateSandbox(_ context.Context, spec sandboxSpec) (podSan
 type fakeSandbox struct {
 	rt        *fakeRuntime
 	dir       string
-	spec      sandboxSpec
+	spec      sandbox.SandboxSpec
 	mu        sync.Mutex
 	destroyed bool
 }
@@ -50,7 +53,7 @@ func (s *fakeSandbox) DialContext(ctx context.Context, network, address string) 
 	var d net.Dialer
 	return d.DialContext(ctx, network, address)
 }
-func (s *fakeSandbox) Start(_ context.Context, spec containerSpec) (process, error) {
+func (s *fakeSandbox) Start(_ context.Context, spec sandbox.ContainerSpec) (Process, error) {
 	p := &fakeProc{spec: spec, clk: s.rt.clk, started: s.rt.clk.Now(), done: make(chan struct{})}
 	s.rt.starts <- p
 	return p, nil
@@ -64,7 +67,7 @@ func (s *fakeSandbox) Destroy(context.Context) error {
 
 // fakeProc is a container attempt; the test ends it with exit.
 type fakeProc struct {
-	spec     containerSpec
+	spec     sandbox.ContainerSpec
 	clk      *clocktesting.FakeClock
 	started  time.Time
 	mu       sync.Mutex
@@ -76,6 +79,8 @@ type fakeProc struct {
 	done  chan struct{}
 	// ignoreTerm keeps it running on SIGTERM (else it exits 143).
 	ignoreTerm bool
+	// execs are the specs of Exec calls, in order.
+	execs []sandbox.ExecSpec
 	// execCode is the exit code of exec'd commands.
 	execCode int
 }
@@ -113,10 +118,11 @@ func (p *fakeProc) Signal(sig syscall.Signal) error {
 func (p *fakeProc) Kill() error { p.exit(137); return nil }
 
 // Exec fails "false" and runs anything else with execCode.
-func (p *fakeProc) Exec(_ context.Context, spec execSpec) (int, error) {
+func (p *fakeProc) Exec(_ context.Context, spec sandbox.ExecSpec) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, "exec "+strings.Join(spec.Args, " "))
+	p.execs = append(p.execs, spec)
 	if len(spec.Args) > 0 && spec.Args[0] == "false" {
 		return 1, nil
 	}
@@ -131,31 +137,32 @@ type fakeInputs struct {
 	configErr map[string]string
 }
 
-func (in *fakeInputs) Image(ref string) (image, error) {
+func (in *fakeInputs) Image(ref string) (Image, error) {
 	local, ok := in.images[ref]
 	if !ok {
-		return image{}, &waitingError{Reason: reasonErrImagePull, Message: fmt.Sprintf("image %q has no local equivalent", ref)}
+		return Image{}, fmt.Errorf("image %q has no local equivalent", ref)
 	}
-	return image{Ref: ref, Local: local, ID: "local://" + local}, nil
+	return Image{Image: podinputs.Image{Ref: ref, Local: local}, ID: "local://" + local}, nil
 }
 
-func (in *fakeInputs) Volumes(context.Context, *corev1.Pod, string, podFacts) (podVolumes, error) {
+func (in *fakeInputs) Volumes(context.Context, *corev1.Pod, string, podinputs.PodFacts) (Volumes, error) {
 	return fakeVolumes{}, nil
 }
 
-func (in *fakeInputs) Container(_ context.Context, _ *corev1.Pod, c *corev1.Container, _ image, _ podVolumes, _ podFacts) (containerInputs, error) {
+func (in *fakeInputs) Container(_ context.Context, _ *corev1.Pod, c *corev1.Container, _ Image, _ Volumes, _ podinputs.PodFacts) (ContainerInputs, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if msg, ok := in.configErr[c.Name]; ok {
-		return containerInputs{}, &waitingError{Reason: reasonConfigError, Message: msg}
+		return ContainerInputs{}, &podinputs.ConfigError{Reason: podinputs.ReasonCreateContainerConfigError, Message: msg}
 	}
-	return containerInputs{Args: append(append([]string(nil), c.Command...), c.Args...), Env: []string{"PATH=/bin"}}, nil
+	return ContainerInputs{Args: append(append([]string(nil), c.Command...), c.Args...), Env: []string{"PATH=/bin"}}, nil
 }
 
 type fakeVolumes struct{}
 
-func (fakeVolumes) Refresh(context.Context, *corev1.Pod, podFacts) error { return nil }
-func (fakeVolumes) Release() error                                       { return nil }
+func (fakeVolumes) Mounts(*corev1.Container, []string) ([]sandbox.Mount, error)    { return nil, nil }
+func (fakeVolumes) Refresh(context.Context, *corev1.Pod, podinputs.PodFacts) error { return nil }
+func (fakeVolumes) Release() error                                                 { return nil }
 
 // harness runs one pod worker on fakes and a fake clock.
 type harness struct {
@@ -166,7 +173,7 @@ type harness struct {
 	rec       *record.FakeRecorder
 	pods      chan *corev1.Pod
 	finalized chan *corev1.Pod
-	w         *podWorker
+	w         *Worker
 	cancel    context.CancelFunc
 }
 
@@ -185,22 +192,22 @@ func newHarness(t *testing.T, pod *corev1.Pod, prepare ...func(*harness)) *harne
 		pods:      make(chan *corev1.Pod, 1000),
 		finalized: make(chan *corev1.Pod, 1),
 	}
-	deps := &workerDeps{
-		runtime: h.rt, inputs: h.in, clock: clk, recorder: h.rec, log: logr.Discard(),
-		node:     nodeInfo{Name: "ray-local", HostIP: netip.MustParseAddr("10.244.0.1"), ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"},
-		notify:   func(p *corev1.Pod) { h.pods <- p },
-		finalize: func(_ context.Context, p *corev1.Pod) { h.finalized <- p },
+	deps := &Deps{
+		Runtime: h.rt, Inputs: h.in, Clock: clk, Recorder: h.rec, Log: logr.Discard(),
+		Node:     NodeInfo{Name: "ray-local", HostIP: netip.MustParseAddr("10.244.0.1"), ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"},
+		Notify:   func(p *corev1.Pod) { h.pods <- p },
+		Finalize: func(_ context.Context, p *corev1.Pod) { h.finalized <- p },
 	}
 	for _, f := range prepare {
 		f(h)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	h.w = newPodWorker(deps, pod)
-	h.w.start(ctx)
+	h.w = New(deps, pod)
+	h.w.Start(ctx)
 	t.Cleanup(func() {
 		cancel()
-		h.w.wait()
+		h.w.Wait()
 	})
 	return h
 }
@@ -216,7 +223,7 @@ func (h *harness) waitPod(what string, ok func(*corev1.Pod) bool) *corev1.Pod {
 				return p
 			}
 		case <-deadline:
-			h.t.Fatalf("timed out waiting for %s; last published: %+v", what, h.w.published())
+			h.t.Fatalf("timed out waiting for %s; last published: %+v", what, h.w.Published())
 		}
 	}
 }

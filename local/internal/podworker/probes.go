@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"context"
@@ -18,7 +18,7 @@ const (
 
 // startProbes runs the startup probe, or marks the container started and
 // runs its liveness and readiness probes.
-func (w *podWorker) startProbes(ctx context.Context, c *ctr, p process) {
+func (w *Worker) startProbes(ctx context.Context, c *ctr, p Process) {
 	if c.spec.StartupProbe != nil {
 		w.runProbe(ctx, c, p, probeStartup, c.spec.StartupProbe)
 		return
@@ -27,7 +27,7 @@ func (w *podWorker) startProbes(ctx context.Context, c *ctr, p process) {
 }
 
 // containerStarted marks c started and begins liveness and readiness probes.
-func (w *podWorker) containerStarted(ctx context.Context, c *ctr, p process) {
+func (w *Worker) containerStarted(ctx context.Context, c *ctr, p Process) {
 	c.started = true
 	c.ready = c.spec.ReadinessProbe == nil
 	if c.spec.LivenessProbe != nil {
@@ -39,7 +39,7 @@ func (w *podWorker) containerStarted(ctx context.Context, c *ctr, p process) {
 }
 
 // runProbe starts the goroutine of one probe of one attempt.
-func (w *podWorker) runProbe(ctx context.Context, c *ctr, p process, kind probeKind, probe *corev1.Probe) {
+func (w *Worker) runProbe(ctx context.Context, c *ctr, p Process, kind probeKind, probe *corev1.Probe) {
 	pr := &prober{w: w, c: c, p: p, kind: kind, probe: probe.DeepCopy(), target: w.hookTarget(c, p)}
 	w.goTracked(func() { pr.loop(ctx) })
 }
@@ -47,9 +47,9 @@ func (w *podWorker) runProbe(ctx context.Context, c *ctr, p process, kind probeK
 // prober runs one probe periodically and reports threshold crossings to
 // the worker. It reads nothing of the container's state but its own copies.
 type prober struct {
-	w      *podWorker
+	w      *Worker
 	c      *ctr // only passed back to the worker
-	p      process
+	p      Process
 	kind   probeKind
 	probe  *corev1.Probe
 	target handlerTarget
@@ -60,7 +60,7 @@ type prober struct {
 
 // loop waits initialDelaySeconds, then probes every periodSeconds.
 func (pr *prober) loop(ctx context.Context) {
-	clk := pr.w.deps.clock
+	clk := pr.w.deps.Clock
 	if sleepCtx(ctx, clk, time.Duration(pr.probe.InitialDelaySeconds)*time.Second) != nil {
 		return
 	}
@@ -90,7 +90,7 @@ func (pr *prober) once(ctx context.Context) bool {
 		pr.successes, pr.failures = pr.successes+1, 0
 	} else {
 		pr.successes, pr.failures = 0, pr.failures+1
-		pr.w.deps.recorder.Eventf(pr.w.currentPod(), corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %v", pr.kind, err)
+		pr.w.deps.Recorder.Eventf(pr.w.Pod(), corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %v", pr.kind, err)
 	}
 	passed := pr.successes >= orDefault(pr.probe.SuccessThreshold, 1)
 	failed := pr.failures >= orDefault(pr.probe.FailureThreshold, 3)
@@ -145,7 +145,7 @@ func (pr *prober) readiness(passed, failed bool) {
 }
 
 // probeKill restarts a container whose liveness or startup probe failed.
-func (w *podWorker) probeKill(c *ctr, p process, kind probeKind, probe *corev1.Probe) {
+func (w *Worker) probeKill(c *ctr, p Process, kind probeKind, probe *corev1.Probe) {
 	if c.proc != p || c.stopping {
 		return
 	}

@@ -1,4 +1,4 @@
-package node
+package podworker
 
 import (
 	"context"
@@ -22,14 +22,18 @@ const (
 type ctr struct {
 	spec corev1.Container
 	kind ctrKind
-	img  image
+	img  Image
 	// imageErr is set when the image has no local equivalent: the
 	// container never starts.
 	imageErr *waitingError
 
-	proc     process
-	env      []string
-	attempts int // successful starts so far
+	proc Process
+	// env and workingDir are those of the running attempt: commands run
+	// in it (hooks, exec probes, kubectl exec) get them, as a CRI runtime
+	// runs an exec with the container's process settings.
+	env        []string
+	workingDir string
+	attempts   int // successful starts so far
 	// term is the current terminated state when no restart will follow.
 	term *corev1.ContainerStateTerminated
 	// last is the previous attempt's terminated state (lastState).
@@ -39,8 +43,6 @@ type ctr struct {
 	waiting *waitingError
 	// notBefore is the earliest time of the next start (back-off).
 	notBefore time.Time
-	backoff   crashBackoff
-	retry     retryBackoff
 
 	postStartDone bool
 	started       bool // startup probe passed (or none) and postStart done
@@ -91,7 +93,7 @@ func (c *ctr) shouldRestart(policy corev1.RestartPolicy, code int32) bool {
 }
 
 // terminatedState describes an exited attempt as a kubelet does.
-func terminatedState(p process) *corev1.ContainerStateTerminated {
+func terminatedState(p Process) *corev1.ContainerStateTerminated {
 	code := int32(p.ExitCode())
 	t := &corev1.ContainerStateTerminated{
 		ExitCode:    code,
@@ -110,4 +112,4 @@ func terminatedState(p process) *corev1.ContainerStateTerminated {
 }
 
 // containerID is the status' containerID of an attempt.
-func containerID(p process) string { return "runc://" + p.ID() }
+func containerID(p Process) string { return "runc://" + p.ID() }
