@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -256,11 +256,10 @@ func (h *harness) noStart() {
 // waitTimers waits until the worker (and its probes) wait on n timers.
 func (h *harness) waitTimers(n int) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.clk.Waiters() < n {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %d clock waiters (have %d)", n, h.clk.Waiters())
-		}
-		goruntime.Gosched()
+	err := wait.PollUntilContextTimeout(h.t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return h.clk.Waiters() >= n, nil
+	})
+	if err != nil {
+		h.t.Fatalf("timed out waiting for %d clock waiters (have %d)", n, h.clk.Waiters())
 	}
 }

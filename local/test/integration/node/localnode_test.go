@@ -34,6 +34,7 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/utils/ptr"
 
+	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
@@ -55,11 +56,11 @@ type cluster struct {
 
 func TestLocalNode(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("the local node needs root: network namespaces, mounts and runc")
+		capability.Missing(t, "the local node needs root: network namespaces, mounts and runc")
 	}
 	runc, err := exec.LookPath("runc")
 	if err != nil {
-		t.Skip("runc is not installed (hack/node-packages.sh installs it)")
+		capability.Missing(t, "runc is not installed (hack/node-packages.sh installs it)")
 	}
 	env := testenv.Start(t, testenv.WithFullControlPlane(0))
 	c := startCluster(t, env, runc)
