@@ -1,3 +1,8 @@
+// Package raycronjob_test runs the RayCronJob controller against a real
+// kube-apiserver and etcd (envtest) with a fake clock: schedules, time zones,
+// concurrency policies, history limits, suspension and restarts, each test
+// asserting the requeue time the controller asked for before it moves the
+// clock there.
 package raycronjob_test
 
 import (

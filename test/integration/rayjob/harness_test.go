@@ -1,3 +1,8 @@
+// Package rayjob_test runs the RayJob controller against a real
+// kube-apiserver and etcd (envtest) with in-process Ray dashboards: the
+// deployment states, submission modes, deadlines, deletion policies, cluster
+// selectors, faults and restarts, asserting the resulting objects, statuses
+// and events.
 package rayjob_test
 
 import (

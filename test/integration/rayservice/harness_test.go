@@ -1,3 +1,7 @@
+// Package rayservice_test runs the RayService controller against a real
+// kube-apiserver and etcd (envtest) with in-process Ray dashboards: serving,
+// blue/green and incremental upgrades, suspension, the initializing timeout,
+// validation, faults and restarts.
 package rayservice_test
 
 import (

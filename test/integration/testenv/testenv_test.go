@@ -1,3 +1,7 @@
+// Package testenv_test checks the test harness itself against the real
+// binaries: the shared envtest serves the CRDs and a client, pods can be
+// marked Running and Ready, and no etcd or kube-apiserver outlives a test
+// process that dies.
 package testenv_test
 
 import (
