@@ -222,7 +222,7 @@ func kwokModuleDir(ctx context.Context) (string, error) {
 	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOWORK=off")
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("locating kwok's module for its stages (or set %s): %w", EnvKwokStages, withStderr(err))
+		return "", fmt.Errorf("locating kwok's module for its stages (or set %s): %w", EnvKwokStages, WithStderr(err))
 	}
 	var info struct{ Dir, Error string }
 	if err := json.Unmarshal(out, &info); err != nil {
@@ -234,8 +234,8 @@ func kwokModuleDir(ctx context.Context) (string, error) {
 	return info.Dir, nil
 }
 
-// withStderr adds a failed command's standard error to its error.
-func withStderr(err error) error {
+// WithStderr adds a failed command's standard error to its error.
+func WithStderr(err error) error {
 	if exitErr, ok := err.(*exec.ExitError); ok && len(exitErr.Stderr) > 0 {
 		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(exitErr.Stderr)))
 	}

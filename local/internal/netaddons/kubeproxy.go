@@ -166,7 +166,7 @@ func cleanUpKubeProxy(binary, logDir string) error {
 func nftTables() ([]string, error) {
 	out, err := exec.Command("nft", "list", "tables").Output()
 	if err != nil {
-		return nil, fmt.Errorf("nft list tables: %w", withStderr(err))
+		return nil, fmt.Errorf("nft list tables: %w", controlplane.WithStderr(err))
 	}
 	var tables []string
 	for line := range strings.Lines(string(out)) {
@@ -181,12 +181,4 @@ func nftTables() ([]string, error) {
 func lastLines(out []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// withStderr adds a failed command's standard error to its error.
-func withStderr(err error) error {
-	if exitErr, ok := err.(*exec.ExitError); ok && len(exitErr.Stderr) > 0 {
-		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(exitErr.Stderr)))
-	}
-	return err
 }
