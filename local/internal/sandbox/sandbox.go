@@ -56,6 +56,12 @@ type SandboxSpec struct { //nolint:revive // the name is part of the package con
 	// HostNetwork gives the pod no network namespace of its own; its IP is
 	// the gateway address and its containers keep the host's hostname.
 	HostNetwork bool
+	// HostUsers runs the pod's containers as the host's users, without a
+	// user namespace of their own: root in the container is root on the
+	// host. The node asks for it only for pods it admitted with host
+	// access (privileged containers, host namespaces); every other pod's
+	// container root is an unprivileged user of the host.
+	HostUsers bool
 }
 
 // Sandbox is one pod: its directory with the /etc files and the /dev/shm
