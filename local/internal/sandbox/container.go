@@ -63,7 +63,8 @@ type ContainerSpec struct {
 type Container struct {
 	sandbox *Sandbox
 	id      string
-	dir     string
+	dir     string // the bundle: config.json, the overlay's upper layer
+	runDir  string // the mounted root and staged mount sources (see runRoot)
 	cmd     *exec.Cmd
 	exited  chan struct{} // runc has exited; cleanup may still run
 	started chan struct{} // Start is done looking at the bundle
@@ -82,7 +83,7 @@ var containerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
 // copied (and for a caller's Stdin reader to give up).
 const waitDelay = 5 * time.Second
 
-// Start mounts a fresh overlay root, writes the OCI bundle and runs the
+// Start mounts a fresh root (see prepareBundle), writes the OCI bundle and runs the
 // container with `runc run`. It returns once runc has started; Done closes
 // when the container has ended and its runc state, root mount and
 // directories are gone.
@@ -99,7 +100,9 @@ func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, er
 	if _, running := s.containers[id]; running {
 		return nil, fmt.Errorf("container %s attempt %d is already running", spec.Name, spec.Attempt)
 	}
-	c := &Container{sandbox: s, id: id, dir: filepath.Join(s.dir, containersSubdir, id), exited: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{})}
+	c := &Container{
+		sandbox: s, id: id, dir: filepath.Join(s.dir, containersSubdir, id), runDir: filepath.Join(s.host.names.runDir(), id),
+		exited: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{})}
 	if err := c.prepareBundle(spec); err != nil {
 		return nil, errors.Join(err, c.removeBundle())
 	}
@@ -129,39 +132,35 @@ func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, er
 	return c, nil
 }
 
-// prepareBundle makes fresh upper, work and root directories, mounts the
-// overlay and writes config.json.
+// prepareBundle makes fresh upper and work directories, mounts the overlay
+// of the pod's base root at the container's run directory, stages the mount
+// sources runc could not reach and writes config.json.
 func (c *Container) prepareBundle(spec ContainerSpec) error {
-	if err := removeUnmounted(c.dir); err != nil {
-		return err
-	}
-	rootfs, upper, work := filepath.Join(c.dir, "rootfs"), filepath.Join(c.dir, "upper"), filepath.Join(c.dir, "work")
-	for _, d := range []string{rootfs, upper, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	if err := mountOverlay(rootfs, upper, work); err != nil {
+	if err := c.removeBundle(); err != nil {
 		return err
 	}
 	s := c.sandbox
-	etc := filepath.Join(s.dir, etcSubdir)
-	facts := containerFacts{
-		RootfsPath:   rootfs,
-		NetnsPath:    s.netnsPath(),
-		ShmDir:       filepath.Join(s.dir, shmSubdir),
-		ResolvConf:   filepath.Join(etc, "resolv.conf"),
-		Hosts:        filepath.Join(etc, "hosts"),
-		HostnameFile: filepath.Join(etc, "hostname"),
-		Profile:      filepath.Join(etc, "profile"),
-		CgroupsPath:  "/" + s.host.names.cgroupParent() + "/" + c.id,
-		NofileLimit:  s.host.nofile,
+	rootfs, upper, work := filepath.Join(c.runDir, "rootfs"), filepath.Join(c.dir, "upper"), filepath.Join(c.dir, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		// The merged root takes the upper directory's owner: the pod's root.
+		if err := os.Lchown(d, s.ids.hostUID(0), s.ids.hostGID(0)); err != nil {
+			return err
+		}
 	}
-	if !s.spec.HostNetwork {
-		facts.Hostname = s.spec.Hostname
+	if err := os.MkdirAll(rootfs, 0o711); err != nil {
+		return err
 	}
-	oci, err := runtimeSpec(spec, facts)
+	if err := mountOverlay(rootfs, filepath.Join(s.dir, baseSubdir), upper, work); err != nil {
+		return err
+	}
+	oci, err := runtimeSpec(spec, s.containerFacts(rootfs, c.id))
 	if err != nil {
+		return err
+	}
+	if oci.Mounts, err = stageBinds(filepath.Join(c.runDir, "sources"), oci.Mounts); err != nil {
 		return err
 	}
 	data, err := json.Marshal(oci)
@@ -171,12 +170,41 @@ func (c *Container) prepareBundle(spec ContainerSpec) error {
 	return os.WriteFile(filepath.Join(c.dir, "config.json"), data, 0o600)
 }
 
-// removeBundle unmounts the root and removes the container's directory.
-func (c *Container) removeBundle() error {
-	if err := unmountAll(c.dir); err != nil {
-		return err
+// containerFacts says where a container of the sandbox runs.
+func (s *Sandbox) containerFacts(rootfs, id string) containerFacts {
+	etc := filepath.Join(s.dir, etcSubdir)
+	facts := containerFacts{
+		RootfsPath:   rootfs,
+		SystemDirs:   s.systemDirs,
+		IDs:          s.ids,
+		UsernsPath:   s.usernsPath(),
+		NetnsPath:    s.netnsPath(),
+		ShmDir:       filepath.Join(s.dir, shmSubdir),
+		ResolvConf:   filepath.Join(etc, "resolv.conf"),
+		Hosts:        filepath.Join(etc, "hosts"),
+		HostnameFile: filepath.Join(etc, "hostname"),
+		Profile:      filepath.Join(etc, "profile"),
+		CgroupsPath:  "/" + s.host.names.cgroupParent() + "/" + id,
+		NofileLimit:  s.host.nofile,
 	}
-	return removeUnmounted(c.dir)
+	if !s.spec.HostNetwork {
+		facts.Hostname = s.spec.Hostname
+	}
+	return facts
+}
+
+// removeBundle unmounts the root and the staged sources and removes the
+// container's directories.
+func (c *Container) removeBundle() error {
+	for _, d := range []string{c.runDir, c.dir} {
+		if err := unmountAll(d); err != nil {
+			return err
+		}
+		if err := removeUnmounted(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // wait reaps runc, records the exit, cleans up and closes done.

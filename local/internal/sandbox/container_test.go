@@ -39,7 +39,8 @@ echo "cpuquota=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)"
 echo "pid=$$"
 echo "loginpath=$(bash -lc 'echo "$PATH"')"
 echo "capnetadmin=$(grep CapEff /proc/self/status | cut -f2)"
-if touch /usr/new-in-root 2>/dev/null; then echo "rootfs=writable"; fi
+if touch /new-in-root 2>/dev/null; then echo "rootfs=writable"; fi
+if touch /usr/new-in-usr 2>/dev/null; then echo "usr=writable"; else echo "usr=refused"; fi
 if echo 1 >/proc/sys/net/ipv4/ip_forward 2>/dev/null; then echo "procsys=writable"; else echo "procsys=refused"; fi
 `
 
@@ -65,6 +66,10 @@ func TestContainerView(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Writable by everyone, as the node makes an emptyDir.
+	if err := os.Chmod(data, 0o777); err != nil {
+		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(data, "in.txt"), "volume content")
 	writeFile(t, conf, "key: value")
@@ -115,6 +120,7 @@ func TestContainerView(t *testing.T) {
 		"pid":         "1",
 		"capnetadmin": "0000000000000000",
 		"rootfs":      "writable",
+		"usr":         "refused",
 		"procsys":     "refused",
 		// KubeRay's commands run in `bash -lc`: a login shell keeps the
 		// container's PATH, as in the images.

@@ -40,6 +40,10 @@ type HostConfig struct {
 	Log logr.Logger
 	// Clock stamps container start and finish times; default the real clock.
 	Clock clock.PassiveClock
+
+	// hostRoot is where the allow-listed /etc entries of pods' base roots
+	// come from: "/", but a fake root in tests.
+	hostRoot string
 }
 
 // Host owns the bridge, the nftables table, the kernel settings and every
@@ -56,6 +60,7 @@ type Host struct {
 
 	mu         sync.Mutex
 	pool       *ipPool
+	ids        *idRanges
 	sandboxes  map[string]*Sandbox
 	sysctlsSet bool // registered with sysctls
 	closed     bool
@@ -85,6 +90,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		gateway:   pool.gateway,
 		nofile:    hostNofileLimit(),
 		pool:      pool,
+		ids:       newIDRanges(),
 		sandboxes: map[string]*Sandbox{},
 		sysctls:   sysctlRegistry{dir: defaultSysctlRegistryDir, settings: hostSysctls},
 	}
@@ -93,6 +99,9 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	}
 	if err := h.sweep(ctx); err != nil {
 		return nil, fmt.Errorf("sweep what an earlier run left: %w", err)
+	}
+	if err := makeRunDir(h.names.runDir()); err != nil {
+		return nil, err
 	}
 	h.spawner = newSpawner()
 	if err := h.setUp(); err != nil {
@@ -124,6 +133,9 @@ func withDefaults(cfg HostConfig) (HostConfig, error) {
 	cfg.RuncBinary = runc
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.hostRoot == "" {
+		cfg.hostRoot = "/"
 	}
 	return cfg, nil
 }
@@ -174,6 +186,7 @@ func (h *Host) Close(ctx context.Context) error {
 		deleteLinkIfExists(h.cfg.BridgeName),
 		removeCgroupTree(ctx, h.names.cgroupParent()),
 		removeUnmounted(h.runc.root),
+		removeRunDir(h.names.runDir()),
 	)
 	if sysctlsSet {
 		errs = append(errs, h.sysctls.release(h.names.tag))

@@ -47,10 +47,10 @@ func unmountAll(dir string) error {
 	return fmt.Errorf("mounts under %s keep coming back", dir)
 }
 
-// mountOverlay mounts an overlay of the host's root with its own upper and
-// work directories at target.
-func mountOverlay(target, upper, work string) error {
-	opts := "lowerdir=/,upperdir=" + upper + ",workdir=" + work
+// mountOverlay mounts an overlay of lower with its own upper and work
+// directories at target.
+func mountOverlay(target, lower, upper, work string) error {
+	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work
 	if err := unix.Mount("overlay", target, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("mount overlay at %s (%s): %w", target, opts, err)
 	}

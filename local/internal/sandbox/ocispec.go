@@ -50,6 +50,14 @@ var (
 type containerFacts struct {
 	// RootfsPath is the mounted overlay that becomes the container's root.
 	RootfsPath string
+	// SystemDirs are the host directories bind-mounted read-only at the
+	// same place (see rootBase).
+	SystemDirs []string
+	// IDs maps the container's ids to the host's: a user namespace unless
+	// the pod runs with host users.
+	IDs idMap
+	// UsernsPath is the pod's user namespace, which the container joins.
+	UsernsPath string
 	// Hostname is the pod's hostname; empty for a host-network pod, which
 	// keeps the host's UTS namespace.
 	Hostname string
@@ -168,24 +176,24 @@ func sortedCopy(in []string) []string {
 // containerMounts lists the kernel file systems, the pod's shared /dev/shm
 // and /etc files, a private /tmp, then the caller's bind mounts in order.
 func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
-	sysOpts := []string{"nosuid", "noexec", "nodev", "ro"}
-	if c.Privileged {
-		sysOpts = []string{"nosuid", "noexec", "nodev", "rw"}
+	var mounts []specs.Mount
+	for _, d := range f.SystemDirs {
+		mounts = append(mounts, bindMount(d, d, true, "nosuid", "nodev"))
 	}
-	mounts := []specs.Mount{
-		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
-		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
-		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
-		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+	mounts = append(mounts,
+		specs.Mount{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		specs.Mount{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		specs.Mount{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
+		specs.Mount{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
 		bindMount(f.ShmDir, "/dev/shm", false, "nosuid", "nodev"),
-		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: sysOpts},
-		{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
-		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		sysMount(c, f),
+		specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
+		specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
 		bindMount(f.ResolvConf, "/etc/resolv.conf", false),
 		bindMount(f.Hosts, "/etc/hosts", false),
 		bindMount(f.HostnameFile, "/etc/hostname", false),
 		bindMount(f.Profile, "/etc/profile", true),
-	}
+	)
 	for _, m := range c.Mounts {
 		if !path.IsAbs(m.Source) || !path.IsAbs(m.Destination) {
 			return nil, fmt.Errorf("mount %s -> %s: source and destination must be absolute paths", m.Source, m.Destination)
@@ -193,6 +201,21 @@ func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
 		mounts = append(mounts, bindMount(m.Source, path.Clean(m.Destination), m.ReadOnly))
 	}
 	return mounts, nil
+}
+
+// sysMount is /sys: a sysfs of its own, writable for a privileged
+// container; in a user namespace without a network namespace of its own,
+// which may not mount the host network's sysfs, the host's /sys read-only
+// (as rootless runtimes do).
+func sysMount(c ContainerSpec, f containerFacts) specs.Mount {
+	if f.IDs.mapped && f.NetnsPath == "" {
+		return bindMount("/sys", "/sys", true, "nosuid", "noexec", "nodev")
+	}
+	opts := []string{"nosuid", "noexec", "nodev", "ro"}
+	if c.Privileged {
+		opts = []string{"nosuid", "noexec", "nodev", "rw"}
+	}
+	return specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: opts}
 }
 
 // bindMount is a recursive, private bind mount; runc creates a missing
@@ -210,6 +233,9 @@ func bindMount(source, destination string, readOnly bool, extra ...string) specs
 // unprivileged container, the device allow-list and hidden kernel paths.
 func linuxSection(c ContainerSpec, f containerFacts) *specs.Linux {
 	ns := []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.IPCNamespace}, {Type: specs.MountNamespace}}
+	if f.IDs.mapped {
+		ns = append(ns, specs.LinuxNamespace{Type: specs.UserNamespace, Path: f.UsernsPath})
+	}
 	if f.Hostname != "" {
 		ns = append(ns, specs.LinuxNamespace{Type: specs.UTSNamespace})
 	}
@@ -220,6 +246,8 @@ func linuxSection(c ContainerSpec, f containerFacts) *specs.Linux {
 		Namespaces:  ns,
 		CgroupsPath: f.CgroupsPath,
 		Resources:   resources(c),
+		UIDMappings: f.IDs.mappings(),
+		GIDMappings: f.IDs.mappings(),
 	}
 	if !c.Privileged {
 		l.MaskedPaths = slices.Clone(maskedPaths)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/vishvananda/netlink"
@@ -20,6 +22,10 @@ type podNetwork struct {
 	ip      netip.Addr
 	gateway netip.Addr
 	bits    int
+	// ids and userns: the namespace is made owned by the pod's user
+	// namespace, bind-mounted at userns, unless ids are host users'.
+	ids    idMap
+	userns string
 }
 
 // create makes the namespace, the veth pair (host end on the bridge with
@@ -30,7 +36,7 @@ func (p podNetwork) create() error {
 	if err != nil {
 		return fmt.Errorf("look up bridge %s: %w", p.bridge, err)
 	}
-	ns, err := newNamedNetns(p.netns)
+	ns, err := p.newNetns()
 	if err != nil {
 		return err
 	}
@@ -92,13 +98,56 @@ func (p podNetwork) configureInside(ns netns.NsHandle, mtu int) error {
 	return nil
 }
 
+// newNetns makes the pod's network namespace: owned by its user namespace,
+// which it makes too, unless the pod has host users.
+func (p podNetwork) newNetns() (netns.NsHandle, error) {
+	if !p.ids.mapped {
+		return newNamedNetns(p.netns)
+	}
+	if err := holdNamespaces(p.ids, p.userns, p.netns); err != nil {
+		return netns.None(), err
+	}
+	path := filepath.Join(netnsDir, p.netns)
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return netns.None(), fmt.Errorf("open netns %s: %w", path, err)
+	}
+	if err := inNetns(ns, writeNetnsSysctls); err != nil {
+		return netns.None(), errors.Join(err, ns.Close())
+	}
+	return ns, nil
+}
+
+// inNetns runs fn on a thread moved into ns, and moves it back; if that
+// fails, the thread stays locked so that Go ends it with this goroutine.
+func inNetns(ns netns.NsHandle, fn func() error) error {
+	runtime.LockOSThread()
+	origin, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("current netns: %w", err)
+	}
+	defer origin.Close()
+	if err := netns.Set(ns); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("enter netns: %w", err)
+	}
+	err = fn()
+	if restoreErr := netns.Set(origin); restoreErr != nil {
+		return errors.Join(err, fmt.Errorf("return to the host netns: %w", restoreErr))
+	}
+	runtime.UnlockOSThread()
+	return err
+}
+
 // destroy deletes the veth pair (at once; a namespace's own teardown is
 // asynchronous) and then the namespace.
 func (p podNetwork) destroy() error {
 	return errors.Join(deleteLinkIfExists(p.veth), deleteNetns(p.netns))
 }
 
-// newNamedNetns creates a network namespace bind-mounted under /run/netns.
+// newNamedNetns creates a network namespace bind-mounted under /run/netns
+// and applies podNetnsSysctls in it.
 // netns.NewNamed moves the calling thread into the new namespace; the thread
 // is moved back before it is unlocked, and if that fails it stays locked so
 // that Go ends it with this goroutine.
@@ -111,6 +160,9 @@ func newNamedNetns(name string) (netns.NsHandle, error) {
 	}
 	defer origin.Close()
 	ns, err := netns.NewNamed(name)
+	if err == nil {
+		err = writeNetnsSysctls()
+	}
 	if restoreErr := netns.Set(origin); restoreErr != nil {
 		return netns.None(), errors.Join(err, fmt.Errorf("return to the host netns: %w", restoreErr))
 	}
@@ -175,4 +227,23 @@ func dialEach(ctx context.Context, network string, addrs []netip.Addr, port stri
 		errs = append(errs, err)
 	}
 	return nil, errors.Join(errs...)
+}
+
+// podNetnsSysctls are set in every pod's network namespace, as container
+// runtimes do: a user namespace's root, which holds no capability over a
+// namespace the host made, may still bind ports below 1024 and ping.
+var podNetnsSysctls = map[string]string{
+	"net/ipv4/ip_unprivileged_port_start": "0",
+	"net/ipv4/ping_group_range":           "0 2147483647",
+}
+
+// writeNetnsSysctls writes podNetnsSysctls through /proc/sys, which shows the
+// calling thread's network namespace.
+func writeNetnsSysctls() error {
+	for key, value := range podNetnsSysctls {
+		if err := os.WriteFile("/proc/sys/"+key, []byte(value), 0o644); err != nil {
+			return fmt.Errorf("sysctl %s in the pod's netns: %w", key, err)
+		}
+	}
+	return nil
 }

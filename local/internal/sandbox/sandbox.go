@@ -72,6 +72,9 @@ type Sandbox struct {
 	dir  string
 	ip   netip.Addr
 	net  *podNetwork // nil for a host-network pod
+	ids  idMap       // the pod's user namespace, or host users
+
+	systemDirs []string // bind-mounted read-only into every container
 
 	mu         sync.Mutex
 	containers map[string]*Container // running ones, by runc id
@@ -84,6 +87,7 @@ const (
 	etcSubdir        = "etc"
 	shmSubdir        = "shm"
 	containersSubdir = "containers"
+	baseSubdir       = "base" // the lower layer of every container's root
 )
 
 // CreateSandbox makes the pod's directory (/etc files, /dev/shm tmpfs) and,
@@ -108,20 +112,27 @@ func (h *Host) CreateSandbox(ctx context.Context, spec SandboxSpec) (*Sandbox, e
 		host: h, spec: spec, dir: filepath.Join(h.cfg.StateDir, "pods", spec.UID),
 		ip: h.gateway, containers: map[string]*Container{},
 	}
+	if !spec.HostUsers {
+		if s.ids, err = h.ids.allocate(); err != nil {
+			return nil, err
+		}
+	}
 	if !spec.HostNetwork {
 		if s.ip, err = h.pool.allocate(); err != nil {
+			h.ids.release(s.ids)
 			return nil, err
 		}
 		s.net = &podNetwork{
 			netns: h.names.netns(spec.UID), veth: h.names.veth(spec.UID), bridge: h.cfg.BridgeName,
 			ip: s.ip, gateway: h.gateway, bits: h.cfg.PodCIDR.Bits(),
+			ids: s.ids, userns: s.usernsPath(),
 		}
 	}
 	if err := s.setUp(); err != nil {
 		return nil, errors.Join(err, s.tearDown())
 	}
 	h.sandboxes[spec.UID] = s
-	h.cfg.Log.Info("Created sandbox", "pod", spec.Namespace+"/"+spec.Name, "uid", spec.UID, "ip", s.ip)
+	h.cfg.Log.Info("Created sandbox", "pod", spec.Namespace+"/"+spec.Name, "uid", spec.UID, "ip", s.ip, "hostRootUID", s.ids.hostUID(0))
 	return s, nil
 }
 
@@ -141,13 +152,18 @@ func sandboxDefaults(spec SandboxSpec) (SandboxSpec, error) {
 	return spec, nil
 }
 
-// setUp writes the /etc files, mounts /dev/shm and makes the pod network.
+// setUp builds the base root, writes the /etc files, mounts /dev/shm and
+// makes the pod network.
 func (s *Sandbox) setUp() error {
 	etc := filepath.Join(s.dir, etcSubdir)
 	for _, d := range []string{etc, filepath.Join(s.dir, shmSubdir), filepath.Join(s.dir, containersSubdir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
+	}
+	var err error
+	if s.systemDirs, err = rootBase(filepath.Join(s.dir, baseSubdir), s.host.cfg.hostRoot, s.ids); err != nil {
+		return fmt.Errorf("base root: %w", err)
 	}
 	files := map[string]string{
 		"resolv.conf": resolvConf(s.spec.DNS),
@@ -156,7 +172,12 @@ func (s *Sandbox) setUp() error {
 		"profile":     loginProfile,
 	}
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
+		p := filepath.Join(etc, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+		// Root in the container may change them, as in any pod.
+		if err := os.Lchown(p, s.ids.hostUID(0), s.ids.hostGID(0)); err != nil {
 			return err
 		}
 	}
@@ -166,8 +187,14 @@ func (s *Sandbox) setUp() error {
 	if s.net != nil {
 		return s.net.create()
 	}
+	if s.ids.mapped {
+		return holdNamespaces(s.ids, s.usernsPath(), "")
+	}
 	return nil
 }
+
+// usernsPath is where the pod's user namespace is bind-mounted.
+func (s *Sandbox) usernsPath() string { return filepath.Join(s.dir, usernsFile) }
 
 // tearDown unmounts and removes what setUp made and releases the address.
 // The caller holds the host's lock.
@@ -177,6 +204,7 @@ func (s *Sandbox) tearDown() error {
 		errs = append(errs, s.net.destroy())
 		s.host.pool.release(s.ip)
 	}
+	s.host.ids.release(s.ids)
 	if err := unmountAll(s.dir); err != nil {
 		errs = append(errs, err)
 	} else {

@@ -24,7 +24,9 @@ func (h *Host) sweep(ctx context.Context) error {
 	}{
 		{"runc containers", h.sweepRuncContainers},
 		{"cgroups", func(ctx context.Context) error { return removeCgroupTree(ctx, h.names.cgroupParent()) }},
-		{"mounts", func(context.Context) error { return unmountAll(h.cfg.StateDir) }},
+		{"mounts", func(context.Context) error {
+			return errors.Join(unmountAll(h.names.runDir()), unmountAll(h.cfg.StateDir))
+		}},
 		{"network namespaces", func(context.Context) error { return h.sweepNetns() }},
 		{"veths", func(context.Context) error { return h.sweepVeths() }},
 		{"bridge", func(context.Context) error { return deleteLinkIfExists(h.cfg.BridgeName) }},
@@ -110,6 +112,7 @@ func (h *Host) sweepVeths() error {
 func (h *Host) sweepFiles() error {
 	return errors.Join(
 		removeUnmounted(h.runc.root),
+		removeUnmounted(h.names.runDir()),
 		removeUnmounted(filepath.Join(h.cfg.StateDir, "pods")),
 		os.MkdirAll(filepath.Join(h.cfg.StateDir, "pods"), 0o755),
 	)
