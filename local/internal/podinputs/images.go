@@ -28,7 +28,20 @@ type Image struct {
 	Env []string
 	// WorkingDir is the image's WORKDIR ("" for the runtime's default, /).
 	WorkingDir string
+	// Mounts are what the image holds beyond the system directories every
+	// container gets: host directories or files shown read-only.
+	Mounts []ImageMount
 }
+
+// ImageMount is a host directory or file an image shows read-only.
+type ImageMount struct {
+	// Source is the host path; Destination where the container sees it.
+	Source, Destination string
+}
+
+// RayPythonHome is where the Ray images keep their Python environment, and
+// where the Ray virtualenv appears in containers.
+const RayPythonHome = "/home/ray/anaconda3"
 
 // Rule maps the image references it matches to one local image.
 type Rule struct {
@@ -60,16 +73,17 @@ func rayRule(venv string) Rule {
 		Pattern: "rayproject/ray*",
 		Matches: `rayproject/ray, rayproject/ray-ml, anyscale/ray and any repository whose last path element is "ray" or starts with "ray-", from any registry, at any tag or digest`,
 		Image: Image{
-			Local: "Ray virtualenv " + venv,
+			Local: "Ray virtualenv " + venv + " at " + RayPythonHome,
 			// rayproject/ray sets no ENTRYPOINT; its CMD is its base's shell.
 			Cmd: []string{"/bin/bash"},
 			Env: []string{
-				"PATH=" + filepath.Join(venv, "bin") + ":" + systemPath,
-				"VIRTUAL_ENV=" + venv,
+				"PATH=" + path.Join(RayPythonHome, "bin") + ":" + systemPath,
+				"VIRTUAL_ENV=" + RayPythonHome,
 				"HOME=/home/ray",
 				"LANG=C.UTF-8",
 			},
 			WorkingDir: "/home/ray",
+			Mounts:     []ImageMount{{Source: venv, Destination: RayPythonHome}},
 		},
 		match: func(repository string) bool {
 			last := path.Base(repository)
@@ -78,16 +92,20 @@ func rayRule(venv string) Rule {
 	}
 }
 
-func redisRule(server string) Rule {
-	envPath := systemPath
+func redisRule(hostServer string) Rule {
+	// A server outside the system directories appears where the redis
+	// image keeps its own.
+	server := hostServer
+	var mounts []ImageMount
 	if dir := filepath.Dir(server); !slices.Contains(strings.Split(systemPath, ":"), dir) {
-		envPath = dir + ":" + systemPath
+		server = "/usr/local/bin/redis-server"
+		mounts = []ImageMount{{Source: hostServer, Destination: server}}
 	}
 	return Rule{
 		Pattern: "redis*",
 		Matches: `redis and any repository whose last path element starts with "redis" (bitnami/redis, redis/redis-stack-server), from any registry, at any tag or digest`,
 		Image: Image{
-			Local: "redis-server " + server,
+			Local: "redis-server " + hostServer,
 			// The redis image's CMD is "redis-server". Its ENTRYPOINT script
 			// runs redis-server with the arguments when the first one is an
 			// option or a .conf file (so `args: ["--requirepass", ...]`
@@ -95,8 +113,9 @@ func redisRule(server string) Rule {
 			// it also drops privileges, which a local process does not need.
 			Entrypoint: redisEntrypoint(server),
 			Cmd:        []string{server},
-			Env:        []string{"PATH=" + envPath},
+			Env:        []string{"PATH=" + systemPath},
 			WorkingDir: "/data",
+			Mounts:     mounts,
 		},
 		match: func(repository string) bool {
 			return strings.HasPrefix(path.Base(repository), "redis")
@@ -132,6 +151,7 @@ func (t ImageTable) Resolve(ref string) (Image, error) {
 			img.Entrypoint = slices.Clone(img.Entrypoint)
 			img.Cmd = slices.Clone(img.Cmd)
 			img.Env = slices.Clone(img.Env)
+			img.Mounts = slices.Clone(img.Mounts)
 			return img, nil
 		}
 	}

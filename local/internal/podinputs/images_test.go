@@ -15,10 +15,11 @@ func TestResolve(t *testing.T) {
 	ray := func(ref string) Image {
 		return Image{
 			Ref:        ref,
-			Local:      "Ray virtualenv /cache/ray-venv-2.60.0",
+			Local:      "Ray virtualenv /cache/ray-venv-2.60.0 at /home/ray/anaconda3",
 			Cmd:        []string{"/bin/bash"},
-			Env:        []string{"PATH=/cache/ray-venv-2.60.0/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "VIRTUAL_ENV=/cache/ray-venv-2.60.0", "HOME=/home/ray", "LANG=C.UTF-8"},
+			Env:        []string{"PATH=/home/ray/anaconda3/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "VIRTUAL_ENV=/home/ray/anaconda3", "HOME=/home/ray", "LANG=C.UTF-8"},
 			WorkingDir: "/home/ray",
+			Mounts:     []ImageMount{{Source: "/cache/ray-venv-2.60.0", Destination: "/home/ray/anaconda3"}},
 		}
 	}
 	redis := func(ref string) Image {
@@ -88,13 +89,18 @@ func TestResolveErrorTypes(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Reason != ReasonInvalidImageName {
 		t.Errorf("Resolve(repo/UPPER) error = %#v, want *ConfigError with reason %s", err, ReasonInvalidImageName)
 	}
-	// A redis-server outside the system PATH comes first in the image PATH.
+	// A redis-server outside the system directories appears where the
+	// redis image keeps its own.
 	img, err := table.Resolve("redis:7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"PATH=/opt/redis/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, img.Env); diff != "" {
-		t.Errorf("redis image Env (-want +got):\n%s", diff)
+	want := []ImageMount{{Source: "/opt/redis/bin/redis-server", Destination: "/usr/local/bin/redis-server"}}
+	if diff := cmp.Diff(want, img.Mounts); diff != "" {
+		t.Errorf("redis image Mounts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/usr/local/bin/redis-server"}, img.Cmd); diff != "" {
+		t.Errorf("redis image Cmd (-want +got):\n%s", diff)
 	}
 }
 
@@ -114,7 +120,7 @@ func TestRules(t *testing.T) {
 	for _, r := range DefaultImages("/venv", "/usr/bin/redis-server").Rules() {
 		got = append(got, r.Pattern+" → "+r.Image.Local)
 	}
-	want := []string{"rayproject/ray* → Ray virtualenv /venv", "redis* → redis-server /usr/bin/redis-server"}
+	want := []string{"rayproject/ray* → Ray virtualenv /venv at /home/ray/anaconda3", "redis* → redis-server /usr/bin/redis-server"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Rules (-want +got):\n%s", diff)
 	}

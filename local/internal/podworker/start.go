@@ -109,7 +109,7 @@ func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img
 		Args:       in.Args,
 		Env:        in.Env,
 		WorkingDir: c.WorkingDir,
-		Mounts:     in.Mounts,
+		Mounts:     append(imageMounts(img), in.Mounts...),
 	}
 	if spec.WorkingDir == "" {
 		spec.WorkingDir = img.WorkingDir
@@ -148,6 +148,16 @@ func capNames(caps []corev1.Capability) []string {
 	out := make([]string, 0, len(caps))
 	for _, c := range caps {
 		out = append(out, string(c))
+	}
+	return out
+}
+
+// imageMounts are the image's read-only mounts, which the pod's volumes may
+// cover.
+func imageMounts(img Image) []sandbox.Mount {
+	var out []sandbox.Mount
+	for _, m := range img.Mounts {
+		out = append(out, sandbox.Mount{Source: m.Source, Destination: m.Destination, ReadOnly: true})
 	}
 	return out
 }
