@@ -65,4 +65,11 @@ type PodFacts struct {
 	// KUBERNETES_SERVICE_* and KUBERNETES_PORT* variables; when invalid
 	// they are not set.
 	KubernetesService netip.AddrPort
+	// VolumeOwner owns the files of configMap, secret, downwardAPI and
+	// projected volumes on the host: the host ids of the pod's root (and
+	// fsGroup), so that they read as the pod's own; nil leaves them root's.
+	VolumeOwner *Owner
 }
+
+// Owner is a host uid and gid.
+type Owner struct{ UID, GID int }

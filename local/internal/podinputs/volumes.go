@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,6 +100,9 @@ func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume,
 	if _, err := writeAtomic(path, files, v.Clock.Now()); err != nil {
 		return err
 	}
+	if err := chownTree(path, b.facts.VolumeOwner); err != nil {
+		return err
+	}
 	v.Paths[vol.Name] = path
 	v.readOnly[vol.Name] = true
 	return nil
@@ -138,8 +142,12 @@ func (v *PodVolumes) Refresh(ctx context.Context, objs Objects, pod *corev1.Pod,
 			continue
 		}
 		files, _, err := b.files(ctx, vol)
+		var changed bool
 		if err == nil {
-			_, err = writeAtomic(v.Paths[vol.Name], files, v.Clock.Now())
+			changed, err = writeAtomic(v.Paths[vol.Name], files, v.Clock.Now())
+		}
+		if changed && err == nil {
+			err = chownTree(v.Paths[vol.Name], facts.VolumeOwner)
 		}
 		if err != nil {
 			errs = append(errs, volumeError(vol.Name, err))
@@ -196,4 +204,18 @@ func volumeKind(vol *corev1.Volume) string {
 // within reports whether path is root or below it.
 func within(root, path string) bool {
 	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
+}
+
+// chownTree gives dir and everything below it (symlinks themselves) to
+// owner; nil changes nothing.
+func chownTree(dir string, owner *Owner) error {
+	if owner == nil {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, owner.UID, owner.GID)
+	})
 }

@@ -1,13 +1,16 @@
 package podinputs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -349,5 +352,59 @@ func TestWriteAtomicRejectsEscapingPaths(t *testing.T) {
 			!strings.Contains(err.Error(), "invalid path") {
 			t.Errorf("writeAtomic with path %q: error = %v, want an invalid path error", p, err)
 		}
+	}
+}
+
+// TestVolumesOwnedByThePodsRoot: with a VolumeOwner (the host ids of a user
+// namespace's root), every file, directory and link of a secret volume
+// belongs to it, also after a refresh, so that root in the container reads
+// a secret of mode 0400.
+func TestVolumesOwnedByThePodsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		capability.Missing(t, "chown needs root (CI runs as root)")
+	}
+	clk := clocktesting.NewFakeClock(testTime)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ray", Name: "tls"},
+		Data: map[string][]byte{"tls.key": []byte("k1")}}
+	objs := newFakeObjects(clk, secret)
+	pod := testPod()
+	pod.Spec.Volumes = []corev1.Volume{volume("tls", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: "tls", DefaultMode: ptr.To[int32](0o400)}})}
+	facts := testFacts()
+	facts.VolumeOwner = &Owner{UID: 268435456, GID: 268435556}
+	v, err := VolumesAt(t.Context(), clk, objs, pod, t.TempDir(), facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertOwned(t, v.Paths["tls"], *facts.VolumeOwner)
+	secret.Data["tls.key"] = []byte("k2")
+	clk.Step(time.Minute)
+	if err := v.Refresh(t.Context(), objs, pod, facts); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(v.Paths["tls"], "tls.key")); err != nil || string(b) != "k2" {
+		t.Fatalf("after refresh tls.key = %q, %v", b, err)
+	}
+	assertOwned(t, v.Paths["tls"], *facts.VolumeOwner)
+}
+
+func assertOwned(t *testing.T, dir string, want Owner) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st := info.Sys().(*syscall.Stat_t)
+		if int(st.Uid) != want.UID || int(st.Gid) != want.GID {
+			t.Errorf("%s is owned by %d:%d, want %d:%d", p, st.Uid, st.Gid, want.UID, want.GID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

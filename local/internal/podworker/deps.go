@@ -35,6 +35,9 @@ type Sandbox interface {
 	IP() netip.Addr
 	// Dir is the pod's directory on the host (volumes, logs).
 	Dir() string
+	// HostIDs are the host uid and gid of a container id: root in a user
+	// namespace is an unprivileged host user.
+	HostIDs(uid, gid uint32) (int, int)
 	// DialContext connects from inside the pod's network namespace.
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 	// Start starts one attempt of a container.

@@ -49,6 +49,9 @@ type fakeSandbox struct {
 
 func (s *fakeSandbox) IP() netip.Addr { return netip.MustParseAddr("127.0.0.1") }
 func (s *fakeSandbox) Dir() string    { return s.dir }
+func (s *fakeSandbox) HostIDs(uid, gid uint32) (int, int) {
+	return int(uid), int(gid)
+}
 func (s *fakeSandbox) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	var d net.Dialer
 	return d.DialContext(ctx, network, address)

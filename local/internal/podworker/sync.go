@@ -113,6 +113,12 @@ func (w *Worker) facts() podinputs.PodFacts {
 	}
 	if sb := w.sandbox(); sb != nil {
 		f.PodIP = sb.IP()
+		gid := uint32(0)
+		if sc := w.Pod().Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+			gid = uint32(*sc.FSGroup)
+		}
+		uid, hostGID := sb.HostIDs(0, gid)
+		f.VolumeOwner = &podinputs.Owner{UID: uid, GID: hostGID}
 	}
 	return f
 }

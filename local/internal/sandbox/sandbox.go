@@ -224,6 +224,11 @@ func (h *Host) Sandbox(uid string) (*Sandbox, bool) {
 // IP is the pod's address (the gateway's for a host-network pod).
 func (s *Sandbox) IP() netip.Addr { return s.ip }
 
+// HostIDs are the host uid and gid that a container's uid and gid are.
+func (s *Sandbox) HostIDs(uid, gid uint32) (int, int) {
+	return s.ids.hostUID(uid), s.ids.hostGID(gid)
+}
+
 // Dir is the pod's own directory. Callers keep volumes and logs below it,
 // under names other than etc, shm and containers; Destroy removes it.
 func (s *Sandbox) Dir() string { return s.dir }
