@@ -16,7 +16,10 @@ ray_version=${RAY_VERSION:-2.60.0}
 requirement="ray[default,serve]==$ray_version"
 python=${PYTHON:-/usr/bin/python3}
 cache=${RAY_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ray-operator}
-dir="$cache/ray-venv-$ray_version"
+# The name also says how the venv is built, so that a checkout with an older
+# script (which builds it on another Python, with absolute paths) keeps its
+# own instead of rebuilding this one.
+dir="$cache/ray-venv-$ray_version-relocatable"
 marker="$dir/.installed"
 # What the marker records: a change here installs afresh.
 layout="$requirement; python $("$python" -c 'import sys; print(sys.executable, *sys.version_info[:2])'); relocatable"
@@ -31,12 +34,11 @@ if ! "$python" -c 'import ensurepip' 2>/dev/null; then
 fi
 mkdir -p "$cache"
 # One install at a time per machine; later callers wait and then find it done.
-exec 9>"$cache/ray-venv-$ray_version.lock"
+exec 9>"$dir.lock"
 flock 9
 if [[ "$(cat "$marker" 2>/dev/null)" != "$layout" ]]; then
 	echo "installing $requirement into $dir (first run only)" >&2
-	# A venv records its absolute path in its scripts, so it is built in place;
-	# the marker, written last, tells a complete install from an interrupted
+	# The marker, written last, tells a complete install from an interrupted
 	# one and records what was installed.
 	rm -rf "$dir"
 	mkdir -p "$cache"
