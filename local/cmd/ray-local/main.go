@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -31,6 +32,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 )
 
 // localFlags are ray-local's own flags.
@@ -46,6 +48,11 @@ type localFlags struct {
 	// ($RAY_OPERATOR_RAY_VENV, $RAY_OPERATOR_REDIS_SERVER; `make run` sets
 	// both).
 	rayVenv, redisServer string
+	// allowHostPrivileges and sharedHostDirs are the local node's
+	// host-access policy; sharedHostDirsList is the flag as given.
+	allowHostPrivileges bool
+	sharedHostDirsList  string
+	sharedHostDirs      []string
 }
 
 func main() {
@@ -71,6 +78,8 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes, with --simulated.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
+	fs.BoolVar(&l.allowHostPrivileges, hostaccess.FlagAllowHostPrivileges, false, "Local node: admit pods that need root on the host (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers: true) and run them without a user namespace. Default: such pods fail with reason HostPrivilegesForbidden.")
+	fs.StringVar(&l.sharedHostDirsList, hostaccess.FlagSharedHostDirs, "", "Local node: comma-separated absolute paths of existing host directories under which hostPath volumes are admitted. Default none: pods with a hostPath volume fail with reason HostPathForbidden.")
 	return l
 }
 
@@ -111,6 +120,8 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 		// The operator runs on the host, outside the pod network and its
 		// DNS: it reaches dashboards through the API server.
 		settings.Config.UseKubernetesProxy = true
+	} else if local.allowHostPrivileges || len(local.sharedHostDirs) > 0 {
+		fmt.Fprintf(os.Stderr, "ray-local: --%s and --%s apply to the local node only: ignored\n", hostaccess.FlagAllowHostPrivileges, hostaccess.FlagSharedHostDirs)
 	}
 	restConfig, stop, err := connect(ctx, cancel, tgt, local)
 	if err != nil {
@@ -126,8 +137,12 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 	return operator.Run(ctx, settings, opFlags, restConfig)
 }
 
-// complete fills the repository-relative defaults.
+// complete checks the node's host-access flags and fills the
+// repository-relative defaults.
 func (l *localFlags) complete() error {
+	if err := l.parseHostAccess(); err != nil {
+		return err
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("getting the working directory: %w", err)
@@ -145,6 +160,20 @@ func (l *localFlags) complete() error {
 	}
 	if l.crdDir == "" {
 		l.crdDir = filepath.Join(root, "config", "crd", "bases")
+	}
+	return nil
+}
+
+// parseHostAccess splits --shared-host-dirs and checks it as the node will,
+// before anything starts.
+func (l *localFlags) parseHostAccess() error {
+	for _, d := range strings.Split(l.sharedHostDirsList, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			l.sharedHostDirs = append(l.sharedHostDirs, d)
+		}
+	}
+	if _, err := hostaccess.NewPolicy(l.allowHostPrivileges, l.sharedHostDirs); err != nil {
+		return fmt.Errorf("--%s: %w", hostaccess.FlagSharedHostDirs, err)
 	}
 	return nil
 }
@@ -224,12 +253,14 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 	}
 	began := time.Now()
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		StateDir:       l.stateDir,
-		CRDDirs:        []string{l.crdDir},
-		KubeconfigPath: l.kubeconfigPath(),
-		RayVenvDir:     l.rayVenv,
-		RedisServer:    l.redisServer,
-		Logger:         ctrl.Log.WithName("local"),
+		StateDir:            l.stateDir,
+		CRDDirs:             []string{l.crdDir},
+		KubeconfigPath:      l.kubeconfigPath(),
+		RayVenvDir:          l.rayVenv,
+		RedisServer:         l.redisServer,
+		Logger:              ctrl.Log.WithName("local"),
+		AllowHostPrivileges: l.allowHostPrivileges,
+		SharedHostDirs:      l.sharedHostDirs,
 	})
 	if err != nil {
 		return nil, nil, err

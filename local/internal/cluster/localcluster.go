@@ -47,6 +47,11 @@ type Options struct {
 	RayVenvDir, RedisServer string
 	// Capacity overrides the node's capacity (default: the machine's).
 	Capacity corev1.ResourceList
+	// AllowHostPrivileges and SharedHostDirs are the node's host-access
+	// policy (node.Config): by default it refuses pods that need root on
+	// the host and every hostPath volume.
+	AllowHostPrivileges bool
+	SharedHostDirs      []string
 	// Log receives the control-plane components' output (nil: only their
 	// log files); Logger the node's.
 	Log    io.Writer
@@ -145,16 +150,18 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return err
 	}
 	c.Node, err = node.Start(ctx, node.Config{
-		NodeName:          opts.NodeName,
-		RESTConfig:        cp.RESTConfig,
-		Sandboxes:         host,
-		Images:            podinputs.DefaultImages(opts.RayVenvDir, opts.RedisServer),
-		ClusterDNS:        []string{netaddons.ClusterDNSAddr.String()},
-		KubernetesService: cp.KubernetesService,
-		ListenAddress:     netip.AddrPortFrom(host.Gateway(), uint16(port[0])), //nolint:gosec // a port number
-		ClientCA:          cp.KubeletClientCA,
-		Capacity:          opts.Capacity,
-		Log:               opts.Logger.WithName("node"),
+		NodeName:            opts.NodeName,
+		RESTConfig:          cp.RESTConfig,
+		Sandboxes:           host,
+		Images:              podinputs.DefaultImages(opts.RayVenvDir, opts.RedisServer),
+		ClusterDNS:          []string{netaddons.ClusterDNSAddr.String()},
+		KubernetesService:   cp.KubernetesService,
+		ListenAddress:       netip.AddrPortFrom(host.Gateway(), uint16(port[0])), //nolint:gosec // a port number
+		ClientCA:            cp.KubeletClientCA,
+		Capacity:            opts.Capacity,
+		AllowHostPrivileges: opts.AllowHostPrivileges,
+		SharedHostDirs:      opts.SharedHostDirs,
+		Log:                 opts.Logger.WithName("node"),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the local node: %w", err)

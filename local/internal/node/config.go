@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
@@ -50,6 +51,15 @@ type Config struct {
 	// Capacity is the node's capacity and allocatable; default the
 	// machine's CPUs and memory, and 110 pods.
 	Capacity corev1.ResourceList
+	// AllowHostPrivileges admits pods that need root on the host
+	// (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers:
+	// true) and runs them without a user namespace; default false: such
+	// pods are refused (package hostaccess).
+	AllowHostPrivileges bool
+	// SharedHostDirs are the host directories (absolute, existing) under
+	// which hostPath volumes are admitted; default none: every hostPath
+	// volume is refused.
+	SharedHostDirs []string
 	// Clock defaults to the real clock.
 	Clock clock.WithTicker
 	// Log receives the node's logs.
@@ -65,6 +75,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if !cfg.ListenAddress.IsValid() || cfg.ListenAddress.Port() == 0 {
 		return nil, errors.New("node.Config: ListenAddress must be an address and a port")
 	}
+	access, err := hostaccess.NewPolicy(cfg.AllowHostPrivileges, cfg.SharedHostDirs)
+	if err != nil {
+		return nil, fmt.Errorf("node.Config.SharedHostDirs: %w", err)
+	}
 	client, err := kubernetes.NewForConfig(cfg.RESTConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating the API client: %w", err)
@@ -74,7 +88,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	in := localInputs{images: cfg.Images, objs: podinputs.ClientObjects(client)}
-	return startNode(ctx, cfg, client, hostRuntime{host: cfg.Sandboxes}, in)
+	return startNode(ctx, cfg, client, hostRuntime{host: cfg.Sandboxes}, in, access)
 }
 
 // withDefaults returns cfg with its defaults applied.

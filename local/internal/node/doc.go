@@ -6,6 +6,8 @@
 // containers, sidecars, restarts with back-off, probes, hooks, graceful
 // deletion), package kubeletapi serves logs, exec and port-forward, package
 // sandbox gives each pod a network namespace and runs its containers with
-// runc, and package podinputs resolves images, argv, environment and
-// volumes.
+// runc, package podinputs resolves images, argv, environment and volumes,
+// and package hostaccess decides which pods the node admits (settings that
+// need root on the host, hostPath volumes; Config.AllowHostPrivileges and
+// Config.SharedHostDirs).
 package node

@@ -17,6 +17,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 	"github.com/ray-operator/ray-operator/local/internal/kubeletapi"
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
@@ -38,15 +39,16 @@ type Node struct {
 	done        chan struct{}
 }
 
-// startNode registers the node and runs pods with rt and in; cfg has its
-// defaults. It returns once the node is Ready in the API.
+// startNode registers the node and runs pods with rt and in, admitting
+// those that access allows; cfg has its defaults. It returns once the node
+// is Ready in the API.
 //
 // It wires virtual-kubelet's node controller (Lease v1) and pod controller
 // itself rather than through nodeutil: nodeutil and node/api of
 // virtual-kubelet v1.12.0 import k8s.io/apiserver/pkg/util/wsstream, which
 // k8s.io/apiserver v0.36+ no longer has, so they do not build against this
 // module's Kubernetes libraries (v0.37).
-func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt podworker.Runtime, in podworker.Inputs) (*Node, error) {
+func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt podworker.Runtime, in podworker.Inputs, access hostaccess.Policy) (*Node, error) {
 	tlsConfig, err := kubeletapi.ServingTLS(cfg.ListenAddress.Addr(), cfg.ClientCA)
 	if err != nil {
 		return nil, err
@@ -54,7 +56,7 @@ func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt 
 	broadcaster := record.NewBroadcaster()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	prov := newProvider(workerCtx, workerDeps(cfg, client, recorder, rt, in))
+	prov := newProvider(workerCtx, workerDeps(cfg, client, recorder, rt, in, access))
 	ctrls, err := newControllers(cfg, client, prov, recorder)
 	if err != nil {
 		stopWorkers()
@@ -80,9 +82,9 @@ func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt 
 }
 
 // workerDeps are what the node's pod workers share.
-func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRecorder, rt podworker.Runtime, in podworker.Inputs) *podworker.Deps {
+func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRecorder, rt podworker.Runtime, in podworker.Inputs, access hostaccess.Policy) *podworker.Deps {
 	return &podworker.Deps{
-		Runtime: rt, Inputs: in, Clock: cfg.Clock, Recorder: recorder, Log: cfg.Log,
+		Runtime: rt, Inputs: in, Clock: cfg.Clock, Recorder: recorder, Log: cfg.Log, HostAccess: access,
 		Node: podworker.NodeInfo{
 			Name: cfg.NodeName, HostIP: cfg.ListenAddress.Addr(), Allocatable: cfg.Capacity,
 			ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, KubernetesService: cfg.KubernetesService,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
@@ -123,6 +124,9 @@ type Deps struct {
 	Log logr.Logger
 	// Node is what pods learn about their node.
 	Node NodeInfo
+	// HostAccess decides which pods the node admits (the zero Policy:
+	// none that needs root on the host or a hostPath volume).
+	HostAccess hostaccess.Policy
 	// Notify receives the pod (spec and status) whenever its status
 	// changes.
 	Notify func(*corev1.Pod)

@@ -174,6 +174,7 @@ type harness struct {
 	rt        *fakeRuntime
 	in        *fakeInputs
 	rec       *record.FakeRecorder
+	deps      *Deps
 	pods      chan *corev1.Pod
 	finalized chan *corev1.Pod
 	w         *Worker
@@ -183,7 +184,7 @@ type harness struct {
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
 // newHarness starts a worker for pod; prepare, if given, adjusts the fakes
-// before it starts.
+// and deps before it starts.
 func newHarness(t *testing.T, pod *corev1.Pod, prepare ...func(*harness)) *harness {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
@@ -201,6 +202,7 @@ func newHarness(t *testing.T, pod *corev1.Pod, prepare ...func(*harness)) *harne
 		Notify:   func(p *corev1.Pod) { h.pods <- p },
 		Finalize: func(_ context.Context, p *corev1.Pod) { h.finalized <- p },
 	}
+	h.deps = deps
 	for _, f := range prepare {
 		f(h)
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
-// sandboxSpecFor describes the sandbox of pod on this node.
-func sandboxSpecFor(pod *corev1.Pod, node NodeInfo) sandbox.SandboxSpec {
+// sandboxSpecFor describes the sandbox of pod on this node; hostUsers is
+// the node's admission verdict (a pod admitted with host privileges).
+func sandboxSpecFor(pod *corev1.Pod, node NodeInfo, hostUsers bool) sandbox.SandboxSpec {
 	hostname := pod.Spec.Hostname
 	if hostname == "" {
 		hostname = pod.Name
@@ -28,6 +29,7 @@ func sandboxSpecFor(pod *corev1.Pod, node NodeInfo) sandbox.SandboxSpec {
 		DNS:           podDNS(pod, node),
 		HostAliases:   hostEntries(pod.Spec.HostAliases),
 		HostNetwork:   pod.Spec.HostNetwork,
+		HostUsers:     hostUsers,
 	}
 }
 

@@ -71,8 +71,9 @@ func TestSandboxSpecFor(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "head", Namespace: "ray", UID: "u"}}
 	}
 	cases := map[string]struct {
-		pod  func(*corev1.Pod)
-		want sandbox.SandboxSpec
+		pod       func(*corev1.Pod)
+		hostUsers bool
+		want      sandbox.SandboxSpec
 	}{
 		"ClusterFirst by default": {
 			pod: func(*corev1.Pod) {},
@@ -96,12 +97,17 @@ func TestSandboxSpecFor(t *testing.T) {
 			},
 			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", DNS: sandbox.DNSConfig{Nameservers: []string{"8.8.8.8"}}},
 		},
+		"hostNetwork admitted with host privileges: the host's users": {
+			pod:       func(p *corev1.Pod) { p.Spec.HostNetwork, p.Spec.DNSPolicy = true, corev1.DNSNone },
+			hostUsers: true,
+			want:      sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", HostNetwork: true, HostUsers: true},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pod := base()
 			tc.pod(pod)
-			if diff := cmp.Diff(tc.want, sandboxSpecFor(pod, node)); diff != "" {
+			if diff := cmp.Diff(tc.want, sandboxSpecFor(pod, node, tc.hostUsers)); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 		})

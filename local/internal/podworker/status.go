@@ -12,6 +12,9 @@ import (
 // status computes the pod's status as a kubelet writes it, from the
 // worker's state.
 func (w *Worker) status(pod *corev1.Pod) corev1.PodStatus {
+	if !w.state.admission.Admitted() {
+		return refusedStatus(pod, w.state.admission.Reason, w.state.admission.Message)
+	}
 	initStatuses := w.containerStatuses(w.initCtrs)
 	mainStatuses := w.containerStatuses(w.mainCtrs)
 	st := corev1.PodStatus{

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
+
+	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 )
 
 // Worker runs one pod: it owns the pod's state, and only its goroutine
@@ -42,6 +44,7 @@ type Worker struct {
 // podState is the pod-level part of what the worker observed.
 type podState struct {
 	startTime     time.Time
+	admission     hostaccess.Verdict // the node's answer, once, before anything else
 	sandboxReady  bool
 	initialized   bool
 	terminalPhase corev1.PodPhase // set once the pod succeeded or failed
@@ -80,7 +83,7 @@ func (w *Worker) Start(ctx context.Context) {
 func (w *Worker) run(ctx context.Context) {
 	defer close(w.done)
 	w.state.startTime = w.deps.Clock.Now()
-	ok := w.resolveImages()
+	ok := w.admit() && w.resolveImages()
 	for {
 		if ok {
 			w.sync(ctx)

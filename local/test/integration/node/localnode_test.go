@@ -52,6 +52,8 @@ type cluster struct {
 	cs      kubernetes.Interface
 	node    *localnode.Node
 	kubelet netip.AddrPort
+	// shared is the host directory the node shares with hostPath volumes.
+	shared string
 }
 
 func TestLocalNode(t *testing.T) {
@@ -69,6 +71,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("pod with configMap volume, secret env and podIP succeeds, logs served", func(t *testing.T) { testInputsPod(t, c) })
 	t.Run("failing liveness probe restarts the container", func(t *testing.T) { testLiveness(t, c) })
 	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
+	t.Run("host access: refused pods fail with reason, message and event; a shared hostPath runs", func(t *testing.T) { testHostAccess(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
@@ -96,12 +99,14 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	})
 	port := freePort(t)
 	listen := netip.AddrPortFrom(host.Gateway(), port)
+	shared := sharedDir(t)
 	node, err := localnode.Start(t.Context(), localnode.Config{
 		RESTConfig: env.Config, Sandboxes: host,
-		Images:        podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
-		ClusterDNS:    []string{host.Gateway().String()},
-		ListenAddress: listen,
-		Log:           testr.New(t),
+		Images:         podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
+		ClusterDNS:     []string{host.Gateway().String()},
+		ListenAddress:  listen,
+		SharedHostDirs: []string{shared},
+		Log:            testr.New(t),
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -111,7 +116,24 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{cs: cs, node: node, kubelet: listen}
+	return &cluster{cs: cs, node: node, kubelet: listen, shared: shared}
+}
+
+// sharedDir makes the directory the node shares, readable by all: a pod's
+// container root is an unprivileged user of the host.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "greeting"), []byte("hello-from-the-host\n"), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func freePort(t *testing.T) uint16 {
@@ -398,4 +420,70 @@ func forwardGet(t *testing.T, cfg *rest.Config, pod string, port int) (string, e
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+func testHostAccess(t *testing.T, c *cluster) {
+	refused := map[string]struct {
+		pod             func(*corev1.Pod)
+		reason, message string
+	}{
+		"privileged": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+			},
+			reason: "HostPrivilegesForbidden",
+			message: `the pod needs root on the host: container "main" sets securityContext.privileged: true; ` +
+				"the node runs such pods only when started with --allow-host-privileges",
+		},
+		"hostpath-outside": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "etc", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}}}}
+			},
+			reason:  "HostPathForbidden",
+			message: `hostPath volume "etc" (/etc) is not under a directory the node shares (--shared-host-dirs: ` + c.shared + `)`,
+		},
+	}
+	for name, tc := range refused {
+		pod := sleepPod(name, "exec sleep 1000")
+		tc.pod(pod)
+		got := createAndWait(t, c, pod, "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+		if got.Status.Reason != tc.reason || got.Status.Message != tc.message || len(got.Status.ContainerStatuses) != 0 {
+			t.Errorf("pod %s: reason %q, message %q, container statuses %+v; want %q, %q, none",
+				name, got.Status.Reason, got.Status.Message, got.Status.ContainerStatuses, tc.reason, tc.message)
+		}
+		waitEvent(t, c, name, tc.reason, tc.message)
+	}
+
+	pod := sleepPod("hostpath-shared", "cat /host/greeting")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: c.shared}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host", ReadOnly: true}}
+	createAndWait(t, c, pod, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	if logs := kubeletLogs(t, c, "hostpath-shared", "main"); logs != "hello-from-the-host\n" {
+		t.Errorf("logs = %q", logs)
+	}
+	deleteAndWait(t, c, "privileged", "hostpath-outside", "hostpath-shared")
+}
+
+// waitEvent waits for the Warning event on pod with reason and message.
+func waitEvent(t *testing.T, c *cluster, pod, reason, message string) {
+	t.Helper()
+	var seen []string
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		evs, err := c.cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod})
+		if err != nil {
+			return false, nil
+		}
+		seen = seen[:0]
+		for _, ev := range evs.Items {
+			seen = append(seen, ev.Type+" "+ev.Reason+" "+ev.Message)
+			if ev.Type == corev1.EventTypeWarning && ev.Reason == reason && ev.Message == message {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("pod %s: no Warning %s event with message %q; events: %q", pod, reason, message, seen)
+	}
 }
