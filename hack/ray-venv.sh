@@ -22,7 +22,7 @@ cache=${RAY_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ray-operator}
 dir="$cache/ray-venv-$ray_version-relocatable"
 marker="$dir/.installed"
 # What the marker records: a change here installs afresh.
-layout="$requirement; python $("$python" -c 'import sys; print(sys.executable, *sys.version_info[:2])'); relocatable"
+layout="$requirement; python $("$python" -c 'import sys; print(sys.executable, *sys.version_info[:2])'); relocatable scripts and activate"
 
 if ! "$python" -c 'import ensurepip' 2>/dev/null; then
 	if [[ $(id -u) -ne 0 ]]; then
