@@ -36,7 +36,8 @@ var (
 // socket that ray-local or a process it started listens on is bound to
 // loopback or the bridge address; the API server (at the kubeconfig's
 // address) answers an anonymous request with 401; the state directory's
-// keys, tokens and kubeconfig are root's alone.
+// keys, tokens and kubeconfig are root's alone; and the API server still
+// reaches the webhooks on 127.0.0.1.
 func TestRayLocalListensOnLoopbackAndBridgeOnly(t *testing.T) {
 	requireRealPods(t)
 	stateDir := t.TempDir()
