@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,40 +26,16 @@ const serviceClusterIPRange = "10.96.0.0/16"
 // startAPIServer starts etcd and kube-apiserver, writes the kubeconfig and
 // waits until the API server is ready.
 func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds *credentials, etcdClient, etcdPeer, apiPort int) error {
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
-	err := cp.run(opts, binEtcd, filepath.Join(opts.BinDir, binEtcd), []string{
-		"--data-dir=" + filepath.Join(opts.StateDir, "etcd"),
-		"--listen-client-urls=" + etcdURL,
-		"--advertise-client-urls=" + etcdURL,
-		"--listen-peer-urls=" + peerURL,
-		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=default=" + peerURL,
-		"--unsafe-no-fsync=true",
-	})
+	etcdURL, err := cp.startEtcd(opts, etcdClient, etcdPeer)
 	if err != nil {
 		return err
 	}
-	cp.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	audit, err := auditArgs(opts.AuditLogPath)
+	cp.APIServerURL = opts.Network.apiServerURL(apiPort)
+	args, err := apiServerFlags(opts, creds, etcdURL, apiPort)
 	if err != nil {
 		return err
 	}
-	err = cp.run(opts, binAPIServer, filepath.Join(opts.BinDir, binAPIServer), append(append(audit,
-		"--etcd-servers="+etcdURL,
-		"--secure-port="+strconv.Itoa(apiPort),
-		"--tls-cert-file="+creds.servingCert,
-		"--tls-private-key-file="+creds.servingKey,
-		"--token-auth-file="+creds.tokenFile,
-		"--authorization-mode=RBAC",
-		"--service-account-issuer="+cp.APIServerURL,
-		"--service-account-key-file="+creds.saKey,
-		"--service-account-signing-key-file="+creds.saKey,
-		"--service-cluster-ip-range="+serviceClusterIPRange,
-		"--allow-privileged=true",
-		"--cert-dir="+filepath.Join(opts.StateDir, "pki"),
-	), opts.Network.apiServerArgs(creds)...))
-	if err != nil {
+	if err := cp.run(opts, binAPIServer, filepath.Join(opts.BinDir, binAPIServer), args); err != nil {
 		return err
 	}
 	if err := writeKubeconfig(opts.KubeconfigPath, cp.APIServerURL, creds); err != nil {
@@ -74,6 +49,49 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds
 		Burst:           2000,
 	}
 	return cp.waitAPIServerReady(ctx)
+}
+
+// startEtcd starts etcd with its client and peer URLs on 127.0.0.1 (its
+// metrics are served on the client URL) and returns the client URL.
+func (cp *ControlPlane) startEtcd(opts *Options, clientPort, peerPort int) (string, error) {
+	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	return clientURL, cp.run(opts, binEtcd, filepath.Join(opts.BinDir, binEtcd), []string{
+		"--data-dir=" + filepath.Join(opts.StateDir, "etcd"),
+		"--listen-client-urls=" + clientURL,
+		"--advertise-client-urls=" + clientURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
+		"--unsafe-no-fsync=true",
+	})
+}
+
+// apiServerFlags are kube-apiserver's flags: serving on port of the address
+// opts.Network.apiServerArgs name, with the token file and service account
+// key of creds; anonymous requests are refused, so that only those holding
+// a token or certificate learn anything.
+func apiServerFlags(opts *Options, creds *credentials, etcdURL string, port int) ([]string, error) {
+	audit, err := auditArgs(opts.AuditLogPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append(audit,
+		"--etcd-servers="+etcdURL,
+		"--secure-port="+strconv.Itoa(port),
+		"--tls-cert-file="+creds.servingCert,
+		"--tls-private-key-file="+creds.servingKey,
+		"--anonymous-auth=false",
+		"--token-auth-file="+creds.tokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer="+opts.Network.apiServerURL(port),
+		"--service-account-key-file="+creds.saKey,
+		"--service-account-signing-key-file="+creds.saKey,
+		"--service-cluster-ip-range="+serviceClusterIPRange,
+		"--allow-privileged=true",
+		"--cert-dir="+filepath.Join(opts.StateDir, "pki"),
+	)
+	return append(args, opts.Network.apiServerArgs(creds)...), nil
 }
 
 // auditArgs are the kube-apiserver flags of an audit log at path, none
@@ -118,7 +136,11 @@ func (cp *ControlPlane) startControllers(opts *Options, creds *credentials, sche
 		"--authentication-skip-lookup=true",
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
-		"--cert-dir=" + filepath.Join(opts.StateDir, "pki"),
+		// The API server's certificate covers 127.0.0.1: clients verify
+		// it, and nothing writes a self-signed one into the state
+		// directory.
+		"--tls-cert-file=" + creds.servingCert,
+		"--tls-private-key-file=" + creds.servingKey,
 	}
 	if opts.ComponentQPS > 0 {
 		common = append(common, "--kube-api-qps="+strconv.Itoa(opts.ComponentQPS), "--kube-api-burst="+strconv.Itoa(2*opts.ComponentQPS))
@@ -140,12 +162,13 @@ func (cp *ControlPlane) startControllers(opts *Options, creds *credentials, sche
 }
 
 // waitControllersHealthy waits until kube-scheduler and
-// kube-controller-manager answer /healthz.
+// kube-controller-manager answer /healthz to the admin.
 func (cp *ControlPlane) waitControllersHealthy(ctx context.Context, ports ...int) error {
-	httpClient := &http.Client{
-		Timeout: time.Second,
-		// Their serving certificates are self-signed; only liveness matters.
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // local health probe
+	cfg := rest.CopyConfig(cp.RESTConfig)
+	cfg.Timeout = time.Second
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("creating a client for the controllers' health: %w", err)
 	}
 	for _, port := range ports {
 		url := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"

@@ -34,8 +34,8 @@ import (
 // Options configure Start. Only StateDir is required.
 type Options struct {
 	// StateDir holds etcd's data, credentials, kubeconfigs and one log file
-	// per component (<component>.log). Start wipes <StateDir>/etcd: every
-	// start is a fresh cluster.
+	// per component (<component>.log). Start makes it its owner's only
+	// (0700) and wipes <StateDir>/etcd: every start is a fresh cluster.
 	StateDir string
 	// BinDir holds etcd, kube-apiserver, kube-scheduler and
 	// kube-controller-manager; default BinDir().
@@ -53,8 +53,8 @@ type Options struct {
 	// CRDDirs are directories of CRD manifests to install; Start returns once
 	// they are established.
 	CRDDirs []string
-	// KubeconfigPath is where the admin kubeconfig is written; default
-	// <StateDir>/kubeconfig.
+	// KubeconfigPath is where the admin kubeconfig is written, readable by
+	// its owner only (0600); default <StateDir>/kubeconfig.
 	KubeconfigPath string
 	// Log receives every component's output, each line prefixed with the
 	// component's name. Nil discards it (the log files remain).
@@ -69,8 +69,9 @@ type Options struct {
 	// (50 and 20), so that neither is the bottleneck of a benchmark.
 	ComponentQPS int
 	// Network, when set, serves pods on a bridge of this host: kube-apiserver
-	// on every address and the network's addons (see NodeNetwork). Nil runs
-	// none of it and keeps the API server on 127.0.0.1.
+	// on the bridge address instead of 127.0.0.1, and the network's addons
+	// (see NodeNetwork). Nil runs none of it and keeps the API server on
+	// 127.0.0.1.
 	Network *NodeNetwork
 }
 
@@ -186,10 +187,11 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	return g.Wait()
 }
 
-// prepareStateDir creates the state directory and removes old etcd data.
+// prepareStateDir creates the state directory, which holds the admin
+// kubeconfig, for its owner only, and removes old etcd data.
 func prepareStateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating state directory: %w", err)
+	if err := privateDir(dir); err != nil {
+		return fmt.Errorf("preparing the state directory: %w", err)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "etcd")); err != nil {
 		return fmt.Errorf("removing old etcd data: %w", err)
@@ -257,7 +259,9 @@ func (cp *ControlPlane) Done() <-chan struct{} { return cp.stopped }
 // all of them run.
 func (cp *ControlPlane) Err() error { return cp.checkRunning() }
 
-// writeKubeconfig writes an admin kubeconfig for the API server at url.
+// writeKubeconfig writes an admin kubeconfig for the API server at url,
+// readable by its owner only; a directory it creates for it is its
+// owner's only too.
 func writeKubeconfig(path, url string, creds *credentials) error {
 	cfg := clientcmdapi.NewConfig()
 	const name = "ray-operator-local"
@@ -265,13 +269,14 @@ func writeKubeconfig(path, url string, creds *credentials) error {
 	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: creds.adminToken}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
 	cfg.CurrentContext = name
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return fmt.Errorf("encoding the kubeconfig: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating kubeconfig directory: %w", err)
 	}
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
-	}
-	return nil
+	return writeFiles(map[string][]byte{path: data})
 }
 
 // syncWriter serializes writes from several components to one writer.

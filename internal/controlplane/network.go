@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"strconv"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -17,14 +18,15 @@ import (
 )
 
 // NodeNetwork makes the control plane serve pods that run on this host in
-// network namespaces on a bridge: kube-apiserver listens on every address
-// and advertises NodeIP, Node NodeName is registered with that address, and
+// network namespaces on a bridge: kube-apiserver listens on and advertises
+// NodeIP (and no other address), Node NodeName is registered with it, and
 // the Addons (the local module's kube-proxy and CoreDNS) start once the API
 // server answers. The bridge and its address must exist before Start.
 type NodeNetwork struct {
-	// NodeIP is the bridge (gateway) address: the API server advertises it
-	// as the endpoint of the kubernetes Service, CoreDNS listens on it and
-	// Node NodeName has it as its InternalIP.
+	// NodeIP is the bridge (gateway) address: the API server listens on it
+	// and advertises it as the endpoint of the kubernetes Service, the
+	// kubeconfig names it, CoreDNS listens on it and Node NodeName has it
+	// as its InternalIP.
 	NodeIP netip.Addr
 	// PodCIDR is the pods' address range on the bridge; kube-proxy takes
 	// traffic from it as cluster traffic (not masqueraded).
@@ -72,20 +74,36 @@ func (n *NodeNetwork) servingNames() servingNames {
 	}
 }
 
-// apiServerArgs are kube-apiserver's flags for where it listens and how it
-// reaches kubelets: 127.0.0.1 only without a network; every address,
-// advertising NodeIP, with one.
-func (n *NodeNetwork) apiServerArgs(creds *credentials) []string {
+// apiServerAddr is the one address kube-apiserver listens on, which every
+// client on this host uses: 127.0.0.1 without a network; NodeIP with one,
+// where kube-proxy sends the pods' traffic to the kubernetes Service and
+// the host reaches it too.
+func (n *NodeNetwork) apiServerAddr() netip.Addr {
 	if n == nil {
-		return []string{"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1"}
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1})
 	}
-	return []string{
-		"--bind-address=0.0.0.0",
-		"--advertise-address=" + n.NodeIP.String(),
-		"--kubelet-client-certificate=" + creds.kubeletClient.certFile,
-		"--kubelet-client-key=" + creds.kubeletClient.keyFile,
-		"--kubelet-preferred-address-types=" + string(corev1.NodeInternalIP),
+	return n.NodeIP
+}
+
+// apiServerURL is the https address of kube-apiserver on port: on
+// apiServerAddr, which its serving certificate covers.
+func (n *NodeNetwork) apiServerURL(port int) string {
+	return "https://" + net.JoinHostPort(n.apiServerAddr().String(), strconv.Itoa(port))
+}
+
+// apiServerArgs are kube-apiserver's flags for where it listens and how it
+// reaches kubelets: it listens on and advertises apiServerAddr only.
+func (n *NodeNetwork) apiServerArgs(creds *credentials) []string {
+	addr := n.apiServerAddr().String()
+	args := []string{"--bind-address=" + addr, "--advertise-address=" + addr}
+	if n == nil {
+		return args
 	}
+	return append(args,
+		"--kubelet-client-certificate="+creds.kubeletClient.certFile,
+		"--kubelet-client-key="+creds.kubeletClient.keyFile,
+		"--kubelet-preferred-address-types="+string(corev1.NodeInternalIP),
+	)
 }
 
 // controllerManagerArgs are kube-controller-manager's flags for a network:

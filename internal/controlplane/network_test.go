@@ -3,6 +3,7 @@ package controlplane
 import (
 	"crypto/x509"
 	"net/netip"
+	neturl "net/url"
 	"os"
 	"strings"
 	"testing"
@@ -64,6 +65,67 @@ func TestAPIServerArgsWithoutNetworkAreLoopbackOnly(t *testing.T) {
 	if got := n.controllerManagerArgs(&credentials{}); got != nil {
 		t.Errorf("controllerManagerArgs = %v, want none", got)
 	}
+}
+
+func TestAPIServerArgsWithNetworkBindTheBridgeOnly(t *testing.T) {
+	creds := &credentials{kubeletClient: &kubeletClient{certFile: "/pki/kc.crt", keyFile: "/pki/kc.key"}}
+	want := []string{
+		"--bind-address=10.244.0.1",
+		"--advertise-address=10.244.0.1",
+		"--kubelet-client-certificate=/pki/kc.crt",
+		"--kubelet-client-key=/pki/kc.key",
+		"--kubelet-preferred-address-types=InternalIP",
+	}
+	if diff := cmp.Diff(want, testNetwork().apiServerArgs(creds)); diff != "" {
+		t.Errorf("apiServerArgs (-want +got):\n%s", diff)
+	}
+}
+
+// TestAPIServerListensWhereClientsGo: kube-apiserver refuses anonymous
+// requests, binds one address, and the URL every client is given (the
+// kubeconfig's, the service account issuer) names that address, which the
+// serving certificate covers.
+func TestAPIServerListensWhereClientsGo(t *testing.T) {
+	for name, n := range map[string]*NodeNetwork{"without a network": nil, "with a network": testNetwork()} {
+		t.Run(name, func(t *testing.T) {
+			creds, err := (&ControlPlane{}).writeCredentials(t.TempDir(), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, err := apiServerFlags(&Options{StateDir: t.TempDir(), Network: n}, creds, "http://127.0.0.1:2379", 6443)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flags := flagValues(args)
+			if got := flags["anonymous-auth"]; len(got) != 1 || got[0] != "false" {
+				t.Errorf("--anonymous-auth = %v, want false", got)
+			}
+			url, err := neturl.Parse(n.apiServerURL(6443))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{url.Hostname()}, flags["bind-address"]); diff != "" {
+				t.Errorf("--bind-address, against the clients' URL %s (-want +got):\n%s", url, diff)
+			}
+			if diff := cmp.Diff([]string{url.String()}, flags["service-account-issuer"]); diff != "" {
+				t.Errorf("--service-account-issuer (-want +got):\n%s", diff)
+			}
+			serving := readCert(t, creds.servingCert)
+			if _, err := serving.Verify(x509.VerifyOptions{DNSName: url.Hostname(), Roots: certPool(t, creds.servingCAData)}); err != nil {
+				t.Errorf("serving certificate for %s: %v", url.Hostname(), err)
+			}
+		})
+	}
+}
+
+// flagValues maps each --name=value flag to its values.
+func flagValues(args []string) map[string][]string {
+	flags := map[string][]string{}
+	for _, arg := range args {
+		name, value, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		flags[name] = append(flags[name], value)
+	}
+	return flags
 }
 
 func TestServingCertificateCoversPodNames(t *testing.T) {

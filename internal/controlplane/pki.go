@@ -41,10 +41,10 @@ type servingNames struct {
 
 // writeCredentials creates a self-signed serving certificate for 127.0.0.1,
 // localhost and extra, a service account signing key and an admin token in
-// dir.
+// dir, which only its owner may enter.
 func writeCredentials(dir string, extra servingNames) (*credentials, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	if err := privateDir(dir); err != nil {
+		return nil, err
 	}
 	ips := append([]net.IP{net.IPv4(127, 0, 0, 1)}, extra.ips...)
 	dns := append([]string{"localhost"}, extra.dns...)
@@ -80,12 +80,46 @@ func writeCredentials(dir string, extra servingNames) (*credentials, error) {
 	return c, nil
 }
 
-// writeFiles writes each file readable by its owner only.
+// writeFiles writes each file readable by its owner only (0600), also
+// where an older file of that name was not: each is written to a new file
+// and renamed into place.
 func writeFiles(files map[string][]byte) error {
 	for path, data := range files {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
+		if err := writePrivate(path, data); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
+	}
+	return nil
+}
+
+// writePrivate writes data to a new file in path's directory, which
+// os.CreateTemp makes 0600, and renames it to path.
+func writePrivate(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
+}
+
+// privateDir creates dir, or makes an existing one, enterable by its owner
+// only (0700).
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("restricting %s to its owner: %w", dir, err)
 	}
 	return nil
 }

@@ -84,10 +84,18 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 }
 
 // localDefaults changes operator flag defaults that suit a cluster but not
-// a developer's terminal: one process needs no leader election, and people
-// read the logs.
+// a developer's terminal: one process needs no leader election, people read
+// the logs, and the metrics, health and webhook endpoints are for this
+// machine only (in a Pod they must answer on the Pod's address).
 func localDefaults(fs *flag.FlagSet) {
-	for name, value := range map[string]string{"enable-leader-election": "false", "log-stdout-encoder": "console"} {
+	defaults := map[string]string{
+		"enable-leader-election":    "false",
+		"log-stdout-encoder":        "console",
+		"metrics-addr":              "127.0.0.1:8080",
+		"health-probe-bind-address": "127.0.0.1:8082",
+		"webhook-host":              "127.0.0.1",
+	}
+	for name, value := range defaults {
 		f := fs.Lookup(name)
 		f.DefValue = value
 		_ = f.Value.Set(value)

@@ -7,6 +7,7 @@ package controlplane_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/testing/capability"
+	"github.com/ray-operator/ray-operator/internal/testing/exposure"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -175,8 +177,9 @@ func testJob(t *testing.T, env *testenv.Env) {
 	}
 }
 
-// TestCancelStopsEverything starts a second control plane (binaries cached)
-// and checks that canceling Start's context ends every component.
+// TestCancelStopsEverything starts a second control plane (binaries cached),
+// checks what it exposes on this host, and that canceling Start's context
+// ends every component.
 func TestCancelStopsEverything(t *testing.T) {
 	stateDir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -190,6 +193,7 @@ func TestCancelStopsEverything(t *testing.T) {
 	if running := processesUsing(t, stateDir); len(running) < 5 {
 		t.Errorf("%d processes use %s, want etcd, apiserver, scheduler, controller-manager and kwok: %v", len(running), stateDir, running)
 	}
+	checkExposure(t, cp, stateDir)
 
 	cancel()
 	select {
@@ -199,6 +203,37 @@ func TestCancelStopsEverything(t *testing.T) {
 	}
 	if left := processesUsing(t, stateDir); len(left) > 0 {
 		t.Errorf("processes left after stop: %v", left)
+	}
+}
+
+// checkExposure checks that, without a node network, the control plane
+// listens on loopback only, refuses anonymous requests, and keeps its keys,
+// tokens and kubeconfig to their owner.
+func checkExposure(t *testing.T, cp *controlplane.ControlPlane, stateDir string) {
+	t.Helper()
+	tree, err := exposure.ProcessTree(os.Getpid())
+	if err != nil {
+		capability.Missingf(t, "no /proc: %v", err)
+	}
+	listeners, err := exposure.HeldBy(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listeners) < 5 { // etcd's client and peer, kube-apiserver, scheduler, controller manager
+		t.Errorf("%d listeners of the control plane found, want at least 5: %v", len(listeners), listeners)
+	}
+	if beyond := exposure.Beyond(listeners); len(beyond) > 0 {
+		t.Errorf("listening beyond loopback: %v", beyond)
+	}
+	if status, err := exposure.AnonymousStatus(t.Context(), cp.APIServerURL+"/version"); status != http.StatusUnauthorized {
+		t.Errorf("anonymous GET /version: status %d (%v), want %d", status, err, http.StatusUnauthorized)
+	}
+	loose, secrets, err := exposure.LooseFiles(stateDir, exposure.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loose) > 0 || secrets < 5 {
+		t.Errorf("of %d secret files (want at least 5), readable by others than the owner: %v", secrets, loose)
 	}
 }
 

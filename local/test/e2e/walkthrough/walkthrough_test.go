@@ -3,7 +3,9 @@
 // applies the K8sJobMode sample with the real kubectl, waits for SUCCEEDED,
 // presses Ctrl-C, and then checks that nothing of the local cluster is left:
 // no process, network namespace, mount, bridge, veth, cgroup or nftables
-// table.
+// table. It also looks at what a running ray-local exposes on the host:
+// where it listens, whether the API server answers strangers, and who may
+// read its keys and kubeconfig.
 package walkthrough_test
 
 import (
@@ -35,16 +37,11 @@ const (
 )
 
 func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
-	if os.Getenv("RAY_OPERATOR_RAY_VENV") == "" {
-		t.Fatal("RAY_OPERATOR_RAY_VENV is not set (make test-e2e sets it from hack/ray-venv.sh)")
-	}
-	if err := localcluster.CanHostPods(); err != nil {
-		t.Fatalf("this machine cannot run real pods: %v", err)
-	}
+	requireRealPods(t)
 	root := installcheck.ModuleRoot(t)
 	stateDir := t.TempDir()
 	before := observeHost(t, stateDir, nil)
-	run := startRayLocal(t, root, stateDir)
+	run := startRayLocal(t, root, stateDir, "--metrics-addr=0", "--health-probe-bind-address=0")
 	kubectl := kubectlIn(t, run.kubeconfig)
 
 	kubectl("apply", "-f", filepath.Join(root, "config", "samples", "ray-job.k8s-job-mode.yaml"))
@@ -68,6 +65,17 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	}
 }
 
+// requireRealPods fails t unless ray-local can run real pods here.
+func requireRealPods(t *testing.T) {
+	t.Helper()
+	if os.Getenv("RAY_OPERATOR_RAY_VENV") == "" {
+		t.Fatal("RAY_OPERATOR_RAY_VENV is not set (make test-e2e sets it from hack/ray-venv.sh)")
+	}
+	if err := localcluster.CanHostPods(); err != nil {
+		t.Fatalf("this machine cannot run real pods: %v", err)
+	}
+}
+
 // rayLocal is a running ray-local process.
 type rayLocal struct {
 	cmd        *exec.Cmd
@@ -77,9 +85,9 @@ type rayLocal struct {
 }
 
 // startRayLocal builds ray-local, starts it with the environment `make run`
-// gives it and --local (a developer's own kubeconfig must not divert it),
-// and waits for its `export KUBECONFIG=` line.
-func startRayLocal(t *testing.T, root, stateDir string) *rayLocal {
+// gives it, --local (a developer's own kubeconfig must not divert it) and
+// args, and waits for its `export KUBECONFIG=` line.
+func startRayLocal(t *testing.T, root, stateDir string, args ...string) *rayLocal {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ray-local")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/ray-local")
@@ -87,7 +95,7 @@ func startRayLocal(t *testing.T, root, stateDir string) *rayLocal {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building ray-local: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "--local", "--state-dir="+stateDir, "--metrics-addr=0", "--health-probe-bind-address=0", "--feature-gates=RayCronJob=true")
+	cmd := exec.Command(bin, append([]string{"--local", "--state-dir=" + stateDir, "--feature-gates=RayCronJob=true"}, args...)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "KUBECONFIG=")
 	stdout, err := cmd.StdoutPipe()

@@ -2,8 +2,10 @@
 // (controlplane.NodeNetwork) with pod-like network namespaces on a bridge:
 // ClusterIP Services through kube-proxy from the host and from pods
 // (hairpin included), cluster DNS through the kube-dns Service, the API
-// server through the kubernetes Service with a service account token, and
-// that stopping leaves no process, nftables table or socket behind.
+// server through the kubernetes Service with a service account token, what
+// the host sees of it (listeners on loopback and the bridge only, anonymous
+// requests refused, secrets private), and that stopping leaves no process,
+// nftables table or socket behind.
 package clusternet_test
 
 import (
@@ -87,6 +89,7 @@ func testCluster(t *testing.T) {
 	// First, before anything else gives kube-proxy and CoreDNS time.
 	t.Run("cluster DNS answers a pod's first query once Start returns", c.testDNSReadyAtStart)
 	t.Run("Start registers the node with NodeIP as InternalIP", c.testNode)
+	t.Run("the host sees listeners on loopback and the bridge only, no anonymous access, private secrets", c.testExposure)
 	t.Run("pods get a service account token volume and kube-root-ca.crt", c.testServiceAccountVolume)
 	t.Run("a pod reaches the API server at the kubernetes Service with a token", c.testAPIFromPod)
 	t.Run("a ClusterIP Service answers from the host and from pods", c.testClusterIP)

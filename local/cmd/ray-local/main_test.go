@@ -1,0 +1,42 @@
+package main
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ray-operator/ray-operator/internal/operator"
+)
+
+// TestLocalDefaultsListenOnLoopback: ray-local's operator serves its
+// metrics, health probes and webhooks on 127.0.0.1 only, at KubeRay's
+// ports, unless a flag says otherwise.
+func TestLocalDefaultsListenOnLoopback(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want []string // metrics, probes, webhook host
+	}{
+		"defaults":    {want: []string{"127.0.0.1:8080", "127.0.0.1:8082", "127.0.0.1"}},
+		"flags win":   {args: []string{"--metrics-addr=:9090", "--health-probe-bind-address=0", "--webhook-host=::1"}, want: []string{":9090", "0", "::1"}},
+		"other flags": {args: []string{"--enable-leader-election=true"}, want: []string{"127.0.0.1:8080", "127.0.0.1:8082", "127.0.0.1"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			fs := flag.NewFlagSet("ray-local", flag.ContinueOnError)
+			opFlags := operator.BindFlags(fs)
+			localDefaults(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			settings, err := opFlags.Resolve(func(string) (string, bool) { return "", false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{settings.Config.MetricsAddr, settings.Config.ProbeAddr, settings.Webhooks.Host}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("metrics, probe and webhook addresses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
