@@ -40,14 +40,7 @@ func (e podStreams) ExecInContainer(ctx context.Context, podName, _, container s
 		return err
 	}
 	spec := sandbox.ExecSpec{Args: cmd, Stdin: in, TTY: tty, Resize: terminalSizes(ctx, resize)}
-	// A nil io.WriteCloser must stay a nil io.Writer (discard), not become
-	// a non-nil interface holding nil.
-	if out != nil {
-		spec.Stdout = out
-	}
-	if errOut != nil {
-		spec.Stderr = errOut
-	}
+	spec.Stdout, spec.Stderr = writers(out, errOut)
 	code, err := pod.Exec(ctx, container, spec)
 	if err != nil {
 		return err

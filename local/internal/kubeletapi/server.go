@@ -41,6 +41,9 @@ type Pod interface {
 	LogFile(container string, previous bool) (path string, ended <-chan struct{}, err error)
 	// Exec runs spec in the running container and returns its exit code.
 	Exec(ctx context.Context, container string, spec sandbox.ExecSpec) (int, error)
+	// Attach streams the running container's output to a client, and the
+	// client's input to the container's stdin, until either ends.
+	Attach(ctx context.Context, container string, spec sandbox.AttachSpec) error
 	// DialContext connects from inside the pod's network namespace.
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
@@ -63,6 +66,7 @@ func (s *Server) Serve(ctx context.Context, addr string, tlsConfig *tls.Config) 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.serveLogs)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", s.serveExec)
+	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", s.serveAttach)
 	mux.HandleFunc("/portForward/{namespace}/{pod}", s.servePortForward)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan struct{})

@@ -11,7 +11,7 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
-// What the kubelet API asks of a pod (logs, exec, port-forward). The
+// What the kubelet API asks of a pod (logs, exec, attach, port-forward). The
 // answers come from the worker's goroutine, the only one that reads its
 // containers' state; errors are virtual-kubelet errdefs values so that the
 // API maps them to 404 and 400.
@@ -61,12 +61,9 @@ func (w *Worker) LogFile(container string, previous bool) (path string, ended <-
 func (w *Worker) Exec(ctx context.Context, container string, spec sandbox.ExecSpec) (int, error) {
 	var p Process
 	err := w.ask(func() error {
-		c := w.find(container)
-		if c == nil {
-			return errdefs.NotFoundf("container %q is not in the pod", container)
-		}
-		if c.proc == nil {
-			return errdefs.InvalidInput(fmt.Sprintf("container %q is not running", container))
+		c, err := w.running(container)
+		if err != nil {
+			return err
 		}
 		p, spec.Env, spec.WorkingDir = c.proc, c.env, c.workingDir
 		return nil
@@ -75,6 +72,36 @@ func (w *Worker) Exec(ctx context.Context, container string, spec sandbox.ExecSp
 		return -1, err
 	}
 	return p.Exec(ctx, spec)
+}
+
+// Attach attaches a client to the running attempt of container (kubectl
+// attach) until either ends.
+func (w *Worker) Attach(ctx context.Context, container string, spec sandbox.AttachSpec) error {
+	var p Process
+	err := w.ask(func() error {
+		c, err := w.running(container)
+		if err != nil {
+			return err
+		}
+		p = c.proc
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return p.Attach(ctx, spec)
+}
+
+// running returns the container named name if an attempt of it runs.
+func (w *Worker) running(name string) (*ctr, error) {
+	c := w.find(name)
+	if c == nil {
+		return nil, errdefs.NotFoundf("container %q is not in the pod", name)
+	}
+	if c.proc == nil {
+		return nil, errdefs.InvalidInput(fmt.Sprintf("container %q is not running", name))
+	}
+	return c, nil
 }
 
 // DialContext connects to address from inside the pod's network namespace

@@ -65,6 +65,9 @@ type Process interface {
 	// Exec runs a command in the attempt's namespaces and returns its exit
 	// code.
 	Exec(ctx context.Context, spec sandbox.ExecSpec) (int, error)
+	// Attach streams the attempt's output to a client, and the client's
+	// input to the attempt's stdin, until either ends.
+	Attach(ctx context.Context, spec sandbox.AttachSpec) error
 }
 
 var _ Process = (*sandbox.Container)(nil)

@@ -13,7 +13,8 @@
 // pod fails at once, as a kubelet rejects a pod it cannot admit), sync.go
 // (what should run now), start.go, probes.go and handlers.go, stop.go, then
 // status.go; container.go holds one container's state and backoff.go its
-// back-off. access.go answers the kubelet API (logs, exec, port-forward).
+// back-off. access.go answers the kubelet API (logs, exec, attach,
+// port-forward).
 //
 // The worker reaches the sandbox and podinputs packages through the small
 // interfaces of deps.go, over those packages' own types, so that the state

@@ -132,6 +132,9 @@ func (p *fakeProc) Exec(_ context.Context, spec sandbox.ExecSpec) (int, error) {
 	return p.execCode, nil
 }
 
+// Attach has nothing to stream: it returns at once.
+func (p *fakeProc) Attach(context.Context, sandbox.AttachSpec) error { return nil }
+
 // fakeInputs knows the images in images; containers named in configErr
 // miss a Secret.
 type fakeInputs struct {

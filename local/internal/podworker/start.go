@@ -110,6 +110,9 @@ func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img
 		Env:        in.Env,
 		WorkingDir: c.WorkingDir,
 		Mounts:     append(imageMounts(img), in.Mounts...),
+		TTY:        c.TTY,
+		OpenStdin:  c.Stdin,
+		StdinOnce:  c.StdinOnce,
 	}
 	if spec.WorkingDir == "" {
 		spec.WorkingDir = img.WorkingDir

@@ -52,10 +52,22 @@ type ContainerSpec struct {
 	MemoryLimitBytes int64
 	// CPUMillis is a CFS quota in thousandths of a CPU; 0 means none.
 	CPUMillis int64
-	// Stdin is the container's standard input; nil means /dev/null.
+	// Stdin is the container's standard input when OpenStdin and TTY are
+	// off; nil means /dev/null.
 	Stdin io.Reader
-	// Stdout and Stderr receive the container's output; nil discards it.
+	// Stdout and Stderr receive the container's output (the log); nil
+	// discards it. Attached clients receive it too.
 	Stdout, Stderr io.Writer
+	// TTY gives the process a terminal (Kubernetes' tty): all its output
+	// goes to Stdout, and Attach resizes it.
+	TTY bool
+	// OpenStdin gives the process a standard input that the node keeps open
+	// and that Attach writes to (Kubernetes' stdin).
+	OpenStdin bool
+	// StdinOnce closes that input when the first attached client's input
+	// ends (Kubernetes' stdinOnce). A terminal stays open: closing it would
+	// end the container's output too.
+	StdinOnce bool
 }
 
 // Container is one started attempt of a container, run by `runc run` in the
@@ -66,6 +78,7 @@ type Container struct {
 	dir     string // the bundle: config.json, the overlay's upper layer
 	runDir  string // the mounted root and staged mount sources (see runRoot)
 	cmd     *exec.Cmd
+	stdio   *stdio        // output to the log and attached clients; input from them
 	exited  chan struct{} // runc has exited; cleanup may still run
 	started chan struct{} // Start is done looking at the bundle
 	done    chan struct{} // cleanup is finished
@@ -113,11 +126,15 @@ func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, er
 	}
 	defer watcher.Close()
 	c.cmd = s.host.runc.command("run", "--bundle", c.dir, "--pid-file", pidFile, id)
-	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 	c.cmd.WaitDelay = waitDelay
+	if c.stdio, err = newStdio(c.cmd, spec); err != nil {
+		return nil, errors.Join(err, c.removeBundle())
+	}
 	if err := s.host.spawner.start(c.cmd); err != nil {
+		c.stdio.abort(c.cmd)
 		return nil, errors.Join(fmt.Errorf("start runc: %w", err), c.removeBundle())
 	}
+	c.stdio.started(c.cmd)
 	s.containers[id] = c
 	go c.wait()
 	// runc writes the pid file once the container's process runs; until
@@ -211,6 +228,7 @@ func (c *Container) removeBundle() error {
 func (c *Container) wait() {
 	err := c.cmd.Wait()
 	close(c.exited)
+	c.stdio.close()
 	<-c.started
 	code := exitCode(c.cmd, err)
 	s := c.sandbox

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 )
-
-// ErrTTYNotSupported is returned by Exec for ExecSpec.TTY.
-var ErrTTYNotSupported = errors.New("exec with a TTY is not supported by the local node")
 
 // ExecSpec describes a process to run in a running container.
 type ExecSpec struct {
@@ -22,7 +20,9 @@ type ExecSpec struct {
 	// means /dev/null.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	// TTY asks for a terminal; not supported (ErrTTYNotSupported).
+	// TTY gives the process a terminal: Stdin feeds it, Stdout receives
+	// what the process writes to it (stdout and stderr merged, as with any
+	// terminal) and Stderr is unused.
 	TTY bool
 	// Resize carries terminal sizes for a TTY.
 	Resize <-chan TerminalSize
@@ -38,9 +38,6 @@ type TerminalSize struct {
 // and returns its exit code. When ctx ends first, runc exec is killed (the
 // process it started is not) and ctx's error is returned.
 func (c *Container) Exec(ctx context.Context, spec ExecSpec) (int, error) {
-	if spec.TTY {
-		return -1, ErrTTYNotSupported
-	}
 	if len(spec.Args) == 0 {
 		return -1, errors.New("exec: no command")
 	}
@@ -49,20 +46,59 @@ func (c *Container) Exec(ctx context.Context, spec ExecSpec) (int, error) {
 		return -1, fmt.Errorf("container %s has ended", c.id)
 	default:
 	}
-	args := []string{"exec"}
-	if spec.WorkingDir != "" {
-		args = append(args, "--cwd", spec.WorkingDir)
-	}
-	for _, kv := range spec.Env {
-		args = append(args, "--env", kv)
-	}
-	args = append(append(args, c.id), spec.Args...)
-	cmd := c.sandbox.host.runc.command(args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	cmd := c.sandbox.host.runc.command(execArgs(c.id, spec)...)
 	cmd.WaitDelay = waitDelay
+	if spec.TTY {
+		return c.execTTY(ctx, cmd, spec)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 	if err := c.sandbox.host.spawner.start(cmd); err != nil {
 		return -1, fmt.Errorf("start runc exec: %w", err)
 	}
+	return waitExec(ctx, cmd)
+}
+
+// execArgs are the arguments of `runc exec` for spec in container id; a
+// process with a terminal gets TERM, as container runtimes give it.
+func execArgs(id string, spec ExecSpec) []string {
+	args, env := []string{"exec"}, spec.Env
+	if spec.TTY {
+		args, env = append(args, "--tty"), withTerm(env)
+	}
+	if spec.WorkingDir != "" {
+		args = append(args, "--cwd", spec.WorkingDir)
+	}
+	for _, kv := range env {
+		args = append(args, "--env", kv)
+	}
+	return append(append(args, id), spec.Args...)
+}
+
+// execTTY runs `runc exec --tty` on a terminal of the node's: Stdin is
+// copied to it, its output to Stdout, Resize applied to it.
+func (c *Container) execTTY(ctx context.Context, cmd *exec.Cmd, spec ExecSpec) (int, error) {
+	term, err := newTerminal(cmd)
+	if err != nil {
+		return -1, fmt.Errorf("exec with a TTY: %w", err)
+	}
+	if err := c.sandbox.host.spawner.start(cmd); err != nil {
+		term.abort()
+		return -1, fmt.Errorf("start runc exec: %w", err)
+	}
+	term.started(cmd.Process, spec.Stdout)
+	defer term.close()
+	if spec.Stdin != nil {
+		go func() { _, _ = io.Copy(term, spec.Stdin) }()
+	}
+	if spec.Resize != nil {
+		go term.follow(spec.Resize, term.copied)
+	}
+	return waitExec(ctx, cmd)
+}
+
+// waitExec waits for a started runc exec and returns its exit code; when
+// ctx ends first, it kills runc and returns ctx's error.
+func waitExec(ctx context.Context, cmd *exec.Cmd) (int, error) {
 	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
 	defer stop()
 	err := cmd.Wait()

@@ -96,10 +96,11 @@ func runtimeSpec(c ContainerSpec, f containerFacts) (*specs.Spec, error) {
 		Root:     &specs.Root{Path: f.RootfsPath},
 		Hostname: f.Hostname,
 		Process: &specs.Process{
-			User: specs.User{UID: c.UID, GID: c.GID},
-			Args: slices.Clone(c.Args),
-			Env:  slices.Clone(c.Env),
-			Cwd:  workingDir(c.WorkingDir),
+			Terminal: c.TTY,
+			User:     specs.User{UID: c.UID, GID: c.GID},
+			Args:     slices.Clone(c.Args),
+			Env:      processEnv(c),
+			Cwd:      workingDir(c.WorkingDir),
 			Capabilities: &specs.LinuxCapabilities{
 				Bounding: capNames, Effective: slices.Clone(capNames), Permitted: slices.Clone(capNames),
 			},
@@ -108,6 +109,14 @@ func runtimeSpec(c ContainerSpec, f containerFacts) (*specs.Spec, error) {
 		Mounts: mounts,
 		Linux:  linuxSection(c, f),
 	}, nil
+}
+
+// processEnv is the container's environment, with TERM for a terminal.
+func processEnv(c ContainerSpec) []string {
+	if c.TTY {
+		return withTerm(c.Env)
+	}
+	return slices.Clone(c.Env)
 }
 
 func workingDir(dir string) string {

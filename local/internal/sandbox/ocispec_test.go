@@ -93,6 +93,20 @@ func TestRuntimeSpec(t *testing.T) {
 				s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 20000, Soft: 20000}}
 			},
 		},
+		"a terminal, with TERM unless the container sets it": {
+			container: func(c *ContainerSpec) { c.TTY = true },
+			want: func(s *specs.Spec) {
+				s.Process.Terminal = true
+				s.Process.Env = append(s.Process.Env, "TERM=xterm")
+			},
+		},
+		"a terminal with the container's TERM": {
+			container: func(c *ContainerSpec) { c.TTY, c.Env = true, append(c.Env, "TERM=dumb") },
+			want: func(s *specs.Spec) {
+				s.Process.Terminal = true
+				s.Process.Env = append(s.Process.Env, "TERM=dumb")
+			},
+		},
 		"caller mounts in order, read-only and cleaned": {
 			container: func(c *ContainerSpec) {
 				c.Mounts = []Mount{
