@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -38,8 +39,11 @@ func newControllers(cfg Config, client kubernetes.Interface, prov *provider, rec
 	if err != nil {
 		return nil, fmt.Errorf("creating the node controller: %w", err)
 	}
+	if _, err := podInf.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: prov.conditionsChanged}); err != nil {
+		return nil, fmt.Errorf("watching the pods' conditions: %w", err)
+	}
 	pc, err := node.NewPodController(node.PodControllerConfig{
-		PodClient:                 client.CoreV1(),
+		PodClient:                 statusWriter{client.CoreV1()},
 		PodInformer:               podInf.Core().V1().Pods(),
 		EventRecorder:             recorder,
 		Provider:                  prov,

@@ -46,6 +46,10 @@ func (l crashLoop) restarted(container string, finishedAt time.Time) {
 	l.b.Next(container, finishedAt)
 }
 
+// forget starts container's back-off over, as for a new container: a
+// kubelet keys it by the container's spec hash, which a new image changes.
+func (l crashLoop) forget(container string) { l.b.Reset(container) }
+
 // delay is container's current delay (0 before its first restart).
 func (l crashLoop) delay(container string) time.Duration { return l.b.Get(container) }
 

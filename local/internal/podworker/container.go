@@ -48,7 +48,10 @@ type ctr struct {
 	started       bool // startup probe passed (or none) and postStart done
 	ready         bool
 	stopping      bool // a kill is under way (liveness failure, pod completion)
-	stopProbes    context.CancelFunc
+	// specChanged marks a kill for a new spec: the container restarts
+	// whatever the restart policy.
+	specChanged bool
+	stopProbes  context.CancelFunc
 }
 
 // newCtrs builds the container states of a pod, init containers first.

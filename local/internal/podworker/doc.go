@@ -11,10 +11,12 @@
 // Read it in the order a pod lives: worker.go (the goroutine and its
 // events), admit.go (the node's host-access policy, applied once: a refused
 // pod fails at once, as a kubelet rejects a pod it cannot admit), sync.go
-// (what should run now), start.go, probes.go and handlers.go, stop.go, then
-// status.go; container.go holds one container's state and backoff.go its
-// back-off. access.go answers the kubelet API (logs, exec, attach,
-// port-forward).
+// (what should run now), start.go, probes.go, handlers.go and grpcprobe.go,
+// stop.go, then status.go (with readiness gates); deadline.go fails a pod
+// that outlives its activeDeadlineSeconds, and imagechange.go restarts a
+// container whose image changed. container.go holds one container's state
+// and backoff.go its back-off. access.go answers the kubelet API (logs,
+// exec, attach, port-forward).
 //
 // The worker reaches the sandbox and podinputs packages through the small
 // interfaces of deps.go, over those packages' own types, so that the state

@@ -271,3 +271,28 @@ func (h *harness) waitTimers(n int) {
 		h.t.Fatalf("timed out waiting for %d clock waiters (have %d)", n, h.clk.Waiters())
 	}
 }
+
+// waitEvent returns the first recorded event with prefix.
+func (h *harness) waitEvent(prefix string) string {
+	h.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-h.rec.Events:
+			if strings.HasPrefix(ev, prefix) {
+				return ev
+			}
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for an event %q", prefix)
+			return ""
+		}
+	}
+}
+
+// condition returns the pod's condition of type t (zero when absent).
+func condition(p *corev1.Pod, t corev1.PodConditionType) corev1.PodCondition {
+	if c := findCondition(p.Status.Conditions, t); c != nil {
+		return *c
+	}
+	return corev1.PodCondition{}
+}

@@ -68,8 +68,10 @@ func runProbeHandler(ctx context.Context, t handlerTarget, h *corev1.ProbeHandle
 		return httpCheck(ctx, t, h.HTTPGet)
 	case h.TCPSocket != nil:
 		return tcpCheck(ctx, t, h.TCPSocket)
+	case h.GRPC != nil:
+		return grpcCheck(ctx, t, h.GRPC)
 	default:
-		return errors.New("probe handler not supported (grpc probes are not implemented)")
+		return errors.New("probe handler has no action")
 	}
 }
 

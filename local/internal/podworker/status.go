@@ -26,15 +26,28 @@ func (w *Worker) status(pod *corev1.Pod) corev1.PodStatus {
 		InitContainerStatuses: initStatuses,
 		ContainerStatuses:     mainStatuses,
 	}
-	if st.Phase == "" {
+	if st.Phase == "" || w.anyRunning() {
+		// As a kubelet, a pod is not terminal before its containers
+		// stopped (virtual-kubelet writes no status after a terminal one).
 		st.Phase = podPhase(pod, initStatuses, mainStatuses, w.state.initialized)
 	}
+	st.Reason, st.Message = w.state.reason, w.state.message
 	if sb := w.sandbox(); sb != nil {
 		st.PodIP = sb.IP().String()
 		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
 	}
 	st.Conditions = w.conditions(pod, &st)
 	return st
+}
+
+// anyRunning tells whether an attempt of a container still runs.
+func (w *Worker) anyRunning() bool {
+	for _, c := range w.allCtrs() {
+		if c.running() {
+			return true
+		}
+	}
+	return false
 }
 
 // containerStatuses reports cs in spec order.
@@ -151,12 +164,24 @@ func podPhaseTerminal(mainStatuses []corev1.ContainerStatus) corev1.PodPhase {
 	return corev1.PodSucceeded
 }
 
+// OwnsCondition tells whether the node writes pod conditions of type t;
+// the others (PodScheduled, the conditions of readiness gates) belong to
+// whoever set them, and the node keeps them as it finds them.
+func OwnsCondition(t corev1.PodConditionType) bool {
+	switch t {
+	case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady:
+		return true
+	default:
+		return false
+	}
+}
+
 // conditions computes the kubelet-owned conditions and keeps the others.
 func (w *Worker) conditions(pod *corev1.Pod, st *corev1.PodStatus) []corev1.PodCondition {
 	owned := []corev1.PodCondition{
 		boolCondition(corev1.PodReadyToStartContainers, w.state.sandboxReady, "", ""),
 		w.initializedCondition(st),
-		readyCondition(corev1.PodReady, st),
+		podReadyCondition(pod, st),
 		readyCondition(corev1.ContainersReady, st),
 	}
 	out := make([]corev1.PodCondition, 0, len(owned)+len(pod.Status.Conditions))
@@ -171,7 +196,7 @@ func (w *Worker) conditions(pod *corev1.Pod, st *corev1.PodStatus) []corev1.PodC
 		out = append(out, c)
 	}
 	for _, c := range pod.Status.Conditions {
-		if _, mine := w.state.conditions[c.Type]; !mine {
+		if !OwnsCondition(c.Type) {
 			out = append(out, c)
 		}
 	}
@@ -218,6 +243,44 @@ func readyCondition(t corev1.PodConditionType, st *corev1.PodStatus) corev1.PodC
 		return boolCondition(t, false, reasonContainersNotReady, fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " ")))
 	}
 	return boolCondition(t, true, "", "")
+}
+
+// podReadyCondition is Ready: ContainersReady, and, once the containers
+// are ready, every readiness gate's condition True.
+func podReadyCondition(pod *corev1.Pod, st *corev1.PodStatus) corev1.PodCondition {
+	c := readyCondition(corev1.PodReady, st)
+	if c.Status != corev1.ConditionTrue {
+		return c
+	}
+	if unmet := unmetReadinessGates(pod); len(unmet) > 0 {
+		return boolCondition(corev1.PodReady, false, reasonReadinessGatesNotReady, strings.Join(unmet, ", "))
+	}
+	return c
+}
+
+// unmetReadinessGates says, in spec order, which of the pod's readiness
+// gates lack a True condition (set by others through the status API).
+func unmetReadinessGates(pod *corev1.Pod) []string {
+	var unmet []string
+	for _, g := range pod.Spec.ReadinessGates {
+		c := findCondition(pod.Status.Conditions, g.ConditionType)
+		switch {
+		case c == nil:
+			unmet = append(unmet, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g.ConditionType))
+		case c.Status != corev1.ConditionTrue:
+			unmet = append(unmet, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %s", g.ConditionType, c.Status))
+		}
+	}
+	return unmet
+}
+
+func findCondition(cs []corev1.PodCondition, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
 }
 
 func boolCondition(t corev1.PodConditionType, ok bool, reason, message string) corev1.PodCondition {

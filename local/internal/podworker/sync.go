@@ -11,22 +11,41 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 )
 
-// resolveImages resolves every container's image before anything starts;
-// it returns false when one has no local equivalent (the pod never runs).
-func (w *Worker) resolveImages() bool {
-	ok := true
-	pod := w.Pod()
+// resolveImages resolves every container's image before anything starts.
+func (w *Worker) resolveImages() {
 	for _, c := range w.allCtrs() {
-		img, err := w.deps.Inputs.Image(c.spec.Image)
-		if err != nil {
-			c.imageErr = &waitingError{Reason: reasonErrImagePull, Message: err.Error()}
-			w.deps.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.spec.Image, c.imageErr.Message)
-			ok = false
-			continue
-		}
-		c.img = img
+		w.resolveImage(c)
 	}
-	return ok
+}
+
+// resolveImage resolves c's image; one with no local equivalent leaves c
+// waiting with ErrImagePull.
+func (w *Worker) resolveImage(c *ctr) {
+	img, err := w.deps.Inputs.Image(c.spec.Image)
+	if err != nil {
+		c.imageErr = &waitingError{Reason: reasonErrImagePull, Message: err.Error()}
+		w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.spec.Image, c.imageErr.Message)
+		return
+	}
+	c.img, c.imageErr = img, nil
+}
+
+// canSync tells whether the pod may start anything: it was admitted, and
+// its sandbox exists or every image resolved (until then a pod whose image
+// has no local equivalent waits, and an update of the image may free it).
+func (w *Worker) canSync() bool {
+	if !w.state.admission.Admitted() {
+		return false
+	}
+	if w.state.sandboxReady {
+		return true
+	}
+	for _, c := range w.allCtrs() {
+		if c.imageErr != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // sync starts whatever should run now: the sandbox and volumes, then the
@@ -168,11 +187,15 @@ func (w *Worker) exited(c *ctr, p Process) {
 	c.proc, c.started, c.ready, c.stopping = nil, false, false, false
 	term := terminatedState(p)
 	policy := w.Pod().Spec.RestartPolicy
-	if w.state.terminalPhase != "" || !c.shouldRestart(policy, term.ExitCode) {
+	if w.state.terminalPhase != "" || (!c.specChanged && !c.shouldRestart(policy, term.ExitCode)) {
 		c.term = term
 		return
 	}
 	c.last, c.term = term, nil
+	if c.specChanged { // restarted at once with its new spec, whatever the policy
+		c.specChanged, c.notBefore = false, w.deps.Clock.Now()
+		return
+	}
 	c.notBefore = w.crashLoop.readyAt(c.spec.Name, p.FinishedAt())
 	if c.notBefore.After(w.deps.Clock.Now()) {
 		c.waiting = &waitingError{

@@ -27,6 +27,9 @@ const (
 	reasonPodCompleted        = "PodCompleted"
 	reasonContainersNotReady  = "ContainersNotReady"
 	reasonContainersNotInited = "ContainersNotInitialized"
+	// reasonReadinessGatesNotReady is Ready's reason while a readiness
+	// gate is unmet.
+	reasonReadinessGatesNotReady = "ReadinessGatesNotReady"
 )
 
 // asWaiting turns an error of Inputs or of the sandbox into a waiting

@@ -28,6 +28,7 @@ type Worker struct {
 	sb       Sandbox     // set once the sandbox exists
 
 	events  chan func()
+	wake    chan struct{} // a new version of the pod arrived
 	deleted chan struct{} // closed by RequestDelete
 	delOnce sync.Once
 	done    chan struct{}
@@ -48,10 +49,12 @@ type podState struct {
 	sandboxReady  bool
 	initialized   bool
 	terminalPhase corev1.PodPhase // set once the pod succeeded or failed
-	notBefore     time.Time       // next setup attempt
-	nextRefresh   time.Time       // next rewrite of configMap, secret and projected volumes
-	setupErr      *waitingError
-	conditions    map[corev1.PodConditionType]corev1.PodCondition
+	// reason and message say why the node failed the pod (DeadlineExceeded).
+	reason, message string
+	notBefore       time.Time // next setup attempt
+	nextRefresh     time.Time // next rewrite of configMap, secret and projected volumes
+	setupErr        *waitingError
+	conditions      map[corev1.PodConditionType]corev1.PodCondition
 }
 
 // New makes the worker of pod; Start runs it.
@@ -61,6 +64,7 @@ func New(deps *Deps, pod *corev1.Pod) *Worker {
 		log:     deps.Log.WithValues("pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID),
 		pod:     pod.DeepCopy(),
 		events:  make(chan func()),
+		wake:    make(chan struct{}, 1),
 		deleted: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -83,9 +87,12 @@ func (w *Worker) Start(ctx context.Context) {
 func (w *Worker) run(ctx context.Context) {
 	defer close(w.done)
 	w.state.startTime = w.deps.Clock.Now()
-	ok := w.admit() && w.resolveImages()
+	if w.admit() {
+		w.resolveImages()
+	}
 	for {
-		if ok {
+		w.enforceDeadline()
+		if w.canSync() {
 			w.sync(ctx)
 		}
 		w.publish()
@@ -93,6 +100,8 @@ func (w *Worker) run(ctx context.Context) {
 		select {
 		case f := <-w.events:
 			f()
+		case <-w.wake:
+			w.applySpec()
 		case <-timerC(timer):
 		case <-w.deleted:
 			stopTimer(timer)
@@ -127,16 +136,21 @@ func (w *Worker) goTracked(f func()) {
 	}()
 }
 
-// Update records a new version of the pod from the API (labels,
-// annotations; the containers of a running pod do not change).
+// Update records a new version of the pod from the API and wakes the
+// worker to act on it: labels and annotations, containers' images,
+// activeDeadlineSeconds, and the conditions others set (readiness gates).
 func (w *Worker) Update(pod *corev1.Pod) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.pod = pod.DeepCopy()
 	if w.snapshot != nil {
 		status := w.snapshot.Status
 		w.snapshot = pod.DeepCopy()
 		w.snapshot.Status = status
+	}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default: // a wake is pending: it reads this version
 	}
 }
 
@@ -205,6 +219,7 @@ func (w *Worker) nextTimer() clock.Timer {
 	}
 	consider(w.state.notBefore)
 	consider(w.state.nextRefresh)
+	consider(w.activeDeadline())
 	for _, c := range w.allCtrs() {
 		if !c.running() && !c.finished() {
 			consider(c.notBefore)

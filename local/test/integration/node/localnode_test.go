@@ -72,6 +72,9 @@ func TestLocalNode(t *testing.T) {
 	t.Run("failing liveness probe restarts the container", func(t *testing.T) { testLiveness(t, c) })
 	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
 	t.Run("host access: refused pods fail with reason, message and event; a shared hostPath runs", func(t *testing.T) { testHostAccess(t, c) })
+	t.Run("readiness gates follow conditions set through the status API", func(t *testing.T) { testReadinessGates(t, c) })
+	t.Run("a lowered activeDeadlineSeconds fails the pod", func(t *testing.T) { testActiveDeadline(t, c) })
+	t.Run("an image change restarts the container", func(t *testing.T) { testImageChange(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
