@@ -17,6 +17,7 @@ endef
 GOLANGCI_LINT_VERSION ?= v2.15.0
 KWOK_VERSION ?= v0.8.0
 COREDNS_VERSION ?= v1.15.0
+METRICS_SERVER_VERSION ?= v0.9.0
 HELM_VERSION ?= v3.22.0
 
 TOOLS := $(CACHE)/tools
@@ -24,6 +25,7 @@ CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KWOK := $(TOOLS)/kwok-$(KWOK_VERSION)
 COREDNS := $(TOOLS)/coredns-$(COREDNS_VERSION)
+METRICS_SERVER := $(TOOLS)/metrics-server-$(METRICS_SERVER_VERSION)
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
 
 .PHONY: all
@@ -64,6 +66,10 @@ $(COREDNS):
 	mkdir -p $(TOOLS)/tmp-coredns && GOBIN=$(TOOLS)/tmp-coredns go install github.com/coredns/coredns@$(COREDNS_VERSION)
 	mv $(TOOLS)/tmp-coredns/coredns $@ && rmdir $(TOOLS)/tmp-coredns
 
+$(METRICS_SERVER):
+	mkdir -p $(TOOLS)/tmp-metrics-server && GOBIN=$(TOOLS)/tmp-metrics-server go install sigs.k8s.io/metrics-server/cmd/metrics-server@$(METRICS_SERVER_VERSION)
+	mv $(TOOLS)/tmp-metrics-server/metrics-server $@ && rmdir $(TOOLS)/tmp-metrics-server
+
 $(HELM):
 	mkdir -p $(TOOLS)/tmp-helm && GOBIN=$(TOOLS)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(TOOLS)/tmp-helm/helm $@ && rmdir $(TOOLS)/tmp-helm
@@ -73,7 +79,7 @@ helm: $(HELM) ## Install the pinned helm (used by the chart tests) and print its
 	@echo $(HELM)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(HELM) ## Install pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(HELM) ## Install pinned tools into the cache.
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager, kube-proxy and kubectl (cached).
@@ -97,10 +103,10 @@ test-e2e-dashboard: ## The dashboard client against a real Ray head only.
 RUN_FEATURE_GATES ?= RayCronJob=true
 
 .PHONY: run
-run: $(KWOK) $(COREDNS) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
+run: $(KWOK) $(COREDNS) $(METRICS_SERVER) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
 	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
 	hack/node-packages.sh
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
 		RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" \
 		exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
 
@@ -209,11 +215,11 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries $(COREDNS) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
+test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	hack/node-packages.sh
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
-	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
@@ -243,9 +249,9 @@ SCALE_KINDS ?= raycluster,rayjob
 SCALE_OPERATOR_FLAGS ?=
 
 .PHONY: bench-local
-bench-local: k8s-binaries $(COREDNS) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (the average of 2 clusters after a first one that go test runs to size the benchmark; one after another, about 5 minutes).
+bench-local: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (the average of 2 clusters after a first one that go test runs to size the benchmark; one after another, about 5 minutes).
 	hack/node-packages.sh
-	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
 		go test -count=1 -run '^$$' -bench BenchmarkMinimalClusterFootprint -benchtime 2x -timeout 30m ./test/e2e/cluster/
 
 .PHONY: bench-scale

@@ -10,6 +10,7 @@ require (
 	github.com/google/nftables v0.3.0
 	github.com/moby/sys/mountinfo v0.7.2
 	github.com/opencontainers/runtime-spec v1.2.0
+	github.com/prometheus/common v0.72.0
 	github.com/ray-operator/ray-operator v0.0.0
 	github.com/virtual-kubelet/virtual-kubelet v1.12.0
 	github.com/vishvananda/netlink v1.3.1
@@ -23,6 +24,7 @@ require (
 	k8s.io/component-base v0.37.2
 	k8s.io/cri-streaming v0.37.2
 	k8s.io/kube-proxy v0.37.2
+	k8s.io/kubelet v0.37.2
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/yaml v1.6.0
@@ -71,7 +73,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect

@@ -28,8 +28,9 @@ type Addon interface {
 
 // Host is what the control plane lends an Addon while it starts.
 type Host struct {
-	cp   *ControlPlane
-	opts *Options
+	cp    *ControlPlane
+	opts  *Options
+	creds *credentials
 }
 
 // Network is the node network the addon serves.
@@ -60,4 +61,12 @@ func (h *Host) AtStop(f func() error) { h.cp.atStop(f) }
 // exits or ctx ends; what names the wait in errors.
 func (h *Host) WaitFor(ctx context.Context, what string, check func(context.Context) error) error {
 	return h.cp.waitFor(ctx, what, check)
+}
+
+// KubeletClientCert is the client certificate and key files kube-apiserver
+// presents to kubelets, which other clients of the kubelet API (such as
+// metrics-server) may present too.
+func (h *Host) KubeletClientCert() (certFile, keyFile string) {
+	c := h.creds.kubeletClient
+	return c.certFile, c.keyFile
 }

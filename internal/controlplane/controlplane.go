@@ -183,7 +183,7 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	g.Go(func() error { return cp.installCRDs(gctx, opts.CRDDirs) })
 	g.Go(func() error { return cp.startKwok(gctx, opts) })
 	g.Go(func() error { return cp.waitControllersHealthy(gctx, schedulerPort, kcmPort) })
-	g.Go(func() error { return cp.startNodeNetwork(gctx, opts) })
+	g.Go(func() error { return cp.startNodeNetwork(gctx, opts, creds) })
 	return g.Wait()
 }
 

@@ -103,6 +103,18 @@ func (n *NodeNetwork) apiServerArgs(creds *credentials) []string {
 		"--kubelet-client-certificate="+creds.kubeletClient.certFile,
 		"--kubelet-client-key="+creds.kubeletClient.keyFile,
 		"--kubelet-preferred-address-types="+string(corev1.NodeInternalIP),
+		// The aggregation layer, for metrics-server on the host: it
+		// trusts the user the API server names in these headers on
+		// requests made with the front-proxy client certificate, and is
+		// reached at its Service's endpoints rather than the ClusterIP.
+		"--requestheader-client-ca-file="+creds.frontProxy.caFile,
+		"--requestheader-allowed-names="+frontProxyClientUser,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file="+creds.frontProxy.certFile,
+		"--proxy-client-key-file="+creds.frontProxy.keyFile,
+		"--enable-aggregator-routing=true",
 	)
 }
 
@@ -118,7 +130,7 @@ func (n *NodeNetwork) controllerManagerArgs(creds *credentials) []string {
 
 // startNodeNetwork registers the node, then prepares and starts the
 // network's addons.
-func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options) error {
+func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options, creds *credentials) error {
 	n := opts.Network
 	if n == nil {
 		return nil
@@ -130,7 +142,7 @@ func (cp *ControlPlane) startNodeNetwork(ctx context.Context, opts *Options) err
 	if err := registerNode(ctx, clientset, n); err != nil {
 		return err
 	}
-	return runAddons(ctx, &Host{cp: cp, opts: opts}, n.Addons)
+	return runAddons(ctx, &Host{cp: cp, opts: opts, creds: creds}, n.Addons)
 }
 
 // runAddons prepares addons one after another, then starts them all at once

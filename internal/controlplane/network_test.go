@@ -68,13 +68,24 @@ func TestAPIServerArgsWithoutNetworkAreLoopbackOnly(t *testing.T) {
 }
 
 func TestAPIServerArgsWithNetworkBindTheBridgeOnly(t *testing.T) {
-	creds := &credentials{kubeletClient: &kubeletClient{certFile: "/pki/kc.crt", keyFile: "/pki/kc.key"}}
+	creds := &credentials{
+		kubeletClient: &clientCert{certFile: "/pki/kc.crt", keyFile: "/pki/kc.key"},
+		frontProxy:    &clientCert{caFile: "/pki/fp-ca.crt", certFile: "/pki/fp.crt", keyFile: "/pki/fp.key"},
+	}
 	want := []string{
 		"--bind-address=10.244.0.1",
 		"--advertise-address=10.244.0.1",
 		"--kubelet-client-certificate=/pki/kc.crt",
 		"--kubelet-client-key=/pki/kc.key",
 		"--kubelet-preferred-address-types=InternalIP",
+		"--requestheader-client-ca-file=/pki/fp-ca.crt",
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=/pki/fp.crt",
+		"--proxy-client-key-file=/pki/fp.key",
+		"--enable-aggregator-routing=true",
 	}
 	if diff := cmp.Diff(want, testNetwork().apiServerArgs(creds)); diff != "" {
 		t.Errorf("apiServerArgs (-want +got):\n%s", diff)
@@ -153,6 +164,17 @@ func TestServingCertificateCoversPodNames(t *testing.T) {
 	if got, want := client.Subject.CommonName, kubeletClientUser; got != want {
 		t.Errorf("kubelet client certificate CN = %q, want %q", got, want)
 	}
+	caPEM, err = os.ReadFile(creds.frontProxy.caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := readCert(t, creds.frontProxy.certFile)
+	if _, err := proxy.Verify(x509.VerifyOptions{Roots: certPool(t, caPEM), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("front-proxy client certificate against its CA file: %v", err)
+	}
+	if got := proxy.Subject.CommonName; got != frontProxyClientUser {
+		t.Errorf("front-proxy client certificate CN = %q, want %q", got, frontProxyClientUser)
+	}
 }
 
 func TestServingCertificateWithoutNetwork(t *testing.T) {
@@ -168,7 +190,7 @@ func TestServingCertificateWithoutNetwork(t *testing.T) {
 	if diff := cmp.Diff([]string{"localhost"}, serving.DNSNames); diff != "" {
 		t.Errorf("serving certificate DNS names (-want +got):\n%s", diff)
 	}
-	if creds.kubeletClient != nil || creds.servingCAFile != "" {
+	if creds.kubeletClient != nil || creds.frontProxy != nil || creds.servingCAFile != "" {
 		t.Errorf("node network credentials written without a network: %+v", creds)
 	}
 }

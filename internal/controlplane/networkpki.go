@@ -26,9 +26,15 @@ const (
 	kubeletClientGroup = "system:masters"
 )
 
+// frontProxyClientUser is the identity of the client certificate
+// kube-apiserver presents to aggregated API servers (metrics-server), which
+// trust the X-Remote-User headers of requests made with it.
+const frontProxyClientUser = "front-proxy-client"
+
 // writeCredentials writes the API server's credentials in dir and, with a
-// node network, the serving CA alone (what pods trust) and the kubelet
-// client certificate, whose CA becomes cp.KubeletClientCA.
+// node network, the serving CA alone (what pods trust), the kubelet client
+// certificate, whose CA becomes cp.KubeletClientCA, and the front-proxy
+// client certificate of the aggregation layer.
 func (cp *ControlPlane) writeCredentials(dir string, n *NodeNetwork) (*credentials, error) {
 	creds, err := writeCredentials(dir, n.servingNames())
 	if err != nil || n == nil {
@@ -42,58 +48,64 @@ func (cp *ControlPlane) writeCredentials(dir string, n *NodeNetwork) (*credentia
 	if err := writeFiles(map[string][]byte{creds.servingCAFile: ca}); err != nil {
 		return nil, err
 	}
-	if creds.kubeletClient, err = writeKubeletClient(dir); err != nil {
+	kubeletSubject := pkix.Name{CommonName: kubeletClientUser, Organization: []string{kubeletClientGroup}}
+	if creds.kubeletClient, err = writeClientCert(dir, "kubelet-client", kubeletSubject); err != nil {
+		return nil, err
+	}
+	if creds.frontProxy, err = writeClientCert(dir, "front-proxy-client", pkix.Name{CommonName: frontProxyClientUser}); err != nil {
 		return nil, err
 	}
 	cp.KubeletClientCA = creds.kubeletClient.caPEM
 	return creds, nil
 }
 
-// kubeletClient is the API server's kubelet client certificate and the CA
-// kubelets verify it with.
-type kubeletClient struct {
+// clientCert is a client certificate of kube-apiserver and the CA that
+// signed it, which the servers it calls verify it with.
+type clientCert struct {
 	caPEM    []byte
+	caFile   string
 	certFile string
 	keyFile  string
 }
 
-// writeKubeletClient creates a CA and a client certificate signed by it for
-// kube-apiserver to present to kubelets, in dir.
-func writeKubeletClient(dir string) (*kubeletClient, error) {
+// writeClientCert creates a CA of its own and a client certificate for
+// subject signed by it, in dir as <name>-ca.crt, <name>.crt and <name>.key.
+func writeClientCert(dir, name string, subject pkix.Name) (*clientCert, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("generating the kubelet client CA key: %w", err)
+		return nil, fmt.Errorf("generating the %s CA key: %w", name, err)
 	}
-	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "ray-operator-kubelet-client-ca"}, caKey)
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "ray-operator-" + name + "-ca"}, caKey)
 	if err != nil {
-		return nil, fmt.Errorf("generating the kubelet client CA: %w", err)
+		return nil, fmt.Errorf("generating the %s CA: %w", name, err)
 	}
-	certDER, keyPEM, err := signClientCert(ca, caKey)
+	certDER, keyPEM, err := signClientCert(ca, caKey, subject)
 	if err != nil {
 		return nil, err
 	}
-	kc := &kubeletClient{
+	cc := &clientCert{
 		caPEM:    pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: ca.Raw}),
-		certFile: filepath.Join(dir, "kubelet-client.crt"),
-		keyFile:  filepath.Join(dir, "kubelet-client.key"),
+		caFile:   filepath.Join(dir, name+"-ca.crt"),
+		certFile: filepath.Join(dir, name+".crt"),
+		keyFile:  filepath.Join(dir, name+".key"),
 	}
 	err = writeFiles(map[string][]byte{
-		filepath.Join(dir, "kubelet-client-ca.crt"): kc.caPEM,
-		kc.certFile: pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: certDER}),
-		kc.keyFile:  keyPEM,
+		cc.caFile:   cc.caPEM,
+		cc.certFile: pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: certDER}),
+		cc.keyFile:  keyPEM,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return kc, nil
+	return cc, nil
 }
 
-// signClientCert issues the kubelet client certificate, valid as long as
+// signClientCert issues a client certificate for subject, valid as long as
 // the CA, and returns it (DER) with its private key (PEM).
-func signClientCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, []byte, error) {
+func signClientCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, subject pkix.Name) ([]byte, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, fmt.Errorf("generating the kubelet client key: %w", err)
+		return nil, nil, fmt.Errorf("generating the client key of %s: %w", subject.CommonName, err)
 	}
 	serial, err := rand.Int(rand.Reader, big.NewInt(math.MaxInt64))
 	if err != nil {
@@ -101,7 +113,7 @@ func signClientCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, []by
 	}
 	template := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: kubeletClientUser, Organization: []string{kubeletClientGroup}},
+		Subject:      subject,
 		NotBefore:    time.Now().Add(-time.Minute),
 		NotAfter:     ca.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -109,11 +121,11 @@ func signClientCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, []by
 	}
 	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return nil, nil, fmt.Errorf("signing the kubelet client certificate: %w", err)
+		return nil, nil, fmt.Errorf("signing the client certificate of %s: %w", subject.CommonName, err)
 	}
 	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding the kubelet client key: %w", err)
+		return nil, nil, fmt.Errorf("encoding the client key of %s: %w", subject.CommonName, err)
 	}
 	return der, keyPEM, nil
 }

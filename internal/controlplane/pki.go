@@ -22,8 +22,9 @@ type credentials struct {
 	servingCAData []byte // what clients trust
 
 	// With a node network only:
-	servingCAFile string         // the serving CA alone, for kube-root-ca.crt
-	kubeletClient *kubeletClient // what kube-apiserver presents to kubelets
+	servingCAFile string      // the serving CA alone, for kube-root-ca.crt
+	kubeletClient *clientCert // what kube-apiserver presents to kubelets
+	frontProxy    *clientCert // what it presents to aggregated API servers
 }
 
 // adminUser is the identity of the admin token; system:masters bypasses RBAC.

@@ -1,7 +1,8 @@
 // Package localcluster starts a whole Kubernetes cluster on this machine
 // whose pods are real processes: a bridge with a pod network (the node's
-// sandbox host), the local control plane with cluster DNS and kube-proxy
-// on that network, and the local node that runs the pods scheduled to it.
+// sandbox host), the local control plane with cluster DNS, kube-proxy and
+// metrics-server on that network, and the local node that runs the pods
+// scheduled to it.
 // `make run` and the end-to-end suites that run real Ray use it; Stop, or
 // canceling the context given to Start, takes it all down again.
 package cluster
@@ -21,6 +22,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/local/internal/hostlock"
+	"github.com/ray-operator/ray-operator/local/internal/metricsserver"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
 	"github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
@@ -132,6 +134,11 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	metricsServer, err := metricsserver.Binary()
+	if err != nil {
+		return err
+	}
+	addons = append(addons, &metricsserver.MetricsServer{Binary: metricsServer})
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		StateDir:       opts.StateDir,
 		CRDDirs:        opts.CRDDirs,

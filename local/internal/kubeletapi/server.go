@@ -50,9 +50,14 @@ type Pod interface {
 
 // Server serves the kubelet API for Pods.
 type Server struct {
+	// NodeName names the node in /stats/summary.
+	NodeName string
 	// Pods are the node's pods.
 	Pods Pods
-	// Clock reads sinceSeconds and paces following a log.
+	// Usage supplies the resource figures of the node and its pods.
+	Usage Usage
+	// Clock reads sinceSeconds, paces following a log and stamps resource
+	// figures.
 	Clock clock.WithTicker
 }
 
@@ -63,12 +68,7 @@ func (s *Server) Serve(ctx context.Context, addr string, tlsConfig *tls.Config) 
 	if err != nil {
 		return nil, fmt.Errorf("listening for the kubelet API on %s: %w", addr, err)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.serveLogs)
-	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", s.serveExec)
-	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", s.serveAttach)
-	mux.HandleFunc("/portForward/{namespace}/{pod}", s.servePortForward)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := &http.Server{Handler: s.routes(), ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -78,6 +78,18 @@ func (s *Server) Serve(ctx context.Context, addr string, tlsConfig *tls.Config) 
 		_ = srv.Close()
 		<-done
 	}, nil
+}
+
+// routes are the API's handlers.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.serveLogs)
+	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", s.serveExec)
+	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", s.serveAttach)
+	mux.HandleFunc("/portForward/{namespace}/{pod}", s.servePortForward)
+	mux.HandleFunc("GET /metrics/resource", s.serveResourceMetrics)
+	mux.HandleFunc("GET /stats/summary", s.serveSummary)
+	return mux
 }
 
 // httpStatus maps the errors of Pods to HTTP statuses.

@@ -25,10 +25,7 @@ import (
 const (
 	kubeDNSNamespace = metav1.NamespaceSystem
 	kubeDNSName      = "kube-dns"
-	// kubeDNSSliceManager marks the EndpointSlice as this package's, so that
-	// no Kubernetes controller takes it over.
-	kubeDNSSliceManager = "controlplane.ray-operator.io"
-	dnsPort             = 53
+	dnsPort          = 53
 )
 
 // CoreDNS answers cluster DNS on the node's address behind the kube-dns
@@ -136,21 +133,5 @@ func kubeDNSSlice(n *controlplane.NodeNetwork) *discoveryv1.EndpointSlice {
 	port := func(name string, protocol corev1.Protocol) discoveryv1.EndpointPort {
 		return discoveryv1.EndpointPort{Name: ptr.To(name), Protocol: ptr.To(protocol), Port: ptr.To[int32](dnsPort)}
 	}
-	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      kubeDNSName + "-node",
-			Namespace: kubeDNSNamespace,
-			Labels: map[string]string{
-				discoveryv1.LabelServiceName: kubeDNSName,
-				discoveryv1.LabelManagedBy:   kubeDNSSliceManager,
-			},
-		},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{
-			Addresses:  []string{n.NodeIP.String()},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-			NodeName:   ptr.To(n.NodeName),
-		}},
-		Ports: []discoveryv1.EndpointPort{port("dns", corev1.ProtocolUDP), port("dns-tcp", corev1.ProtocolTCP)},
-	}
+	return NodeSlice(kubeDNSNamespace, kubeDNSName, n, port("dns", corev1.ProtocolUDP), port("dns-tcp", corev1.ProtocolTCP))
 }

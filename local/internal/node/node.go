@@ -66,7 +66,7 @@ func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt 
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	vkCtx, stopVK := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopVK = stopVK
-	api := &kubeletapi.Server{Pods: prov, Clock: cfg.Clock}
+	api := &kubeletapi.Server{NodeName: cfg.NodeName, Pods: prov, Usage: prov, Clock: cfg.Clock}
 	if n.stopHTTP, err = api.Serve(vkCtx, cfg.ListenAddress.String(), tlsConfig); err != nil {
 		stopVK()
 		stopWorkers()

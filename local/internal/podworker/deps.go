@@ -68,6 +68,8 @@ type Process interface {
 	// Attach streams the attempt's output to a client, and the client's
 	// input to the attempt's stdin, until either ends.
 	Attach(ctx context.Context, spec sandbox.AttachSpec) error
+	// Usage reads the attempt's CPU and memory from its cgroups.
+	Usage() (sandbox.Usage, error)
 }
 
 var _ Process = (*sandbox.Container)(nil)

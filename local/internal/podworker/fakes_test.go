@@ -86,6 +86,14 @@ type fakeProc struct {
 	execs []sandbox.ExecSpec
 	// execCode is the exit code of exec'd commands.
 	execCode int
+	// usage is what Usage returns.
+	usage sandbox.Usage
+}
+
+func (p *fakeProc) Usage() (sandbox.Usage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.usage, nil
 }
 
 func (p *fakeProc) ID() string            { return fmt.Sprintf("%s-%d", p.spec.Name, p.spec.Attempt) }

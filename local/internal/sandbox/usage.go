@@ -1,22 +1,27 @@
 package sandbox
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Usage is what a pod's running containers use, read from their cgroups.
+// Usage is what a container, or the sum of a pod's running containers,
+// uses, read from their cgroups.
 type Usage struct {
 	// RSSBytes is anonymous memory resident in RAM (memory.stat total_rss).
 	RSSBytes uint64
 	// MemoryBytes is everything the memory cgroups charge: RSS, page cache
 	// and tmpfs files such as Ray's /tmp (memory.usage_in_bytes).
 	MemoryBytes uint64
+	// WorkingSetBytes is MemoryBytes less the page cache the kernel may
+	// reclaim first (memory.stat total_inactive_file), as the kubelet
+	// computes a container's working set; never below zero.
+	WorkingSetBytes uint64
 	// CPU is the CPU time consumed since the containers started
 	// (cpuacct.usage).
 	CPU time.Duration
@@ -32,32 +37,48 @@ func (s *Sandbox) Usage() (Usage, error) {
 	s.mu.Unlock()
 	var total Usage
 	for _, id := range ids {
-		u, err := cgroupUsage(filepath.Join(s.host.names.cgroupParent(), id))
+		u, err := cgroupUsage(cgroupRoot, filepath.Join(s.host.names.cgroupParent(), id))
 		if err != nil {
 			return Usage{}, err
 		}
-		total.RSSBytes += u.RSSBytes
-		total.MemoryBytes += u.MemoryBytes
-		total.CPU += u.CPU
+		total.Add(u)
 	}
 	return total, nil
+}
+
+// Add adds u's figures to those of total.
+func (total *Usage) Add(u Usage) {
+	total.RSSBytes += u.RSSBytes
+	total.MemoryBytes += u.MemoryBytes
+	total.WorkingSetBytes += u.WorkingSetBytes
+	total.CPU += u.CPU
+}
+
+// Usage reads the container's cgroup counters (what the kubelet API's
+// resource metrics report for it).
+func (c *Container) Usage() (Usage, error) {
+	return cgroupUsage(cgroupRoot, filepath.Join(c.sandbox.host.names.cgroupParent(), c.id))
 }
 
 // cgroupRoot is where the cgroup v1 hierarchies are mounted.
 const cgroupRoot = "/sys/fs/cgroup"
 
-// cgroupUsage reads one container's cgroup (relative to the hierarchy
-// roots) from the v1 memory and cpuacct controllers.
-func cgroupUsage(rel string) (Usage, error) {
+// cgroupUsage reads one container's cgroup (rel, relative to the
+// hierarchy roots under root) from the v1 memory and cpuacct controllers.
+func cgroupUsage(root, rel string) (Usage, error) {
 	var u Usage
 	var err error
-	if u.MemoryBytes, err = readUint(filepath.Join(cgroupRoot, "memory", rel, "memory.usage_in_bytes")); err != nil {
+	memDir := filepath.Join(root, "memory", rel)
+	if u.MemoryBytes, err = readUint(filepath.Join(memDir, "memory.usage_in_bytes")); err != nil {
 		return Usage{}, err
 	}
-	if u.RSSBytes, err = statField(filepath.Join(cgroupRoot, "memory", rel, "memory.stat"), "total_rss"); err != nil {
+	stat, err := statFields(filepath.Join(memDir, "memory.stat"), "total_rss", "total_inactive_file")
+	if err != nil {
 		return Usage{}, err
 	}
-	ns, err := readUint(filepath.Join(cgroupRoot, "cpuacct", rel, "cpuacct.usage"))
+	u.RSSBytes = stat[0]
+	u.WorkingSetBytes = u.MemoryBytes - min(stat[1], u.MemoryBytes)
+	ns, err := readUint(filepath.Join(root, "cpuacct", rel, "cpuacct.usage"))
 	if err != nil {
 		return Usage{}, err
 	}
@@ -73,21 +94,36 @@ func readUint(path string) (uint64, error) {
 	return strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
 }
 
-// statField returns one "key value" line's value of a memory.stat file.
-func statField(path, key string) (uint64, error) {
-	f, err := os.Open(path)
+// statFields returns the values of the "key value" lines of a file such
+// as memory.stat or /proc/meminfo (a trailing unit is ignored), in the
+// order of keys; every key must be there.
+func statFields(path string, keys ...string) ([]uint64, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("reading cgroup usage: %w", err)
+		return nil, fmt.Errorf("reading usage: %w", err)
 	}
-	defer func() { _ = f.Close() }()
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		if value, ok := strings.CutPrefix(scanner.Text(), key+" "); ok {
-			return strconv.ParseUint(value, 10, 64)
+	values := make([]uint64, len(keys))
+	found := 0
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(line)
+		i := slices.Index(keys, strings.TrimSuffix(firstOrEmpty(fields), ":"))
+		if i < 0 || len(fields) < 2 {
+			continue
 		}
+		if values[i], err = strconv.ParseUint(fields[1], 10, 64); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		found++
 	}
-	if err := scanner.Err(); err != nil {
-		return 0, err
+	if found < len(keys) {
+		return nil, fmt.Errorf("%s lacks one of %v", path, keys)
 	}
-	return 0, fmt.Errorf("%s has no %s", path, key)
+	return values, nil
+}
+
+func firstOrEmpty(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
 }

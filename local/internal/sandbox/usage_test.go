@@ -6,7 +6,8 @@ import (
 )
 
 // TestUsage: a container that holds 64 MiB and burns CPU shows both in its
-// sandbox's Usage; an empty sandbox shows nothing.
+// sandbox's Usage and its own (with a working set of at least what it
+// holds); an empty sandbox shows nothing.
 func TestUsage(t *testing.T) {
 	h := newTestHost(t, 7)
 	ctx := testContext(t, time.Minute)
@@ -38,6 +39,13 @@ time.sleep(600)
 	}
 	if u.RSSBytes < held || u.MemoryBytes < u.RSSBytes || u.CPU < 200*time.Millisecond {
 		t.Fatalf("Usage() = %+v; want RSS >= %d, memory >= RSS, CPU >= 200ms", u, held)
+	}
+	cu, err := c.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cu.WorkingSetBytes < held || cu.WorkingSetBytes > cu.MemoryBytes || cu.CPU < 200*time.Millisecond {
+		t.Fatalf("Container.Usage() = %+v; want held <= working set <= memory, CPU >= 200ms", cu)
 	}
 	if err := c.Kill(); err != nil {
 		t.Fatal(err)
