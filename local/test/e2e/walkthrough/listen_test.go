@@ -55,6 +55,7 @@ func TestRayLocalListensOnLoopbackAndBridgeOnly(t *testing.T) {
 		"kube-apiserver":         api,
 		"CoreDNS":                netip.AddrPortFrom(bridge, 53),
 		"the kubelet API":        kubeletAddr(t, run, bridge),
+		"metrics-server":         metricsServerAddr(t, run, bridge),
 		"the operator's metrics": operatorMetrics,
 		"the operator's probes":  operatorProbes,
 		"the webhooks":           webhooks,
@@ -131,6 +132,18 @@ func kubeletAddr(t *testing.T, run *rayLocal, bridge netip.Addr) netip.AddrPort 
 	port, err := strconv.ParseUint(out, 10, 16)
 	if err != nil {
 		t.Fatalf("kubelet port %q: %v", out, err)
+	}
+	return netip.AddrPortFrom(bridge, uint16(port))
+}
+
+// metricsServerAddr is where the metrics-server Service's EndpointSlice
+// sends the aggregation layer's requests.
+func metricsServerAddr(t *testing.T, run *rayLocal, bridge netip.Addr) netip.AddrPort {
+	t.Helper()
+	out := kubectlIn(t, run.kubeconfig)("get", "endpointslices", "-n", "kube-system", "metrics-server-node", "-o", "jsonpath={.ports[0].port}")
+	port, err := strconv.ParseUint(out, 10, 16)
+	if err != nil {
+		t.Fatalf("metrics-server port %q: %v", out, err)
 	}
 	return netip.AddrPortFrom(bridge, uint16(port))
 }
