@@ -110,6 +110,7 @@ func setupRayJob(mgr manager.Manager, d Deps) error {
 	}
 	r := rayjob.NewForManager(mgr, deps, rayjob.Options{
 		TransitionGracePeriod:        d.Knobs.RayJobDeploymentStatusTransitionGrace,
+		StatusCheckTimeout:           d.Knobs.RayJobStatusCheckTimeout,
 		DeleteRayJobAfterJobFinishes: d.Config.DeleteRayJobAfterJobFinishes,
 		Features:                     d.Features,
 		ClusterDomain:                d.Knobs.ClusterDomain,

@@ -18,6 +18,7 @@ const (
 	EnvEnableRandomPodDelete                 = "ENABLE_RANDOM_POD_DELETE"
 	EnvUseIngressOnOpenShift                 = "USE_INGRESS_ON_OPENSHIFT"
 	EnvRayJobDeploymentStatusTransitionGrace = "RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS"
+	EnvRayJobStatusCheckTimeout              = "RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS"
 	EnvEnableLoginShell                      = "ENABLE_LOGIN_SHELL"
 	EnvEnableZeroDowntime                    = "ENABLE_ZERO_DOWNTIME"
 	EnvClusterDomain                         = "CLUSTER_DOMAIN"
@@ -29,6 +30,7 @@ const (
 const (
 	DefaultRayClusterRequeue                = 300 * time.Second
 	DefaultRayJobDeploymentStatusTransition = 300 * time.Second
+	DefaultRayJobStatusCheckTimeout         = 300 * time.Second
 	DefaultClusterDomain                    = "cluster.local"
 )
 
@@ -65,6 +67,11 @@ type Knobs struct {
 	// RayJobDeploymentStatusTransitionGrace is how long a RayJob whose Ray job
 	// is terminal may stay Running (RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS).
 	RayJobDeploymentStatusTransitionGrace time.Duration
+	// RayJobStatusCheckTimeout is how long the dashboard of a Running RayJob
+	// may keep failing before the RayJob fails with
+	// JobStatusCheckTimeoutExceeded (RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS;
+	// a value that is not a positive integer means the default).
+	RayJobStatusCheckTimeout time.Duration
 	// LoginShell runs Ray containers' commands in a login shell, bash -l
 	// (ENABLE_LOGIN_SHELL; off unless "true").
 	LoginShell bool
@@ -103,6 +110,7 @@ func LoadKnobs(lookup LookupFunc) (Knobs, []string) {
 		RandomPodDelete:                       r.offUnlessTrue(EnvEnableRandomPodDelete),
 		IngressOnOpenShift:                    r.offUnlessTrue(EnvUseIngressOnOpenShift),
 		RayJobDeploymentStatusTransitionGrace: r.seconds(EnvRayJobDeploymentStatusTransitionGrace, DefaultRayJobDeploymentStatusTransition),
+		RayJobStatusCheckTimeout:              r.positiveSeconds(EnvRayJobStatusCheckTimeout, DefaultRayJobStatusCheckTimeout),
 		LoginShell:                            r.offUnlessTrue(EnvEnableLoginShell),
 		ZeroDowntime:                          r.onUnlessFalse(EnvEnableZeroDowntime),
 		ClusterDomain:                         r.stringOr(EnvClusterDomain, DefaultClusterDomain),
@@ -150,4 +158,15 @@ func (r *knobReader) seconds(key string, def time.Duration) time.Duration {
 		return def
 	}
 	return time.Duration(n) * time.Second
+}
+
+// positiveSeconds is seconds for a knob that KubeRay also resets to its
+// default when it is zero or negative.
+func (r *knobReader) positiveSeconds(key string, def time.Duration) time.Duration {
+	d := r.seconds(key, def)
+	if d <= 0 {
+		r.warnings = append(r.warnings, fmt.Sprintf("%s=%q is not a positive number of seconds; using %v", key, r.get(key), def))
+		return def
+	}
+	return d
 }

@@ -22,6 +22,7 @@ func TestLoadKnobs(t *testing.T) {
 		InitContainerInjection:                true,
 		ProbesInjection:                       true,
 		RayJobDeploymentStatusTransitionGrace: 300 * time.Second,
+		RayJobStatusCheckTimeout:              300 * time.Second,
 		ZeroDowntime:                          true,
 		ClusterDomain:                         "cluster.local",
 	}
@@ -98,6 +99,25 @@ func TestLoadKnobs(t *testing.T) {
 			},
 			want:         defaults,
 			wantWarnings: 2,
+		},
+		"status check timeout parses as integer seconds": {
+			env:  map[string]string{EnvRayJobStatusCheckTimeout: "45"},
+			want: with(func(k *Knobs) { k.RayJobStatusCheckTimeout = 45 * time.Second }),
+		},
+		"status check timeout that is not a positive integer falls back to 300 s with a warning": {
+			env:          map[string]string{EnvRayJobStatusCheckTimeout: "0"},
+			want:         defaults,
+			wantWarnings: 1,
+		},
+		"negative status check timeout falls back with a warning": {
+			env:          map[string]string{EnvRayJobStatusCheckTimeout: "-5"},
+			want:         defaults,
+			wantWarnings: 1,
+		},
+		"unparsable status check timeout falls back with one warning": {
+			env:          map[string]string{EnvRayJobStatusCheckTimeout: "1m"},
+			want:         defaults,
+			wantWarnings: 1,
 		},
 		"cluster domain": {
 			env:  map[string]string{EnvClusterDomain: "example.org"},

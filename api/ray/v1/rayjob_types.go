@@ -91,6 +91,10 @@ const (
 	// PreRunningDeadlineExceeded: preRunningDeadlineSeconds passed before the
 	// RayJob reached Running.
 	PreRunningDeadlineExceeded JobFailedReason = "PreRunningDeadlineExceeded"
+	// JobStatusCheckTimeoutExceeded: the dashboard could not be asked about
+	// the Ray job for longer than RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS. Never
+	// retried.
+	JobStatusCheckTimeoutExceeded JobFailedReason = "JobStatusCheckTimeoutExceeded"
 )
 
 // JobSubmissionMode is how the operator gets the entrypoint to the cluster.
@@ -326,6 +330,12 @@ type RayJobStatus struct {
 	// ObservedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// JobStatusCheckFailureStartTime is when asking the dashboard about the
+	// Ray job started failing; a successful request clears it. A Running
+	// RayJob fails with JobStatusCheckTimeoutExceeded once
+	// RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS have passed since.
+	// +optional
+	JobStatusCheckFailureStartTime *metav1.Time `json:"jobStatusCheckFailureStartTime,omitempty"`
 }
 
 // RayJob runs one Ray job, on a cluster it creates or on an existing one.

@@ -25,9 +25,10 @@ func countAttempt(s *scope) {
 
 // retryIfAllowed turns a fresh Failed into Retrying while spec.backoffLimit
 // allows another attempt: backoffLimit n means at most n+1 attempts. A
-// missed activeDeadlineSeconds or preRunningDeadlineSeconds is never
-// retried. The deadlines are counted from status.startTime, which every
-// attempt sets anew on its way from New to Initializing (initStatus), as
+// missed activeDeadlineSeconds or preRunningDeadlineSeconds, and a
+// dashboard unreachable past the status check timeout, are never retried.
+// The deadlines are counted from status.startTime, which every attempt sets
+// anew on its way from New to Initializing (initStatus), as
 // KubeRay's initRayJobStatusIfNeed does: they bound one attempt, and a
 // RayJob with retries may run up to (backoffLimit+1) times the deadline.
 func retryIfAllowed(job *rayv1.RayJob) {
@@ -35,7 +36,7 @@ func retryIfAllowed(job *rayv1.RayJob) {
 		return
 	}
 	switch job.Status.Reason {
-	case rayv1.DeadlineExceeded, rayv1.PreRunningDeadlineExceeded:
+	case rayv1.DeadlineExceeded, rayv1.PreRunningDeadlineExceeded, rayv1.JobStatusCheckTimeoutExceeded:
 		return
 	}
 	if ptr.Deref(job.Status.Failed, 0) < *job.Spec.BackoffLimit+1 {

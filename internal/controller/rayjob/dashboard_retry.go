@@ -55,7 +55,9 @@ func (e *errBackingOff) Error() string {
 // the status message and a warning event say what failed, and the pass
 // requeues after the back-off instead of returning the error (which would
 // requeue after controller-runtime's rate limiter: 5 ms at first, and up to
-// 16 minutes after a long outage).
+// 16 minutes after a long outage). The first failure also starts the
+// status check timeout: the pass requeues no later than its end, and a
+// failure after it fails the RayJob (status_check.go).
 func (r *Reconciler) dashboardFailed(ctx context.Context, job *rayv1.RayJob, err *dashboardError) (passsteps.Result, error) {
 	wait := r.dashFailures.Fail(dashboardCall(job), r.now(), err.reason, err.Error()).Wait
 	message := fmt.Sprintf("%v (retrying in %s)", err, wait)
@@ -64,5 +66,10 @@ func (r *Reconciler) dashboardFailed(ctx context.Context, job *rayv1.RayJob, err
 		r.events.Eventf(job, nil, corev1.EventTypeWarning, err.reason, err.action, "%s", message)
 	}
 	job.Status.Message = message
-	return passsteps.Result{RequeueAfter: wait}, nil
+	left := r.noteStatusCheckFailed(job)
+	if left <= 0 {
+		r.failStatusCheckTimedOut(job)
+		return requeue()
+	}
+	return passsteps.Result{RequeueAfter: min(wait, left)}, nil
 }

@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
@@ -50,6 +51,10 @@ type Options struct {
 	// TransitionGracePeriod is how long a RayJob may stay Running after its
 	// Ray job ended (RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS).
 	TransitionGracePeriod time.Duration
+	// StatusCheckTimeout is how long the dashboard of a Running RayJob may
+	// keep failing before the RayJob fails (RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS).
+	// Zero means KubeRay's default, 300 s.
+	StatusCheckTimeout time.Duration
 	// DeleteRayJobAfterJobFinishes makes shutdownAfterJobFinishes delete the
 	// RayJob itself (DELETE_RAYJOB_CR_AFTER_JOB_FINISHES).
 	DeleteRayJobAfterJobFinishes bool
@@ -115,6 +120,9 @@ func New(deps Deps, opts Options) *Reconciler {
 	}
 	if opts.TransitionGracePeriod == 0 {
 		opts.TransitionGracePeriod = 300 * time.Second
+	}
+	if opts.StatusCheckTimeout <= 0 {
+		opts.StatusCheckTimeout = configv1alpha1.DefaultRayJobStatusCheckTimeout
 	}
 	if opts.Features == nil {
 		opts.Features = validation.NoFeatureGates{}

@@ -68,7 +68,7 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.
 func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, sub submitterState, err error) (passsteps.Result, error) {
 	var backingOff *errBackingOff
 	if errors.As(err, &backingOff) {
-		return passsteps.Result{RequeueAfter: backingOff.wait}, nil
+		return passsteps.Result{RequeueAfter: min(backingOff.wait, r.statusCheckTimeLeft(job))}, nil
 	}
 	var dashErr *dashboardError
 	if errors.As(err, &dashErr) {
@@ -85,6 +85,7 @@ func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, 
 			return passsteps.Result{}, err
 		}
 		r.dashFailures.Forget(dashboardCall(job))
+		statusCheckSucceeded(job)
 		return requeue()
 	}
 	r.dashFailures.Forget(dashboardCall(job))
@@ -109,6 +110,7 @@ func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, 
 // the RayJob when the Ray job is final and nothing else is pending
 // (submitterDone).
 func applyJobInfo(job *rayv1.RayJob, cluster *rayv1.RayCluster, info *dashboard.JobInfo, submitterDone bool) {
+	statusCheckSucceeded(job)
 	status := &job.Status
 	status.RayClusterStatus = cluster.Status
 	status.JobStatus = info.JobStatus

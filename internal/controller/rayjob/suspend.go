@@ -110,6 +110,7 @@ func resetAttempt(job *rayv1.RayJob) {
 	status.Message = ""
 	status.Reason = ""
 	status.RayJobStatusInfo = rayv1.RayJobStatusInfo{}
+	status.JobStatusCheckFailureStartTime = nil
 	status.JobStatus = rayv1.JobStatusNew
 }
 
