@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -71,6 +72,26 @@ func isProjectRoot(dir string) bool {
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	return strings.TrimSpace(line) == "module github.com/ray-operator/ray-operator"
+}
+
+// MakefileVersion returns the default the repository's Makefile gives a
+// pinned version variable ("KWOK_VERSION ?= v0.8.0"), found from the working
+// directory's module root; the tests that keep Go constants in step with
+// the Makefile use it.
+func MakefileVersion(variable string) (string, error) {
+	root, err := ModuleRoot(".")
+	if err != nil {
+		return "", err
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(variable) + ` \?= (\S+)$`).FindSubmatch(makefile)
+	if m == nil {
+		return "", fmt.Errorf("the Makefile has no %s", variable)
+	}
+	return string(m[1]), nil
 }
 
 // CacheDir returns the project's cache directory, computed as the Makefile

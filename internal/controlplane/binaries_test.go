@@ -13,23 +13,21 @@ import (
 )
 
 func TestToolVersionsMatchMakefile(t *testing.T) {
-	root, err := ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for variable, want := range map[string]string{"KWOK_VERSION": KwokVersion} {
-		m := regexp.MustCompile(`(?m)^` + variable + ` \?= (\S+)$`).FindSubmatch(makefile)
-		if m == nil {
-			t.Errorf("Makefile has no %s", variable)
+		got, err := MakefileVersion(variable)
+		if err != nil {
+			t.Error(err)
 			continue
 		}
-		if got := string(m[1]); got != want {
+		if got != want {
 			t.Errorf("Makefile %s = %s, controlplane has %s", variable, got, want)
 		}
+	}
+}
+
+func TestMakefileVersionOfAMissingVariable(t *testing.T) {
+	if _, err := MakefileVersion("NO_SUCH_VERSION"); err == nil || !strings.Contains(err.Error(), "NO_SUCH_VERSION") {
+		t.Errorf("MakefileVersion(NO_SUCH_VERSION) error = %v, want one naming the variable", err)
 	}
 }
 

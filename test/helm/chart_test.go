@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
-	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata from the chart")
@@ -66,15 +66,11 @@ func render(t *testing.T, r helmchart.Release) []*unstructured.Unstructured {
 }
 
 func TestHelmVersionMatchesMakefile(t *testing.T) {
-	makefile, err := os.ReadFile(filepath.Join(installcheck.ModuleRoot(t), "Makefile"))
+	got, err := controlplane.MakefileVersion("HELM_VERSION")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^HELM_VERSION \?= (\S+)$`).FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("Makefile has no HELM_VERSION")
-	}
-	if got := string(m[1]); got != helmchart.HelmVersion {
+	if got != helmchart.HelmVersion {
 		t.Errorf("Makefile HELM_VERSION = %s, helmchart.HelmVersion = %s", got, helmchart.HelmVersion)
 	}
 }

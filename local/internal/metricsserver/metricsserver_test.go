@@ -1,28 +1,17 @@
 package metricsserver
 
 import (
-	"os"
-	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 )
 
 func TestVersionMatchesMakefile(t *testing.T) {
-	root, err := controlplane.ModuleRoot(".")
+	got, err := controlplane.MakefileVersion("METRICS_SERVER_VERSION")
 	if err != nil {
 		t.Fatal(err)
 	}
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^METRICS_SERVER_VERSION \?= (\S+)$`).FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("Makefile has no METRICS_SERVER_VERSION")
-	}
-	if got := string(m[1]); got != Version {
+	if got != Version {
 		t.Errorf("Makefile METRICS_SERVER_VERSION = %s, metricsserver has %s", got, Version)
 	}
 }

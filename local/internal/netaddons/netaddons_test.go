@@ -4,9 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -108,19 +105,11 @@ func TestNewNeedsTheHostLock(t *testing.T) {
 }
 
 func TestCoreDNSVersionMatchesMakefile(t *testing.T) {
-	root, err := controlplane.ModuleRoot(".")
+	got, err := controlplane.MakefileVersion("COREDNS_VERSION")
 	if err != nil {
 		t.Fatal(err)
 	}
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^COREDNS_VERSION \?= (\S+)$`).FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("Makefile has no COREDNS_VERSION")
-	}
-	if got := string(m[1]); got != CoreDNSVersion {
+	if got != CoreDNSVersion {
 		t.Errorf("Makefile COREDNS_VERSION = %s, netaddons has %s", got, CoreDNSVersion)
 	}
 }
