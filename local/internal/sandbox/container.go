@@ -163,7 +163,7 @@ func (c *Container) prepareBundle(spec ContainerSpec) error {
 			return err
 		}
 		// The merged root takes the upper directory's owner: the pod's root.
-		if err := os.Lchown(d, s.ids.hostUID(0), s.ids.hostGID(0)); err != nil {
+		if err := s.ids.chownToRoot(d); err != nil {
 			return err
 		}
 	}

@@ -40,10 +40,6 @@ type HostConfig struct {
 	Log logr.Logger
 	// Clock stamps container start and finish times; default the real clock.
 	Clock clock.PassiveClock
-
-	// hostRoot is where the allow-listed /etc entries of pods' base roots
-	// come from: "/", but a fake root in tests.
-	hostRoot string
 }
 
 // Host owns the bridge, the nftables table, the kernel settings and every
@@ -133,9 +129,6 @@ func withDefaults(cfg HostConfig) (HostConfig, error) {
 	cfg.RuncBinary = runc
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.hostRoot == "" {
-		cfg.hostRoot = "/"
 	}
 	return cfg, nil
 }

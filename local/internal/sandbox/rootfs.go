@@ -112,7 +112,7 @@ func (b baseBuilder) mkdir(rel string, mode fs.FileMode) error {
 	if err := os.Chmod(p, mode); err != nil {
 		return err
 	}
-	return os.Lchown(p, b.ids.hostUID(0), b.ids.hostGID(0))
+	return b.ids.chownToRoot(p)
 }
 
 // systemDirs copies the host's symlinks among systemDirs and returns its
@@ -145,7 +145,7 @@ func (b baseBuilder) home() error {
 	if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return os.Lchown(p, b.ids.hostUID(rayUID), b.ids.hostGID(usersGID))
+	return os.Lchown(p, b.ids.hostID(rayUID), b.ids.hostID(usersGID))
 }
 
 // etc writes the generated files and copies the allow-listed entries that
@@ -160,7 +160,7 @@ func (b baseBuilder) etc(hostRoot string) error {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			return err
 		}
-		if err := os.Lchown(p, b.ids.hostUID(0), b.ids.hostGID(0)); err != nil {
+		if err := b.ids.chownToRoot(p); err != nil {
 			return err
 		}
 	}
@@ -195,7 +195,7 @@ func (b baseBuilder) copyEntry(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return os.Lchown(dst, b.ids.hostUID(0), b.ids.hostGID(0))
+	return b.ids.chownToRoot(dst)
 }
 
 func copySymlink(src, dst string) error {

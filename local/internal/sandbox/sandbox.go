@@ -132,7 +132,7 @@ func (h *Host) CreateSandbox(ctx context.Context, spec SandboxSpec) (*Sandbox, e
 		return nil, errors.Join(err, s.tearDown())
 	}
 	h.sandboxes[spec.UID] = s
-	h.cfg.Log.Info("Created sandbox", "pod", spec.Namespace+"/"+spec.Name, "uid", spec.UID, "ip", s.ip, "hostRootUID", s.ids.hostUID(0))
+	h.cfg.Log.Info("Created sandbox", "pod", spec.Namespace+"/"+spec.Name, "uid", spec.UID, "ip", s.ip, "hostRootUID", s.ids.hostID(0))
 	return s, nil
 }
 
@@ -162,7 +162,7 @@ func (s *Sandbox) setUp() error {
 		}
 	}
 	var err error
-	if s.systemDirs, err = rootBase(filepath.Join(s.dir, baseSubdir), s.host.cfg.hostRoot, s.ids); err != nil {
+	if s.systemDirs, err = rootBase(filepath.Join(s.dir, baseSubdir), "/", s.ids); err != nil {
 		return fmt.Errorf("base root: %w", err)
 	}
 	files := map[string]string{
@@ -177,7 +177,7 @@ func (s *Sandbox) setUp() error {
 			return err
 		}
 		// Root in the container may change them, as in any pod.
-		if err := os.Lchown(p, s.ids.hostUID(0), s.ids.hostGID(0)); err != nil {
+		if err := s.ids.chownToRoot(p); err != nil {
 			return err
 		}
 	}
@@ -226,7 +226,7 @@ func (s *Sandbox) IP() netip.Addr { return s.ip }
 
 // HostIDs are the host uid and gid that a container's uid and gid are.
 func (s *Sandbox) HostIDs(uid, gid uint32) (int, int) {
-	return s.ids.hostUID(uid), s.ids.hostGID(gid)
+	return s.ids.hostID(uid), s.ids.hostID(gid)
 }
 
 // Dir is the pod's own directory. Callers keep volumes and logs below it,

@@ -35,8 +35,14 @@ type idMap struct {
 	mapped bool
 }
 
-func (m idMap) hostUID(id uint32) int { return int(m.base + id) }
-func (m idMap) hostGID(id uint32) int { return int(m.base + id) }
+// hostID is the host uid or gid of a container uid or gid (one map serves
+// both).
+func (m idMap) hostID(id uint32) int { return int(m.base + id) }
+
+// chownToRoot gives path (not a symlink's target) to the container's root.
+func (m idMap) chownToRoot(path string) error {
+	return os.Lchown(path, m.hostID(0), m.hostID(0))
+}
 
 // mappings are the OCI uid and gid mappings, nil for host users.
 func (m idMap) mappings() []specs.LinuxIDMapping {
