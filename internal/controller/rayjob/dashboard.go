@@ -3,6 +3,7 @@ package rayjob
 import (
 	"context"
 	"errors"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -22,11 +23,12 @@ func (r *Reconciler) dashboardClient(ctx context.Context, job *rayv1.RayJob, clu
 }
 
 // jobInfo asks the dashboard about the RayJob's Ray job, unless a recent
-// failure says to wait (*errBackingOff) and the status check timeout has
-// not been reached (then it asks a last time). A failed request is a
-// *dashboardError; ErrNotFound and ErrAgain are answers and stay as they are.
-func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (*dashboard.JobInfo, error) {
-	if wait := r.dashFailures.Wait(dashboardCall(job), r.now()); wait > 0 && r.statusCheckTimeLeft(job) > 0 {
+// failure says to wait (*errBackingOff) and no timeout that needs an answer
+// has been reached (askWithin; then it asks a last time). A failed request
+// is a *dashboardError; ErrNotFound and ErrAgain are answers and stay as
+// they are.
+func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, askWithin time.Duration) (*dashboard.JobInfo, error) {
+	if wait := r.dashFailures.Wait(dashboardCall(job), r.now()); wait > 0 && askWithin > 0 {
 		return nil, &errBackingOff{wait: wait}
 	}
 	dash, err := r.dashboardClient(ctx, job, cluster)

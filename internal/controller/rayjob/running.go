@@ -42,7 +42,7 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.
 	// dashboard is asked first: a Ray job that did end (seen late, after an
 	// operator restart or a slow dashboard) completes with its real status
 	// instead of being failed with JobStatus FAILED.
-	info, err := r.jobInfo(ctx, job, cluster)
+	info, err := r.jobInfo(ctx, job, cluster, r.askWithin(job, sub))
 	switch {
 	case errors.Is(err, dashboard.ErrAgain):
 		return requeue()
@@ -68,11 +68,13 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.
 func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, sub submitterState, err error) (passsteps.Result, error) {
 	var backingOff *errBackingOff
 	if errors.As(err, &backingOff) {
-		return passsteps.Result{RequeueAfter: min(backingOff.wait, r.statusCheckTimeLeft(job))}, nil
+		return passsteps.Result{RequeueAfter: min(backingOff.wait, r.askWithin(job, sub))}, nil
 	}
 	var dashErr *dashboardError
 	if errors.As(err, &dashErr) {
-		return r.dashboardFailed(ctx, job, dashErr)
+		res, err := r.dashboardFailed(ctx, job, dashErr)
+		res.RequeueAfter = min(res.RequeueAfter, r.submitterTimeLeft(sub.finishedAt))
+		return res, err
 	}
 	if !errors.Is(err, dashboard.ErrNotFound) {
 		return passsteps.Result{}, err

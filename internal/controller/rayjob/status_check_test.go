@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -237,5 +238,66 @@ func TestResetAttemptClearsStatusCheckFailure(t *testing.T) {
 	resetAttempt(job)
 	if job.Status.JobStatusCheckFailureStartTime != nil {
 		t.Fatalf("jobStatusCheckFailureStartTime = %v after resetAttempt, want nil", job.Status.JobStatusCheckFailureStartTime)
+	}
+}
+
+// TestSubmitterFinishedTimeoutAsksOnceMore: in K8sJobMode a submitter that
+// finished while the dashboard was failing does not let the back-off sleep
+// past the submitter-finished timeout (30 s): the pass at the timeout asks
+// once more. A Ray job that failed meanwhile ends the RayJob with AppFailed
+// (KubeRay would fail it with TransitionGracePeriodExceeded without
+// asking); a dashboard still failing, or a Ray job still running, fails it
+// with TransitionGracePeriodExceeded as KubeRay does.
+func TestSubmitterFinishedTimeoutAsksOnceMore(t *testing.T) {
+	tests := map[string]struct {
+		atTimeout  func(e *testEnv)
+		wantStatus rayv1.JobStatus
+		wantReason rayv1.JobFailedReason
+	}{
+		"Ray job failed during the outage": {
+			atTimeout: func(e *testEnv) {
+				e.dash.SetError(dashboardtest.OpGetJobInfo, nil)
+				e.dash.SetJobStatus(testJobID, rayv1.JobStatusFailed, "boom")
+			},
+			wantStatus: rayv1.JobStatusFailed, wantReason: rayv1.AppFailed,
+		},
+		"dashboard still failing": {
+			atTimeout:  func(*testEnv) {},
+			wantStatus: rayv1.JobStatusFailed, wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+		},
+		"Ray job still running": {
+			atTimeout:  func(e *testEnv) { e.dash.SetError(dashboardtest.OpGetJobInfo, nil) },
+			wantStatus: rayv1.JobStatusFailed, wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			job := makeJob(mode(rayv1.K8sJobMode), inState(rayv1.JobDeploymentStatusRunning), jobStatus(rayv1.JobStatusRunning))
+			e := newEnv(t, []client.Object{job, makeCluster(rayv1.Ready), headService(), submitterJob(batchv1.JobComplete, t0)})
+			e.dash.AddJob(rayJobInfo(rayv1.JobStatusRunning, 0))
+			e.dash.SetError(dashboardtest.OpGetJobInfo, errUnreachable)
+
+			var got []time.Duration
+			for i := 0; e.clock.Now().Before(t0.Add(submitterFinishedTimeout)) && i < 10; i++ {
+				wait := e.pass(t)
+				if diff := cmp.Diff(runningSince(&t0), e.checkState(t)); diff != "" {
+					t.Fatalf("failing pass at %v (-want +got):\n%s", e.clock.Now().Sub(t0), diff)
+				}
+				got = append(got, wait)
+				e.clock.Step(wait)
+			}
+			want := []time.Duration{3 * time.Second, 6 * time.Second, 12 * time.Second, 9 * time.Second}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("requeues before the timeout (-want +got):\n%s", diff)
+			}
+
+			tc.atTimeout(e)
+			e.pass(t)
+			st := e.job(t).Status
+			if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.JobStatus != tc.wantStatus || st.Reason != tc.wantReason {
+				t.Fatalf("at the timeout: %s/%s reason %q (%s); want Failed/%s reason %q",
+					st.JobDeploymentStatus, st.JobStatus, st.Reason, st.Message, tc.wantStatus, tc.wantReason)
+			}
+		})
 	}
 }
