@@ -20,6 +20,9 @@ const (
 	// LabelOriginatedFromCRD is the kind of that custom resource: RayCluster,
 	// RayJob or RayService.
 	LabelOriginatedFromCRD = "ray.io/originated-from-crd"
+	// LabelJobSubmissionMode records, on the RayCluster of a RayJob, the
+	// RayJob's submission mode (K8sJobMode, HTTPMode, ...).
+	LabelJobSubmissionMode = "ray.io/job-submission-mode"
 	// LabelServe marks Pods that may receive Ray Serve traffic ("true"/"false")
 	// and, on serve Services, names the service.
 	LabelServe = "ray.io/serve"

@@ -13,9 +13,6 @@ import (
 	"github.com/ray-operator/ray-operator/internal/submitter"
 )
 
-// LabelSubmissionMode records the RayJob's submission mode on its RayCluster.
-const LabelSubmissionMode = "ray.io/job-submission-mode"
-
 // clusterKey is the name of the RayJob's RayCluster, fixed in status.
 func clusterKey(job *rayv1.RayJob) types.NamespacedName {
 	return types.NamespacedName{Namespace: job.Namespace, Name: job.Status.RayClusterName}
@@ -59,7 +56,7 @@ func constructCluster(job *rayv1.RayJob) (*rayv1.RayCluster, error) {
 		return nil, fmt.Errorf("RayJob %s/%s has no rayClusterSpec", job.Namespace, job.Name)
 	}
 	cluster := clusterowner.Build(job, rayv1.KindRayJob, job.Status.RayClusterName, job.Spec.RayClusterSpec)
-	cluster.Labels[LabelSubmissionMode] = string(job.Spec.EffectiveSubmissionMode())
+	cluster.Labels[rayv1.LabelJobSubmissionMode] = string(job.Spec.EffectiveSubmissionMode())
 	if job.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
 		if err := addSidecarSubmitter(job, cluster); err != nil {
 			return nil, err

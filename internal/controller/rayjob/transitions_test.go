@@ -117,7 +117,7 @@ func TestInitializing(t *testing.T) {
 					t.Fatal("no RayCluster created")
 				}
 				wantLabels := map[string]string{"team": "a", "ray.io/originated-from-cr-name": "job",
-					"ray.io/originated-from-crd": "RayJob", LabelSubmissionMode: "K8sJobMode"}
+					"ray.io/originated-from-crd": "RayJob", rayv1.LabelJobSubmissionMode: "K8sJobMode"}
 				if diff := cmp.Diff(wantLabels, cluster.Labels); diff != "" {
 					t.Errorf("labels (-want +got):\n%s", diff)
 				}
@@ -192,7 +192,7 @@ func TestInitializing(t *testing.T) {
 				if len(pod.Containers) != 2 || pod.Containers[1].Name != "ray-job-submitter" || pod.RestartPolicy != corev1.RestartPolicyNever {
 					t.Errorf("head pod spec: %d containers, restart policy %q", len(pod.Containers), pod.RestartPolicy)
 				}
-				if cluster.Annotations[rayv1.AnnotationDisableProvisionedHeadRestart] != "true" || cluster.Labels[LabelSubmissionMode] != "SidecarMode" {
+				if cluster.Annotations[rayv1.AnnotationDisableProvisionedHeadRestart] != "true" || cluster.Labels[rayv1.LabelJobSubmissionMode] != "SidecarMode" {
 					t.Errorf("annotations %v labels %v", cluster.Annotations, cluster.Labels)
 				}
 			},
