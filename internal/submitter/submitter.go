@@ -5,6 +5,7 @@
 package submitter
 
 import (
+	"maps"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -65,21 +66,33 @@ func Job(job *rayv1.RayJob, cluster *rayv1.RayCluster) (*batchv1.Job, error) {
 	if job.Spec.SubmitterConfig != nil && job.Spec.SubmitterConfig.BackoffLimit != nil {
 		backoffLimit = *job.Spec.SubmitterConfig.BackoffLimit
 	}
+	// The submitter Pod carries the RayJob's identity too, as in KubeRay:
+	// the head's NetworkPolicy admits it by these labels.
+	if template.Labels == nil {
+		template.Labels = map[string]string{}
+	}
+	maps.Copy(template.Labels, identityLabels(job))
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      job.Name,
 			Namespace: job.Namespace,
-			Labels: map[string]string{
-				rayv1.LabelOriginatedFromCRName: job.Name,
-				rayv1.LabelOriginatedFromCRD:    originatedFromCRD,
-				rayv1.LabelCreatedBy:            rayv1.CreatedByOperator,
-			},
+			Labels:    identityLabels(job),
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(backoffLimit),
 			Template:     template,
 		},
 	}, nil
+}
+
+// identityLabels are the labels of the submitter Job and its Pod: the
+// RayJob they run for, and the operator.
+func identityLabels(job *rayv1.RayJob) map[string]string {
+	return map[string]string{
+		rayv1.LabelOriginatedFromCRName: job.Name,
+		rayv1.LabelOriginatedFromCRD:    originatedFromCRD,
+		rayv1.LabelCreatedBy:            rayv1.CreatedByOperator,
+	}
 }
 
 // SidecarContainer returns the submitter container SidecarMode appends to the

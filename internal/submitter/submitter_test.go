@@ -151,12 +151,15 @@ func TestJob(t *testing.T) {
 	if diff := cmp.Diff(wantLabels, got.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(wantLabels, got.Spec.Template.Labels); diff != "" {
+		t.Errorf("Pod template labels (-want +got):\n%s", diff)
+	}
 }
 
 func TestJobHonoursUserTemplateAndConfig(t *testing.T) {
 	job := testJob(func(j *rayv1.RayJob) {
 		j.Spec.SubmitterConfig = &rayv1.SubmitterConfig{BackoffLimit: ptr.To[int32](5)}
-		j.Spec.SubmitterPodTemplate = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		j.Spec.SubmitterPodTemplate = &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"mine": "kept"}}, Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
 				Name: "mine", Image: "my-image", Command: []string{"my-submit"},
 				Env: []corev1.EnvVar{{Name: "X", Value: "y"}},
@@ -178,6 +181,16 @@ func TestJobHonoursUserTemplateAndConfig(t *testing.T) {
 	}
 	if got.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("restart policy %q, want Never by default", got.Spec.Template.Spec.RestartPolicy)
+	}
+	wantLabels := map[string]string{
+		"mine": "kept", "ray.io/originated-from-cr-name": "job", "ray.io/originated-from-crd": "RayJob",
+		"app.kubernetes.io/created-by": "kuberay-operator",
+	}
+	if diff := cmp.Diff(wantLabels, got.Spec.Template.Labels); diff != "" {
+		t.Errorf("Pod template labels (-want +got):\n%s", diff)
+	}
+	if len(job.Spec.SubmitterPodTemplate.Labels) != 1 {
+		t.Errorf("the RayJob's template labels were modified: %v", job.Spec.SubmitterPodTemplate.Labels)
 	}
 	if *got.Spec.BackoffLimit != 5 {
 		t.Errorf("backoffLimit %d, want 5", *got.Spec.BackoffLimit)
