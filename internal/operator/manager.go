@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -184,7 +185,7 @@ func managerOptions(c configv1alpha1.Configuration, hooks webhooks.Options, sche
 }
 
 // CacheOptions scopes the informers: to the watched namespaces, to the
-// Pods of Ray nodes, to the Jobs the operator created, and to the Secrets
+// Pods of Ray nodes, to the Jobs and NetworkPolicies the operator created, and to the Secrets
 // of Ray clusters (labelled ray.io/cluster, the one label of the auth Secret
 // the operator generates, as KubeRay's). This keeps memory and watch traffic
 // down on big clusters: the RayCluster controller owns Secrets, which would
@@ -203,8 +204,12 @@ func CacheOptions(watchNamespace string) cache.Options {
 				Label:     mustSelector(rayv1.LabelNodeType, selection.In, string(rayv1.HeadNode), string(rayv1.WorkerNode), string(rayv1.RedisCleanupNode)),
 				Transform: trimPod,
 			},
-			&batchv1.Job{}:   {Label: createdByOperator},
-			&corev1.Secret{}: {Label: mustSelector(rayv1.LabelCluster, selection.Exists)},
+			&batchv1.Job{}: {Label: createdByOperator},
+			// The RayCluster controller owns NetworkPolicies (gate
+			// RayClusterNetworkPolicy); it looks a missing one up on the
+			// API server before creating it, to notice a user's of that name.
+			&networkingv1.NetworkPolicy{}: {Label: createdByOperator},
+			&corev1.Secret{}:              {Label: mustSelector(rayv1.LabelCluster, selection.Exists)},
 			// Only the slices of serve Services: they mirror the Service's
 			// labels, and every serve Service carries ray.io/serve.
 			&discoveryv1.EndpointSlice{}: {Label: mustSelector(rayv1.LabelServe, selection.Exists)},

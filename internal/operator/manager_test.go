@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +17,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/raynetpol"
 	"github.com/ray-operator/ray-operator/internal/rayrbac"
 )
 
@@ -65,10 +67,17 @@ func TestCacheOptions(t *testing.T) {
 		t.Errorf("watch namespaces a,b gave %v", got)
 	}
 	byObject := CacheOptions("").ByObject
-	if n := len(byObject); n != 4 {
-		t.Errorf("want Pod, Job, Secret and EndpointSlice informers scoped by label, got %d entries", n)
+	if n := len(byObject); n != 5 {
+		t.Errorf("want Pod, Job, NetworkPolicy, Secret and EndpointSlice informers scoped by label, got %d entries", n)
 	}
 	for obj, scope := range byObject {
+		if _, ok := obj.(*networkingv1.NetworkPolicy); ok {
+			built := raynetpol.Build(&rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "rc", Namespace: "ns"},
+				Spec: rayv1.RayClusterSpec{NetworkPolicy: &rayv1.NetworkPolicyConfig{}}})
+			if scope.Label == nil || !scope.Label.Matches(labels.Set(built[0].Labels)) || scope.Label.Matches(labels.Set{rayv1.LabelCluster: "rc"}) {
+				t.Errorf("NetworkPolicy informer selector %v, want only the operator's", scope.Label)
+			}
+		}
 		if _, ok := obj.(*discoveryv1.EndpointSlice); ok {
 			serveSlice := labels.Set{rayv1.LabelServe: "svc-serve", discoveryv1.LabelServiceName: "svc-serve-svc"}
 			if scope.Label == nil || !scope.Label.Matches(serveSlice) || scope.Label.Matches(labels.Set{discoveryv1.LabelServiceName: "other"}) {

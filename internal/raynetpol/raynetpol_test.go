@@ -274,9 +274,9 @@ func TestUpToDate(t *testing.T) {
 		want     bool
 	}{
 		"the API server's TCP default is no change": {existing: asServed(nil), want: true},
-		"a changed rule":                            {existing: asServed(func(p *networkingv1.NetworkPolicy) { p.Spec.Ingress = p.Spec.Ingress[:1] }), want: false},
-		"a changed label":                           {existing: asServed(func(p *networkingv1.NetworkPolicy) { p.Labels["ray.io/group"] = "x" }), want: false},
-		"a UDP port is not TCP":                     {existing: asServed(func(p *networkingv1.NetworkPolicy) { p.Spec.Ingress[1].Ports[0].Protocol = ptr.To(corev1.ProtocolUDP) }), want: false},
+		"a changed rule":        {existing: asServed(func(p *networkingv1.NetworkPolicy) { p.Spec.Ingress = p.Spec.Ingress[:1] }), want: false},
+		"a changed label":       {existing: asServed(func(p *networkingv1.NetworkPolicy) { p.Labels["ray.io/group"] = "x" }), want: false},
+		"a UDP port is not TCP": {existing: asServed(func(p *networkingv1.NetworkPolicy) { p.Spec.Ingress[1].Ports[0].Protocol = ptr.To(corev1.ProtocolUDP) }), want: false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

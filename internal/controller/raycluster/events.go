@@ -40,6 +40,13 @@ const (
 	reasonFailedToCreateRedisCleanupJob = "FailedToCreateRedisCleanupJob"
 	reasonRedisCleanupJobFailed         = "RedisCleanupJobFailed"
 	reasonForceDeletedStuckCluster      = "ForceDeletedStuckCluster"
+	reasonCreatedNetworkPolicy          = "CreatedNetworkPolicy"
+	reasonFailedToCreateNetworkPolicy   = "FailedToCreateNetworkPolicy"
+	reasonUpdatedNetworkPolicy          = "UpdatedNetworkPolicy"
+	reasonFailedToUpdateNetworkPolicy   = "FailedToUpdateNetworkPolicy"
+	reasonDeletedNetworkPolicy          = "DeletedNetworkPolicy"
+	reasonFailedToDeleteNetworkPolicy   = "FailedToDeleteNetworkPolicy"
+	reasonNetworkPolicyNameCollision    = "NetworkPolicyNameCollision"
 	// reasonFailedBatchScheduling is this operator's: KubeRay records no
 	// event when its batch scheduler plugin fails.
 	reasonFailedBatchScheduling = "FailedBatchScheduling"
@@ -49,6 +56,7 @@ const (
 const (
 	actionValidate = "Validate"
 	actionCreate   = "Create"
+	actionUpdate   = "Update"
 	actionDelete   = "Delete"
 	actionFinalize = "Finalize"
 )

@@ -88,6 +88,10 @@ type Options struct {
 	BatchScheduler batchscheduler.Scheduler
 	// BatchSchedulerFactory made BatchScheduler; it may add watches.
 	BatchSchedulerFactory batchscheduler.Factory
+	// WatchNamespaces are the namespaces the operator watches
+	// (--watch-namespace); nil means all. The start-up NetworkPolicy sweep
+	// reads only these.
+	WatchNamespaces []string
 	// CreationEvents is how creations are reported (--creation-events):
 	// configv1alpha1.CreationEventsPerPass, or anything else for per group.
 	CreationEvents string

@@ -2,6 +2,7 @@ package raycluster
 
 import (
 	"fmt"
+	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,6 +19,7 @@ import (
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/metrics"
 	"github.com/ray-operator/ray-operator/internal/raypod"
@@ -37,6 +39,7 @@ func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, g
 		UseRoute:             isOpenShift && !knobs.IngressOnOpenShift,
 		Features:             gates,
 		CreationEvents:       cfg.CreationEvents,
+		WatchNamespaces:      watchNamespaces(cfg.WatchNamespace),
 		Pod: raypod.Options{
 			DisableInitContainerInjection: !knobs.InitContainerInjection,
 			DeterministicHeadPodName:      knobs.DeterministicHeadPodName,
@@ -61,7 +64,9 @@ func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
 }
 
 // SetupWithManager watches RayClusters and everything they own, and adds
-// the reconciler to mgr. RayCluster events pass only when the spec,
+// the reconciler to mgr. With the RayClusterNetworkPolicy gate off it adds,
+// instead of the NetworkPolicy watch, the start-up sweep that removes the
+// NetworkPolicies a run with the gate on left. RayCluster events pass only when the spec,
 // labels or annotations change: the controller's own status writes must
 // not trigger passes (it requeues itself after a status change).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
@@ -83,10 +88,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if r.opts.UseRoute {
 		b = b.Owns(&routev1.Route{})
 	}
+	if r.opts.Features.Enabled(features.RayClusterNetworkPolicy) {
+		b = b.Owns(&networkingv1.NetworkPolicy{})
+	} else if err := mgr.Add(r.networkPolicySweep(mgr)); err != nil {
+		return err
+	}
 	if c, ok := r.opts.BatchSchedulerFactory.(batchscheduler.ReconcilerConfigurer); ok {
 		b = c.ConfigureReconciler(b)
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).Complete(r)
+}
+
+// watchNamespaces splits --watch-namespace; nil means all namespaces.
+func watchNamespaces(s string) []string {
+	var out []string
+	for ns := range strings.SplitSeq(s, ",") {
+		if ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // Settings are the operator settings the controller is set up with.
