@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/ptr"
@@ -242,6 +243,75 @@ func TestRayClusterSpec(t *testing.T) {
 			},
 			gates:   gates{features.RayClusterNetworkPolicy: true},
 			wantErr: `networkPolicy.workerGroups["gpu"] does not match any group name in workerGroupSpecs`,
+		},
+		"network policy with gate, every kind of rule in DenyAll": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				rules := rayv1.NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}, EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}}
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{Head: &rules, Worker: &rules,
+					WorkerGroups: []rayv1.WorkerGroupNetworkPolicyRules{{GroupName: "small", NetworkPolicyRules: rules}}}
+			},
+			gates: gates{features.RayClusterNetworkPolicy: true},
+		},
+		"network policy head ingress under DenyAllEgress": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{Mode: ptr.To(rayv1.NetworkPolicyDenyAllEgress),
+					Head: &rayv1.NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}}}
+			},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
+			wantErr: `networkPolicy.head.ingressRules cannot be set when mode is "DenyAllEgress" (ingress is not restricted)`,
+		},
+		"network policy head egress under DenyAllIngress": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{Mode: ptr.To(rayv1.NetworkPolicyDenyAllIngress),
+					Head: &rayv1.NetworkPolicyRules{EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}}}
+			},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
+			wantErr: `networkPolicy.head.egressRules cannot be set when mode is "DenyAllIngress" (egress is not restricted)`,
+		},
+		"network policy worker ingress under DenyAllEgress": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{Mode: ptr.To(rayv1.NetworkPolicyDenyAllEgress),
+					Worker: &rayv1.NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}}}
+			},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
+			wantErr: `networkPolicy.worker.ingressRules cannot be set when mode is "DenyAllEgress" (ingress is not restricted)`,
+		},
+		"network policy worker egress under DenyAllIngress": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{Mode: ptr.To(rayv1.NetworkPolicyDenyAllIngress),
+					Worker: &rayv1.NetworkPolicyRules{EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}}}
+			},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
+			wantErr: `networkPolicy.worker.egressRules cannot be set when mode is "DenyAllIngress" (egress is not restricted)`,
+		},
+		"network policy group ingress under DenyAllEgress": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{Mode: ptr.To(rayv1.NetworkPolicyDenyAllEgress),
+					WorkerGroups: []rayv1.WorkerGroupNetworkPolicyRules{{GroupName: "small",
+						NetworkPolicyRules: rayv1.NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}}}}}
+			},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
+			wantErr: `networkPolicy.workerGroups["small"].ingressRules cannot be set when mode is "DenyAllEgress" (ingress is not restricted)`,
+		},
+		"network policy group egress under DenyAllIngress": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{Mode: ptr.To(rayv1.NetworkPolicyDenyAllIngress),
+					WorkerGroups: []rayv1.WorkerGroupNetworkPolicyRules{{GroupName: "small",
+						NetworkPolicyRules: rayv1.NetworkPolicyRules{EgressRules: []networkingv1.NetworkPolicyEgressRule{{}}}}}}
+			},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
+			wantErr: `networkPolicy.workerGroups["small"].egressRules cannot be set when mode is "DenyAllIngress" (egress is not restricted)`,
+		},
+		"network policy with a group name that is no DNS-1123 label": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.WorkerGroupSpecs[0].GroupName = "small.group"
+				s.NetworkPolicy = &rayv1.NetworkPolicyConfig{}
+			},
+			gates:   gates{features.RayClusterNetworkPolicy: true},
+			wantErr: `worker group name "small.group" must be a valid DNS1123 label when networkPolicy is enabled (it is embedded in the NetworkPolicy name)`,
+		},
+		"the same group name is fine without network policy": {
+			mutate: func(s *rayv1.RayClusterSpec) { s.WorkerGroupSpecs[0].GroupName = "small.group" },
 		},
 		"tls without gate": {
 			mutate:  func(s *rayv1.RayClusterSpec) { s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)} },
