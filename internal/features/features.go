@@ -35,8 +35,10 @@ const (
 	// SidecarMode submitter in place (Kubernetes 1.35+). Accepted here but
 	// not built yet: the submitter is not restarted (issue 20).
 	SidecarSubmitterRestart featuregate.Feature = "SidecarSubmitterRestart"
-	// RayClusterNetworkPolicy admits RayCluster spec.networkPolicy. Only
-	// validation reads it so far: no NetworkPolicy is created yet (issue 21).
+	// RayClusterNetworkPolicy admits RayCluster spec.networkPolicy and
+	// makes the RayCluster controller create the cluster's NetworkPolicies;
+	// with it off, the operator removes at start-up those a run with it on
+	// made. The local cluster does not enforce NetworkPolicies yet.
 	RayClusterNetworkPolicy featuregate.Feature = "RayClusterNetworkPolicy"
 	// GCSFaultToleranceEmbeddedStorage admits the embedded RocksDB backend of
 	// GCS fault tolerance. Only validation reads it so far: no volume or

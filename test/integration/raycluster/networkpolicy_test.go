@@ -133,7 +133,9 @@ func TestNetworkPolicyLifecycle(t *testing.T) {
 	w.WaitEvent("np", "CreatedNetworkPolicy")
 	w.WaitPods("np", headLabels(), 1)
 
-	w.edit("np", func(rc *rayv1.RayCluster) { rc.Spec.WorkerGroupSpecs = append(rc.Spec.WorkerGroupSpecs, group("gpu", 0)) })
+	w.edit("np", func(rc *rayv1.RayCluster) {
+		rc.Spec.WorkerGroupSpecs = append(rc.Spec.WorkerGroupSpecs, group("gpu", 0))
+	})
 	w.waitPolicies("a policy for the added group", "mine", "np-head", "np-workers-small", "np-workers-gpu")
 	w.waitBuilt("np", "np-workers-gpu")
 
