@@ -7,12 +7,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/component-base/featuregate"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +23,8 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
+	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/raynetpol"
@@ -34,11 +39,17 @@ type netpolWorld struct {
 	gateOn bool
 }
 
+// networkPolicyGate is a gate set with RayClusterNetworkPolicy on or off.
+func networkPolicyGate(on bool) (featuregate.FeatureGate, error) {
+	gate := features.NewGate()
+	return gate, gate.SetFromMap(map[string]bool{string(features.RayClusterNetworkPolicy): on})
+}
+
 func newNetpolWorld(t *testing.T, gateOn bool) *netpolWorld {
 	w := &netpolWorld{world: &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: clocktesting.NewFakeClock(time.Now())}, gateOn: gateOn}
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
-		gate := features.NewGate()
-		if err := gate.SetFromMap(map[string]bool{string(features.RayClusterNetworkPolicy): w.gateOn}); err != nil {
+		gate, err := networkPolicyGate(w.gateOn)
+		if err != nil {
 			return err
 		}
 		opts := raycluster.Options{Features: gate, WatchNamespaces: []string{w.NS}}
@@ -69,7 +80,7 @@ func (w *netpolWorld) waitPolicies(what string, names ...string) {
 
 // waitBuilt waits until the policy called name is what the builder makes
 // of the cluster as stored now, owned by it for garbage collection.
-func (w *netpolWorld) waitBuilt(cluster, name string) *networkingv1.NetworkPolicy {
+func (w *world) waitBuilt(cluster, name string) *networkingv1.NetworkPolicy {
 	w.T.Helper()
 	got := &networkingv1.NetworkPolicy{}
 	w.Eventually("NetworkPolicy "+name+" as built", func() (bool, error) {
@@ -221,5 +232,58 @@ func TestNetworkPolicyGateOff(t *testing.T) {
 		if err := w.Client.Get(context.Background(), client.ObjectKey{Namespace: w.NS, Name: name}, &networkingv1.NetworkPolicy{}); !apierrors.IsNotFound(err) {
 			t.Errorf("NetworkPolicy %s with the gate off: %v", name, err)
 		}
+	}
+}
+
+// TestNetworkPolicyAdmitsK8sJobModeSubmitter runs the RayJob controller
+// too: the cluster of a K8sJobMode RayJob gets the head rule admitting the
+// submitter on the dashboard port, and the submitter Pod the RayJob
+// controller makes matches that rule's selector.
+func TestNetworkPolicyAdmitsK8sJobModeSubmitter(t *testing.T) {
+	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: clocktesting.NewFakeClock(time.Now())}
+	dash := dashboardtest.NewFake()
+	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
+		gate, err := networkPolicyGate(true)
+		if err != nil {
+			return err
+		}
+		if err := raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock}, raycluster.Options{Features: gate, WatchNamespaces: []string{w.NS}}).SetupWithManager(mgr, 1); err != nil {
+			return err
+		}
+		opts := rayjob.Options{TransitionGracePeriod: 300 * time.Second, Features: gate, ClusterDomain: "cluster.local"}
+		return rayjob.NewForManager(mgr, rayjob.Deps{Clock: w.clock, Dashboards: dash.Provider()}, opts).SetupWithManager(mgr, 1)
+	})
+	spec := clusterSpec().Obj()
+	spec.NetworkPolicy = &rayv1.NetworkPolicyConfig{}
+	w.Create(&rayv1.RayJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "sub", Namespace: w.NS},
+		Spec:       rayv1.RayJobSpec{Entrypoint: "python -c 'print(1)'", SubmissionMode: rayv1.K8sJobMode, RayClusterSpec: spec},
+	})
+	cluster := w.RayJobCluster("sub")
+	head := w.waitBuilt(cluster.Name, raynetpol.HeadName(cluster.Name))
+	tcp := corev1.ProtocolTCP
+	dashboardPort := intstr.FromInt32(8265)
+	wantRule := networkingv1.NetworkPolicyIngressRule{
+		From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			"ray.io/originated-from-cr-name": "sub", "ray.io/originated-from-crd": "RayJob",
+		}}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &dashboardPort}},
+	}
+	if len(head.Spec.Ingress) != 2 {
+		t.Fatalf("head ingress rules %v, want the intra-cluster and the submitter rule", head.Spec.Ingress)
+	}
+	if diff := cmp.Diff(wantRule, head.Spec.Ingress[1]); diff != "" {
+		t.Errorf("submitter rule (-want +got):\n%s", diff)
+	}
+
+	w.RunPods(cluster.Name, 1)
+	submitter := &batchv1.Job{}
+	w.Eventually("the submitter Job", func() (bool, error) { return w.Get("sub", submitter), nil })
+	selector, err := metav1.LabelSelectorAsSelector(head.Spec.Ingress[1].From[0].PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !selector.Matches(labels.Set(submitter.Spec.Template.Labels)) {
+		t.Errorf("submitter Pod labels %v do not match the head policy's %v", submitter.Spec.Template.Labels, selector)
 	}
 }
