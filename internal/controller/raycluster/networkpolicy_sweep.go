@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,7 +30,13 @@ type networkPolicySweep struct {
 	reader     client.Reader
 	writer     client.Writer
 	namespaces []string
+	// retry paces the attempts after a failed one.
+	retry wait.Backoff
 }
+
+// sweepRetry retries a failed sweep for about two minutes: long enough for
+// an API server that is briefly unavailable at start-up.
+var sweepRetry = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 7, Cap: time.Minute}
 
 // networkPolicySweep is the sweep over the watched namespaces, reading
 // around the cache (with the gate off nothing caches NetworkPolicies).
@@ -37,20 +45,30 @@ func (r *Reconciler) networkPolicySweep(mgr ctrl.Manager) *networkPolicySweep {
 	if reader == nil {
 		reader = mgr.GetAPIReader()
 	}
-	return &networkPolicySweep{reader: reader, writer: r.Client, namespaces: r.opts.WatchNamespaces}
+	return &networkPolicySweep{reader: reader, writer: r.Client, namespaces: r.opts.WatchNamespaces, retry: sweepRetry}
 }
 
-// Start sweeps once. A failure is logged, not returned, so that it does not
-// stop the operator; the next start sweeps again.
+// Start sweeps, retrying a failed sweep with backoff unless the operator
+// may not list or delete NetworkPolicies. A final failure is logged, not
+// returned, so that it does not stop the operator; the next start sweeps
+// again.
 func (w *networkPolicySweep) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("networkpolicy-sweep")
-	n, err := w.sweep(ctx)
-	if err != nil {
-		log.Error(err, "Removing the NetworkPolicies of RayClusters failed; they stay until the next start", "removed", n)
-		return nil
-	}
-	if n > 0 {
-		log.Info("Removed the NetworkPolicies of RayClusters: the RayClusterNetworkPolicy gate is off", "removed", n)
+	removed := 0
+	var lastErr error
+	err := wait.ExponentialBackoffWithContext(ctx, w.retry, func(ctx context.Context) (bool, error) {
+		n, err := w.sweep(ctx)
+		removed += n
+		lastErr = err
+		return err == nil || apierrors.IsForbidden(err), nil
+	})
+	switch {
+	case lastErr == nil && err == nil:
+		if removed > 0 {
+			log.Info("Removed the NetworkPolicies of RayClusters: the RayClusterNetworkPolicy gate is off", "removed", removed)
+		}
+	case lastErr != nil:
+		log.Error(lastErr, "Removing the NetworkPolicies of RayClusters failed; the rest stay until the next start", "removed", removed)
 	}
 	return nil
 }
