@@ -36,7 +36,7 @@ type world struct {
 // the operator's Jobs and Secrets are cached).
 func newWorld(t *testing.T, mutate ...func(*raycluster.Options)) *world {
 	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: clocktesting.NewFakeClock(time.Now())}
-	opts := raycluster.Options{GCSFTRedisCleanup: true}
+	opts := raycluster.Options{GCSFTRedisCleanup: true, WatchNamespaces: []string{w.NS}}
 	for _, m := range mutate {
 		m(&opts)
 	}
