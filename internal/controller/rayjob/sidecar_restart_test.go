@@ -3,6 +3,7 @@ package rayjob
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,6 +106,15 @@ func TestSidecarSubmitterRestart(t *testing.T) {
 				State:                corev1.ContainerState{Terminated: exited(0)},
 				LastTerminationState: corev1.ContainerState{Terminated: exited(1)}})),
 			setup: withRayJob(rayv1.JobStatusSucceeded), wantState: rayv1.JobDeploymentStatusComplete,
+		},
+		"a kubelet that does not restart it (older than 1.35): Failed 30 s after the exit": {
+			job: sidecar(rayv1.JobDeploymentStatusRunning), env: gateOn,
+			objs: cluster(restartingHead(corev1.ContainerStatus{State: corev1.ContainerState{Terminated: exited(1)}})),
+			setup: func(e *testEnv) {
+				withRayJob(rayv1.JobStatusRunning)(e)
+				e.clock.Step(30 * time.Second)
+			},
+			wantState: rayv1.JobDeploymentStatusFailed, wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
 		},
 		"gate off: a failed submitter fails the RayJob at once": {
 			job:   sidecar(rayv1.JobDeploymentStatusRunning),
