@@ -31,9 +31,11 @@ const (
 	RayCronJob featuregate.Feature = "RayCronJob"
 	// AsyncJobInfoQuery queries Ray job info in the background through a cache.
 	AsyncJobInfoQuery featuregate.Feature = "AsyncJobInfoQuery"
-	// SidecarSubmitterRestart is KubeRay's gate for restarting a failed
-	// SidecarMode submitter in place (Kubernetes 1.35+). Accepted here but
-	// not built yet: the submitter is not restarted (issue 20).
+	// SidecarSubmitterRestart makes the SidecarMode submitter container
+	// restart on failure (container restartPolicy OnFailure, Kubernetes
+	// 1.35+; the operator refuses older API servers) with a command that
+	// submits only a job Ray does not know yet, and fails the RayJob only
+	// after the submitter restarted twice.
 	SidecarSubmitterRestart featuregate.Feature = "SidecarSubmitterRestart"
 	// RayClusterNetworkPolicy admits RayCluster spec.networkPolicy and
 	// makes the RayCluster controller create the cluster's NetworkPolicies;

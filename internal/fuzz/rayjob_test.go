@@ -59,14 +59,14 @@ func buildJob(t *testing.T, in *rayv1.RayJob) jobBuild {
 	checkClusterBuilds(t, b.Cluster)
 	switch mode := job.Spec.SubmissionMode; mode {
 	case rayv1.K8sJobMode, "":
-		b.Command, err = submitter.Command(job, rayv1.K8sJobMode)
+		b.Command, err = submitter.Command(job, rayv1.K8sJobMode, false)
 		if err == nil {
 			b.Submitter, err = submitter.Job(job, b.Cluster)
 		}
 	case rayv1.SidecarMode:
-		b.Command, err = submitter.Command(job, mode)
+		b.Command, err = submitter.Command(job, mode, false)
 		if err == nil {
-			b.Submitter, err = submitter.SidecarContainer(job, b.Cluster)
+			b.Submitter, err = submitter.SidecarContainer(job, b.Cluster, false)
 		}
 	}
 	if err != nil {

@@ -67,6 +67,9 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkServerVersion(s.Features, cfg); err != nil {
+		return nil, err
+	}
 	opts := managerOptions(s.Config, s.Webhooks, scheme)
 	if s.SkipControllerNameValidation {
 		opts.Controller.SkipNameValidation = &s.SkipControllerNameValidation

@@ -31,14 +31,17 @@ var minMetadataRayVersion = utilversion.MustParseGeneric("2.6.0")
 // SidecarMode). Joined with spaces it is one bash script that:
 //
 //  1. waits until the dashboard reports a healthy GCS;
-//  2. submits the entrypoint under the RayJob's submission id; in K8sJobMode,
-//     whose Pod may be retried by the batch Job, only when `ray job status`
-//     does not know the id yet, and with --no-wait;
-//  3. in K8sJobMode, follows the job's logs until it ends.
+//  2. submits the entrypoint under the RayJob's submission id; when the
+//     submitter may run again (a K8sJobMode Pod retried by its batch Job, or
+//     a SidecarMode container that restarts on failure, sidecarRestarts:
+//     the SidecarSubmitterRestart gate), only when `ray job status` does not
+//     know the id yet, and with --no-wait;
+//  3. in that case, follows the job's logs until it ends (`ray job logs
+//     --follow`), which a restarted submitter simply attaches to again.
 //
-// In SidecarMode the container never restarts (the head Pod's restart policy
-// is Never), so the plain blocking `ray job submit` is used.
-func Command(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) ([]string, error) {
+// A SidecarMode container that never restarts runs the plain blocking
+// `ray job submit`.
+func Command(job *rayv1.RayJob, mode rayv1.JobSubmissionMode, sidecarRestarts bool) ([]string, error) {
 	address, healthURL, err := addresses(job, mode)
 	if err != nil {
 		return nil, err
@@ -48,7 +51,7 @@ func Command(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) ([]string, error) 
 		return nil, err
 	}
 	jobID := job.Status.JobID
-	idempotent := mode == rayv1.K8sJobMode
+	idempotent := mode == rayv1.K8sJobMode || (mode == rayv1.SidecarMode && sidecarRestarts)
 
 	cmd := waitForGCS(address, healthURL)
 	if idempotent {

@@ -59,7 +59,7 @@ var shell = []string{"/bin/bash", "-ce", "--"}
 // one running the head image.
 func Job(job *rayv1.RayJob, cluster *rayv1.RayCluster) (*batchv1.Job, error) {
 	template := PodTemplate(job, &cluster.Spec)
-	if err := configure(&template.Spec.Containers[rayv1.RayContainerIndex], job, cluster, rayv1.K8sJobMode); err != nil {
+	if err := configure(&template.Spec.Containers[rayv1.RayContainerIndex], job, cluster, rayv1.K8sJobMode, false); err != nil {
 		return nil, err
 	}
 	backoffLimit := DefaultBackoffLimit
@@ -97,10 +97,21 @@ func identityLabels(job *rayv1.RayJob) map[string]string {
 
 // SidecarContainer returns the submitter container SidecarMode appends to the
 // head Pod of cluster. It always runs the generated command.
-func SidecarContainer(job *rayv1.RayJob, cluster *rayv1.RayCluster) (corev1.Container, error) {
+//
+// With restartOnFailure (the SidecarSubmitterRestart gate) the container has
+// restartPolicy OnFailure: in the head Pod, whose policy is Never, the kubelet
+// (Kubernetes 1.35+, ContainerRestartRules) restarts only this container after
+// a non-zero exit, for example when `ray job logs --follow` loses its
+// connection, and the command checks `ray job status` before submitting, so
+// the restarted container follows the running job instead of submitting it
+// again.
+func SidecarContainer(job *rayv1.RayJob, cluster *rayv1.RayCluster, restartOnFailure bool) (corev1.Container, error) {
 	container := DefaultContainer(&cluster.Spec)
-	if err := configure(&container, job, cluster, rayv1.SidecarMode); err != nil {
+	if err := configure(&container, job, cluster, rayv1.SidecarMode, restartOnFailure); err != nil {
 		return corev1.Container{}, err
+	}
+	if restartOnFailure {
+		container.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
 	}
 	return container, nil
 }
@@ -150,9 +161,9 @@ func DefaultContainer(clusterSpec *rayv1.RayClusterSpec) corev1.Container {
 // configure sets the submitter command (unless a K8sJobMode user template
 // brings its own) and the environment every submitter gets, including the
 // auth token when the cluster requires one.
-func configure(container *corev1.Container, job *rayv1.RayJob, cluster *rayv1.RayCluster, mode rayv1.JobSubmissionMode) error {
+func configure(container *corev1.Container, job *rayv1.RayJob, cluster *rayv1.RayCluster, mode rayv1.JobSubmissionMode, sidecarRestarts bool) error {
 	if len(container.Command) == 0 || mode == rayv1.SidecarMode {
-		cmd, err := Command(job, mode)
+		cmd, err := Command(job, mode, sidecarRestarts)
 		if err != nil {
 			return err
 		}

@@ -43,9 +43,10 @@ func TestCommand(t *testing.T) {
 		`/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` + ` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at ` +
 		k8sAddr + ` ..." ; sleep 2 ; done ; `
 	tests := map[string]struct {
-		job  *rayv1.RayJob
-		mode rayv1.JobSubmissionMode
-		want string
+		job      *rayv1.RayJob
+		mode     rayv1.JobSubmissionMode
+		restarts bool
+		want     string
 	}{
 		"K8sJobMode checks the status before submitting and follows the logs": {
 			job:  testJob(),
@@ -85,10 +86,39 @@ func TestCommand(t *testing.T) {
 				` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at http://127.0.0.1:9999 ..." ; sleep 2 ; done ; ` +
 				"ray job submit --address http://127.0.0.1:9999 --submission-id job-abcde -- python main.py ;",
 		},
+		// KubeRay's TestBuildJobSubmitCommandWithSidecarModeAndFeatureGate:
+		// a restartable sidecar checks the status, submits with --no-wait
+		// and follows the logs, as K8sJobMode does, on localhost.
+		"SidecarMode with SidecarSubmitterRestart submits only an unknown job and follows it": {
+			job: testJob(func(j *rayv1.RayJob) {
+				j.Spec.RuntimeEnvYAML = "test: test\n"
+				j.Spec.Metadata = map[string]string{"testKey": "testValue"}
+				j.Spec.EntrypointNumCpus = 1
+				j.Spec.EntrypointNumGpus = 0.5
+				j.Spec.EntrypointResources = `{"Custom_1": 1, "Custom_2": 5.5}`
+			}),
+			mode:     rayv1.SidecarMode,
+			restarts: true,
+			want: "until " + `python -c "import urllib.request; r=urllib.request.urlopen('http://localhost:8265/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` +
+				` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at http://127.0.0.1:8265 ..." ; sleep 2 ; done ; ` +
+				"if ! ray job status --address http://127.0.0.1:8265 job-abcde >/dev/null 2>&1 ; then " +
+				`ray job submit --address http://127.0.0.1:8265 --no-wait --runtime-env-json "{\"test\":\"test\"}"` +
+				` --metadata-json "{\"testKey\":\"testValue\"}" --submission-id job-abcde --entrypoint-num-cpus 1.000000` +
+				` --entrypoint-num-gpus 0.500000 --entrypoint-resources "{\"Custom_1\": 1, \"Custom_2\": 5.5}" -- python main.py ; fi ; ` +
+				"ray job logs --address http://127.0.0.1:8265 --follow job-abcde",
+		},
+		"K8sJobMode ignores the sidecar restart setting": {
+			job:      testJob(),
+			mode:     rayv1.K8sJobMode,
+			restarts: true,
+			want: k8sWait + "if ! ray job status --address " + k8sAddr + " job-abcde >/dev/null 2>&1 ; then " +
+				"ray job submit --address " + k8sAddr + " --no-wait --submission-id job-abcde -- python main.py ; fi ; " +
+				"ray job logs --address " + k8sAddr + " --follow job-abcde",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			cmd, err := Command(tc.job, tc.mode)
+			cmd, err := Command(tc.job, tc.mode, tc.restarts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +143,7 @@ func TestCommandErrors(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Command(tc.job, tc.mode); err == nil {
+			if _, err := Command(tc.job, tc.mode, false); err == nil {
 				t.Error("want an error")
 			}
 		})
@@ -126,7 +156,7 @@ func TestJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd, _ := Command(job, rayv1.K8sJobMode)
+	cmd, _ := Command(job, rayv1.K8sJobMode, false)
 	want := DefaultContainer(job.Spec.RayClusterSpec)
 	want.Command = []string{"/bin/bash", "-ce", "--"}
 	want.Args = []string{strings.Join(cmd, " ")}
@@ -204,7 +234,7 @@ func TestSidecarContainerWithAuth(t *testing.T) {
 	job := testJob()
 	c := cluster(job)
 	c.Spec.AuthOptions = &rayv1.AuthOptions{} // no mode means token
-	got, err := SidecarContainer(job, c)
+	got, err := SidecarContainer(job, c, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,5 +252,29 @@ func TestSidecarContainerWithAuth(t *testing.T) {
 	}
 	if !strings.Contains(got.Args[0], "ray job submit --address http://127.0.0.1:8265 --submission-id job-abcde") {
 		t.Errorf("args %q", got.Args[0])
+	}
+	if got.RestartPolicy != nil {
+		t.Errorf("restartPolicy %v without SidecarSubmitterRestart, want unset", *got.RestartPolicy)
+	}
+}
+
+// KubeRay's TestGetSubmitterContainerWithFeatureGate: with
+// SidecarSubmitterRestart the submitter container restarts OnFailure and
+// runs the status-checking command.
+func TestSidecarContainerRestartsOnFailure(t *testing.T) {
+	job := testJob()
+	got, err := SidecarContainer(job, cluster(job), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RestartPolicy == nil || *got.RestartPolicy != corev1.ContainerRestartPolicyOnFailure {
+		t.Fatalf("restartPolicy %v, want OnFailure", got.RestartPolicy)
+	}
+	cmd, err := Command(job, rayv1.SidecarMode, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"/bin/bash", "-ce", "--", strings.Join(cmd, " ")}, append(got.Command, got.Args...)); diff != "" {
+		t.Errorf("command (-want +got):\n%s", diff)
 	}
 }

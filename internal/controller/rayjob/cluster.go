@@ -31,7 +31,7 @@ func (r *Reconciler) getOrCreateCluster(ctx context.Context, job *rayv1.RayJob) 
 			"RayCluster %s set in the clusterSelector is not found. It must be created manually", key)
 		return nil, fmt.Errorf("clusterSelector mode is enabled, but RayCluster %s is not found", key)
 	}
-	if cluster, err = constructCluster(job); err != nil {
+	if cluster, err = constructCluster(job, r.sidecarRestartEnabled()); err != nil {
 		return nil, err
 	}
 	if job.Spec.EffectiveSubmissionMode() == rayv1.K8sJobMode {
@@ -48,17 +48,17 @@ func (r *Reconciler) getOrCreateCluster(ctx context.Context, job *rayv1.RayJob) 
 
 // constructCluster builds the RayCluster of a RayJob (see
 // clusterowner.Build), labelled with the submission mode. In SidecarMode the
-// head Pod also gets the submitter container, never restarts, and the
-// cluster must not recreate a head Pod (a new head would not run the job
-// again).
-func constructCluster(job *rayv1.RayJob) (*rayv1.RayCluster, error) {
+// head Pod also gets the submitter container, never restarts (only the
+// submitter container may, with sidecarRestart), and the cluster must not
+// recreate a head Pod (a new head would not run the job again).
+func constructCluster(job *rayv1.RayJob, sidecarRestart bool) (*rayv1.RayCluster, error) {
 	if job.Spec.RayClusterSpec == nil {
 		return nil, fmt.Errorf("RayJob %s/%s has no rayClusterSpec", job.Namespace, job.Name)
 	}
 	cluster := clusterowner.Build(job, rayv1.KindRayJob, job.Status.RayClusterName, job.Spec.RayClusterSpec)
 	cluster.Labels[rayv1.LabelJobSubmissionMode] = string(job.Spec.EffectiveSubmissionMode())
 	if job.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
-		if err := addSidecarSubmitter(job, cluster); err != nil {
+		if err := addSidecarSubmitter(job, cluster, sidecarRestart); err != nil {
 			return nil, err
 		}
 	}
@@ -66,8 +66,8 @@ func constructCluster(job *rayv1.RayJob) (*rayv1.RayCluster, error) {
 }
 
 // addSidecarSubmitter puts the SidecarMode submitter into the head Pod.
-func addSidecarSubmitter(job *rayv1.RayJob, cluster *rayv1.RayCluster) error {
-	sidecar, err := submitter.SidecarContainer(job, cluster)
+func addSidecarSubmitter(job *rayv1.RayJob, cluster *rayv1.RayCluster, restartOnFailure bool) error {
+	sidecar, err := submitter.SidecarContainer(job, cluster, restartOnFailure)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,8 @@ func (r *Reconciler) clusterReadyForJob(ctx context.Context, job *rayv1.RayJob, 
 	if err != nil || head == nil {
 		return false, err
 	}
-	return sidecarTermination(head) != nil, nil
+	status := sidecarStatus(head)
+	return status != nil && status.State.Terminated != nil, nil
 }
 
 // suspendIfRequested starts suspending a RayJob whose spec.suspend is set.

@@ -190,6 +190,11 @@ func (r *Reconciler) deletionPolicyEnabled() bool {
 	return r.opts.Features.Enabled(features.RayJobDeletionPolicy)
 }
 
+// sidecarRestartEnabled reports the SidecarSubmitterRestart feature gate.
+func (r *Reconciler) sidecarRestartEnabled() bool {
+	return r.opts.Features.Enabled(features.SidecarSubmitterRestart)
+}
+
 // now is the current time of the injected clock.
 func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()

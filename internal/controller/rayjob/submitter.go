@@ -117,17 +117,56 @@ func (r *Reconciler) observeSidecar(ctx context.Context, job *rayv1.RayJob, clus
 		job.Status.Message = "Ray head pod not found."
 		return submitterState{failed: true}, nil
 	}
-	terminated := sidecarTermination(head)
-	if terminated == nil {
+	status := sidecarStatus(head)
+	if status == nil {
 		return submitterState{}, nil
 	}
-	state := submitterState{finishedAt: &terminated.FinishedAt.Time}
-	if terminated.ExitCode != 0 {
-		state.failed = true
-		failSubmission(job, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
-			submitter.ContainerName, terminated.ExitCode, terminated.Reason))
+	state := submitterState{}
+	if t := status.State.Terminated; t != nil {
+		state.finishedAt = &t.FinishedAt.Time
+	}
+	if r.sidecarRestartEnabled() {
+		state.failed = failIfRestartsExhausted(job, status)
+	} else {
+		state.failed = failIfSidecarFailed(job, status)
 	}
 	return state, nil
+}
+
+// failIfSidecarFailed fails the RayJob when the submitter container, which
+// never restarts, exited non-zero.
+func failIfSidecarFailed(job *rayv1.RayJob, status *corev1.ContainerStatus) bool {
+	t := status.State.Terminated
+	if t == nil || t.ExitCode == 0 {
+		return false
+	}
+	failSubmission(job, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
+		submitter.ContainerName, t.ExitCode, t.Reason))
+	return true
+}
+
+// failIfRestartsExhausted fails the RayJob of a restartable submitter
+// container (SidecarSubmitterRestart) once it has failed and restarted
+// submitter.DefaultBackoffLimit times, as KubeRay does: a non-zero exit alone
+// is transient, the kubelet restarts the container. SidecarMode refuses
+// spec.submitterConfig, so the limit is always the default.
+func failIfRestartsExhausted(job *rayv1.RayJob, status *corev1.ContainerStatus) bool {
+	if status.LastTerminationState.Terminated == nil {
+		return false
+	}
+	if t := status.State.Terminated; t != nil && t.ExitCode == 0 {
+		return false
+	}
+	limit := submitter.DefaultBackoffLimit
+	if job.Spec.SubmitterConfig != nil && job.Spec.SubmitterConfig.BackoffLimit != nil {
+		limit = *job.Spec.SubmitterConfig.BackoffLimit
+	}
+	if status.RestartCount < limit {
+		return false
+	}
+	failSubmission(job, fmt.Sprintf("Ray head pod submitter container %s terminated after exceeding the maximum restart count",
+		submitter.ContainerName))
+	return true
 }
 
 // failSubmission fails a RayJob whose submitter failed. When the Ray job
@@ -157,11 +196,12 @@ func (r *Reconciler) headPod(ctx context.Context, cluster *rayv1.RayCluster) (*c
 	return &pods.Items[0], nil
 }
 
-// sidecarTermination is the terminated state of the submitter container.
-func sidecarTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
-	for _, status := range pod.Status.ContainerStatuses {
-		if status.Name == submitter.ContainerName {
-			return status.State.Terminated
+// sidecarStatus is the status of the submitter container, nil before the
+// kubelet reported one.
+func sidecarStatus(pod *corev1.Pod) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == submitter.ContainerName {
+			return &pod.Status.ContainerStatuses[i]
 		}
 	}
 	return nil

@@ -28,6 +28,8 @@ type transitionCase struct {
 	wantReason rayv1.JobFailedReason
 	wantErr    bool
 	check      func(t *testing.T, e *testEnv, job *rayv1.RayJob)
+	// env sets the controller's options (feature gates).
+	env []envOption
 }
 
 // runTransitions runs each case once through Reconcile.
@@ -35,7 +37,7 @@ func runTransitions(t *testing.T, cases map[string]transitionCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, append([]client.Object{tc.job}, tc.objs...))
+			e := newEnv(t, append([]client.Object{tc.job}, tc.objs...), tc.env...)
 			if tc.setup != nil {
 				tc.setup(e)
 			}
@@ -190,7 +192,10 @@ func TestInitializing(t *testing.T) {
 				}
 				pod := cluster.Spec.HeadGroupSpec.Template.Spec
 				if len(pod.Containers) != 2 || pod.Containers[1].Name != "ray-job-submitter" || pod.RestartPolicy != corev1.RestartPolicyNever {
-					t.Errorf("head pod spec: %d containers, restart policy %q", len(pod.Containers), pod.RestartPolicy)
+					t.Fatalf("head pod spec: %d containers, restart policy %q", len(pod.Containers), pod.RestartPolicy)
+				}
+				if sub := pod.Containers[1]; sub.RestartPolicy != nil || strings.Contains(sub.Args[0], "ray job status") {
+					t.Errorf("without SidecarSubmitterRestart: submitter restartPolicy %v args %q", sub.RestartPolicy, sub.Args[0])
 				}
 				if cluster.Annotations[rayv1.AnnotationDisableProvisionedHeadRestart] != "true" || cluster.Labels[rayv1.LabelJobSubmissionMode] != "SidecarMode" {
 					t.Errorf("annotations %v labels %v", cluster.Annotations, cluster.Labels)

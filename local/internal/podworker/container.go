@@ -83,15 +83,19 @@ func (c *ctr) succeeded() bool { return c.proc == nil && c.term != nil && c.term
 func (c *ctr) finished() bool { return c.proc == nil && c.term != nil }
 
 // shouldRestart tells whether a container that exited with code restarts
-// under the pod's restart policy.
-func (c *ctr) shouldRestart(policy corev1.RestartPolicy, code int32) bool {
-	switch c.kind {
-	case kindSidecar:
+// (pod is the pod's spec): a sidecar always does, a regular init container
+// only after a failure, and then, as the others, as its restart rules and
+// policies say (containerShouldRestart). A container killed for a failed
+// probe is judged by the kill's exit code too, as the kubelet's next sync
+// judges the exited container.
+func (c *ctr) shouldRestart(pod *corev1.PodSpec, code int32) bool {
+	switch {
+	case c.kind == kindSidecar:
 		return true
-	case kindInit:
-		return policy != corev1.RestartPolicyNever && code != 0
+	case c.kind == kindInit && code == 0:
+		return false
 	default:
-		return policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && code != 0)
+		return containerShouldRestart(&c.spec, pod, code)
 	}
 }
 

@@ -108,31 +108,36 @@ func (w *Worker) waitingState(c *ctr) *corev1.ContainerStateWaiting {
 }
 
 // podPhase computes a running pod's phase from its container statuses, as
-// a kubelet does.
+// a kubelet of 1.36 does (ContainerRestartRules on): a stopped container
+// counts as restarting when its restart rules and policies say it restarts
+// after its exit code, whatever the pod's restart policy.
 func podPhase(pod *corev1.Pod, initStatuses, mainStatuses []corev1.ContainerStatus, initialized bool) corev1.PodPhase {
-	for i, s := range initStatuses {
-		restartable := pod.Spec.InitContainers[i].RestartPolicy != nil
-		if !restartable && s.State.Terminated != nil && s.State.Terminated.ExitCode != 0 && pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
-			return corev1.PodFailed
-		}
+	if initFailedForGood(pod, initStatuses) {
+		return corev1.PodFailed
 	}
 	if !initialized {
 		return corev1.PodPending
 	}
-	var running, waiting, stopped, succeeded int
+	var running, waiting, stopped, stoppedForGood, succeeded int
 	for _, s := range mainStatuses {
+		exit := s.State.Terminated
 		switch {
 		case s.State.Running != nil:
 			running++
-		case s.State.Terminated != nil:
-			stopped++
-			if s.State.Terminated.ExitCode == 0 {
+			continue
+		case exit != nil:
+			if exit.ExitCode == 0 {
 				succeeded++
 			}
 		case s.LastTerminationState.Terminated != nil:
-			stopped++
+			exit = s.LastTerminationState.Terminated
 		default:
 			waiting++
+			continue
+		}
+		stopped++
+		if c := specOf(pod.Spec.Containers, s.Name); c == nil || !containerShouldRestart(c, &pod.Spec, exit.ExitCode) {
+			stoppedForGood++
 		}
 	}
 	switch {
@@ -142,15 +147,42 @@ func podPhase(pod *corev1.Pod, initStatuses, mainStatuses []corev1.ContainerStat
 		return corev1.PodRunning
 	case stopped == 0:
 		return corev1.PodPending
-	case pod.Spec.RestartPolicy == corev1.RestartPolicyAlways:
+	case stopped != stoppedForGood: // some container is restarting
 		return corev1.PodRunning
 	case stopped == succeeded:
 		return corev1.PodSucceeded
-	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
-		return corev1.PodFailed
 	default:
-		return corev1.PodRunning
+		return corev1.PodFailed
 	}
+}
+
+// initFailedForGood tells whether a regular init container failed and will
+// not restart: the pod has failed.
+func initFailedForGood(pod *corev1.Pod, initStatuses []corev1.ContainerStatus) bool {
+	for _, s := range initStatuses {
+		c := specOf(pod.Spec.InitContainers, s.Name)
+		if c == nil || (c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways) {
+			continue
+		}
+		exit := s.State.Terminated
+		if exit == nil && s.State.Waiting != nil {
+			exit = s.LastTerminationState.Terminated
+		}
+		if exit != nil && exit.ExitCode != 0 && !containerShouldRestart(c, &pod.Spec, exit.ExitCode) {
+			return true
+		}
+	}
+	return false
+}
+
+// specOf returns the container named name, nil if none.
+func specOf(cs []corev1.Container, name string) *corev1.Container {
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
+		}
+	}
+	return nil
 }
 
 // podPhaseTerminal is the phase of a pod whose containers were all stopped

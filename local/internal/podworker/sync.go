@@ -186,8 +186,7 @@ func (w *Worker) exited(c *ctr, p Process) {
 	}
 	c.proc, c.started, c.ready, c.stopping = nil, false, false, false
 	term := terminatedState(p)
-	policy := w.Pod().Spec.RestartPolicy
-	if w.state.terminalPhase != "" || (!c.specChanged && !c.shouldRestart(policy, term.ExitCode)) {
+	if w.state.terminalPhase != "" || (!c.specChanged && !c.shouldRestart(&w.Pod().Spec, term.ExitCode)) {
 		c.term = term
 		return
 	}

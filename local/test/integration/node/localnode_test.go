@@ -75,6 +75,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("readiness gates follow conditions set through the status API", func(t *testing.T) { testReadinessGates(t, c) })
 	t.Run("a lowered activeDeadlineSeconds fails the pod", func(t *testing.T) { testActiveDeadline(t, c) })
 	t.Run("an image change restarts the container", func(t *testing.T) { testImageChange(t, c) })
+	t.Run("a container restartPolicy OnFailure restarts it in a Never pod", func(t *testing.T) { testContainerRestartPolicy(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)

@@ -93,3 +93,23 @@ func testImageChange(t *testing.T, c *cluster) {
 	}
 	deleteAndWait(t, c, "image")
 }
+
+// testContainerRestartPolicy: in a pod whose restartPolicy is Never, a
+// container with restartPolicy OnFailure that exits 3 is restarted once
+// (its emptyDir remembers the first attempt) and, after it exits 0, not
+// again: the pod succeeds with restartCount 1 and lastState exit 3.
+func testContainerRestartPolicy(t *testing.T, c *cluster) {
+	pod := sleepPod("onfailure", "if [ -e /data/ran ]; then exit 0; fi; touch /data/ran; exit 3")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	main := &pod.Spec.Containers[0]
+	main.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
+	main.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	got := createAndWait(t, c, pod, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	st := got.Status.ContainerStatuses[0]
+	if st.RestartCount != 1 || st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 ||
+		st.LastTerminationState.Terminated == nil || st.LastTerminationState.Terminated.ExitCode != 3 {
+		t.Errorf("container status %+v, want restartCount 1, exit 0, lastState exit 3", st)
+	}
+	deleteAndWait(t, c, "onfailure")
+}
