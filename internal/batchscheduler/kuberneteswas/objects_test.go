@@ -81,11 +81,13 @@ func TestWorkloadStale(t *testing.T) {
 		mutate func(*scheduling.Workload)
 		want   bool
 	}{
-		"same":               {func(*scheduling.Workload) {}, false},
-		"other count":        {func(w *scheduling.Workload) { w.Spec.PodGroupTemplates[0].SchedulingPolicy.Gang.MinCount = 9 }, true},
-		"basic policy":       {func(w *scheduling.Workload) { w.Spec.PodGroupTemplates[0].SchedulingPolicy.Gang = nil }, true},
-		"other template":     {func(w *scheduling.Workload) { w.Spec.PodGroupTemplates[0].Name = "workers" }, true},
-		"two templates":      {func(w *scheduling.Workload) { w.Spec.PodGroupTemplates = append(w.Spec.PodGroupTemplates, w.Spec.PodGroupTemplates[0]) }, true},
+		"same":           {func(*scheduling.Workload) {}, false},
+		"other count":    {func(w *scheduling.Workload) { w.Spec.PodGroupTemplates[0].SchedulingPolicy.Gang.MinCount = 9 }, true},
+		"basic policy":   {func(w *scheduling.Workload) { w.Spec.PodGroupTemplates[0].SchedulingPolicy.Gang = nil }, true},
+		"other template": {func(w *scheduling.Workload) { w.Spec.PodGroupTemplates[0].Name = "workers" }, true},
+		"two templates": {func(w *scheduling.Workload) {
+			w.Spec.PodGroupTemplates = append(w.Spec.PodGroupTemplates, w.Spec.PodGroupTemplates[0])
+		}, true},
 		"controllerRef only": {func(w *scheduling.Workload) { w.Spec.ControllerRef = nil }, false},
 	} {
 		existing := desired.DeepCopy()
