@@ -76,14 +76,17 @@ func (s *Scheduler) syncPodGroup(ctx context.Context, cluster *rayv1.RayCluster,
 }
 
 // deleteAll deletes the cluster's own PodGroup, and once it is gone its own
-// Workload; same-named objects of other owners are left alone. deleted
-// says whether it deleted (or released) anything.
-func (s *Scheduler) deleteAll(ctx context.Context, cluster *rayv1.RayCluster) (deleted bool, err error) {
+// Workload; same-named objects of other owners are left alone. It reports
+// whether it deleted (or released) anything; a PodGroup it deleted comes
+// with a *batchscheduler.WaitingError.
+func (s *Scheduler) deleteAll(ctx context.Context, cluster *rayv1.RayCluster) (bool, error) {
 	podGroup := &scheduling.PodGroup{}
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: PodGroupName(cluster.Name)}
-	if found, err := s.get(ctx, key, podGroup); err != nil {
+	found, err := s.get(ctx, key, podGroup)
+	if err != nil {
 		return false, err
-	} else if found && metav1.IsControlledBy(podGroup, cluster) {
+	}
+	if found && metav1.IsControlledBy(podGroup, cluster) {
 		deleted, err := s.deletePodGroup(ctx, podGroup)
 		if err != nil {
 			return deleted, err
@@ -91,7 +94,7 @@ func (s *Scheduler) deleteAll(ctx context.Context, cluster *rayv1.RayCluster) (d
 		return deleted, batchscheduler.Waiting(Name, "waiting for PodGroup %s to finish deleting", key)
 	}
 	workload := &scheduling.Workload{}
-	found, err := s.get(ctx, client.ObjectKeyFromObject(cluster), workload)
+	found, err = s.get(ctx, client.ObjectKeyFromObject(cluster), workload)
 	if err != nil || !found || !metav1.IsControlledBy(workload, cluster) {
 		return false, err
 	}
