@@ -119,13 +119,18 @@ run: $(KWOK) $(COREDNS) $(METRICS_SERVER) ## Run the operator (RayCronJob gate o
 # allowDangerousTypes admits the float32 fields of RayJob (entrypointNumCpus/Gpus).
 CRD_OPTIONS ?= crd:maxDescLen=0,generateEmbeddedObjectMeta=true,allowDangerousTypes=true
 API_PATHS := ./api/ray/...
+# The local scheduling.k8s.io/v1alpha2 types of the KubernetesWAS plugin
+# (k8s.io/api no longer has that version) get deepcopy code too.
+WAS_TYPES_PKG := ./internal/batchscheduler/kuberneteswas/schedulingv1alpha2
 # The batch scheduler plugins whose PodGroup permissions go into a ClusterRole
 # of their own (config/components/batch-scheduler-<name>), granted only when
-# that scheduler is chosen, as KubeRay's Helm chart does; every other package
-# under internal/ feeds the operator's ClusterRole.
-RBAC_PLUGINS := volcano scheduler-plugins
+# that scheduler is chosen (kubernetes-was: with the KubernetesWAS feature
+# gate), as KubeRay's Helm chart does; every other package under internal/
+# feeds the operator's ClusterRole.
+RBAC_PLUGINS := volcano scheduler-plugins kubernetes-was
 RBAC_PLUGIN_PKG_volcano := ./internal/batchscheduler/volcano
 RBAC_PLUGIN_PKG_scheduler-plugins := ./internal/batchscheduler/schedulerplugins
+RBAC_PLUGIN_PKG_kubernetes-was := ./internal/batchscheduler/kuberneteswas
 # Volcano's API module ships no CRD manifests (Volcano generates them from
 # these types); the envtest suites install the ones generated here.
 VOLCANO_API_PKG := volcano.sh/apis/pkg/apis/scheduling/v1beta1
@@ -133,12 +138,13 @@ VOLCANO_CRDS := test/crds/volcano
 # The Helm chart reads copies of the CRDs and of the operator's roles from its
 # files/ directory (a chart cannot reach outside its own directory).
 CHART_FILES := helm-chart/ray-operator/files
-GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml \
+GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go $(WAS_TYPES_PKG)/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml \
 	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES)
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's CRDs for the tests and the Helm chart's copies.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
+	$(CONTROLLER_GEN) object paths="$(WAS_TYPES_PKG)"
 	rm -f config/crd/bases/ray.io_*.yaml
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(API_PATHS)" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=kuberay-operator paths="$$(go list ./internal/... | grep -v $(foreach p,$(RBAC_PLUGINS),-e '$(patsubst ./%,%,$(RBAC_PLUGIN_PKG_$(p)))$$') | paste -sd';')" output:rbac:artifacts:config=config/rbac

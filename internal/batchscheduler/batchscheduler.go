@@ -114,6 +114,30 @@ func IsRejected(err error) bool {
 	return errors.As(err, &u)
 }
 
+// WaitingError says a plugin is waiting for something it started (the
+// deletion of an object it must replace) before the object's Pods may be
+// made: not a failure, so controllers end the pass and look again instead
+// of reporting it.
+type WaitingError struct {
+	// Scheduler is the plugin's name.
+	Scheduler string
+	// Message says what the plugin waits for.
+	Message string
+}
+
+func (e *WaitingError) Error() string { return e.Message }
+
+// Waiting returns a *WaitingError of scheduler.
+func Waiting(scheduler, format string, args ...any) error {
+	return &WaitingError{Scheduler: scheduler, Message: fmt.Sprintf(format, args...)}
+}
+
+// IsWaiting reports whether err is a plugin's wait.
+func IsWaiting(err error) bool {
+	var w *WaitingError
+	return errors.As(err, &w)
+}
+
 // Submit runs s's DoBatchSchedulingOnSubmission when it has one.
 func Submit(ctx context.Context, s Scheduler, obj client.Object) error {
 	if sub, ok := s.(Submitter); ok {

@@ -91,6 +91,7 @@ func apiServerFlags(opts *Options, creds *credentials, etcdURL string, port int)
 		"--allow-privileged=true",
 		"--cert-dir="+filepath.Join(opts.StateDir, "pki"),
 	)
+	args = append(args, workloadAPIServerArgs()...)
 	return append(args, opts.Network.apiServerArgs(creds)...), nil
 }
 
@@ -146,7 +147,7 @@ func (cp *ControlPlane) startControllers(opts *Options, creds *credentials, sche
 		common = append(common, "--kube-api-qps="+strconv.Itoa(opts.ComponentQPS), "--kube-api-burst="+strconv.Itoa(2*opts.ComponentQPS))
 	}
 	err := cp.run(opts, binScheduler, filepath.Join(opts.BinDir, binScheduler),
-		append(common, "--secure-port="+strconv.Itoa(schedulerPort)))
+		append(append(common, "--secure-port="+strconv.Itoa(schedulerPort)), workloadSchedulerArgs()...))
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func (cp *ControlPlane) startControllers(opts *Options, creds *credentials, sche
 		"--controllers=*,-serviceaccount-token",
 		"--service-cluster-ip-range="+serviceClusterIPRange,
 		"--use-service-account-credentials=false",
-	), opts.Network.controllerManagerArgs(creds)...))
+	), append(workloadControllerManagerArgs(), opts.Network.controllerManagerArgs(creds)...)...))
 }
 
 // waitControllersHealthy waits until kube-scheduler and

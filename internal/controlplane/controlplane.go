@@ -3,6 +3,9 @@
 // kube-scheduler and kube-controller-manager, plus kwok to simulate nodes, so
 // that pods are scheduled and go Running and Ready, owners garbage-collect
 // their dependents and batch Jobs get pods, all without a container runtime.
+// It serves Kubernetes' workload-aware scheduling API (scheduling.k8s.io/
+// v1alpha2) with gang scheduling, for the operator's KubernetesWAS gate
+// (workloads.go).
 //
 // With a NodeNetwork it also serves pods on a bridge of this host, and starts
 // the network's Addons (the local module's kube-proxy and CoreDNS); the

@@ -241,3 +241,29 @@ func WithStderr(err error) error {
 	}
 	return err
 }
+
+// NodeResources is the capacity (and allocatable) of every simulated node.
+func NodeResources() corev1.ResourceList { return nodeResources() }
+
+// AddNode registers one more simulated node, name, with NodeResources, and
+// returns once it is Ready and untainted: capacity added while pods wait.
+// The control plane must have been started with Nodes > 0 (kwok running).
+func (cp *ControlPlane) AddNode(ctx context.Context, name string) error {
+	clientset, err := kubernetes.NewForConfig(cp.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("creating client for nodes: %w", err)
+	}
+	if err := createNode(ctx, clientset, name); err != nil {
+		return err
+	}
+	return cp.waitFor(ctx, "node "+name+" to be Ready", func(ctx context.Context) error {
+		node, err := clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !isReadyUntainted(node) {
+			return fmt.Errorf("node %s is not Ready and untainted", name)
+		}
+		return nil
+	})
+}

@@ -55,9 +55,11 @@ const (
 	// injected yet (issue 20).
 	RayClusterHistoryServer featuregate.Feature = "RayClusterHistoryServer"
 	// KubernetesWAS is KubeRay's gate for gang scheduling through the
-	// Kubernetes Workload API; it excludes --batch-scheduler. Only the
-	// configuration check reads it so far: no Workload or PodGroup is created
-	// yet (issue 20).
+	// Kubernetes Workload API: it selects the kubernetes-was-v1alpha2 batch
+	// scheduler (package batchscheduler/kuberneteswas), which keeps a
+	// scheduling.k8s.io/v1alpha2 Workload and PodGroup per gang-labeled
+	// RayCluster and has its Pods name the PodGroup. It excludes
+	// --batch-scheduler and --enable-batch-scheduler.
 	KubernetesWAS featuregate.Feature = "KubernetesWAS"
 )
 

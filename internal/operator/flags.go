@@ -53,7 +53,6 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&c.LogStdoutEncoder, "log-stdout-encoder", configv1alpha1.EncoderJSON, "Encoder of stdout logs: json or console.")
 	fs.BoolVar(&c.EnableBatchScheduler, "enable-batch-scheduler", false, "(Deprecated) Enable the Volcano batch scheduler; use --batch-scheduler.")
 	fs.StringVar(&c.BatchScheduler, "batch-scheduler", "", "Batch scheduler: volcano, yunikorn, scheduler-plugins or kai-scheduler.")
-	fs.StringVar(&c.KubernetesWASTargetVersion, "kubernetes-was-target-version", "", "scheduling.k8s.io version for the KubernetesWAS scheduler: v1alpha2, v1beta1 or v1alpha3.")
 	fs.BoolVar(&c.UseKubernetesProxy, "use-kubernetes-proxy", false, "Reach the Ray head through the API server's proxy subresource.")
 	fs.StringVar(&f.featureGates, "feature-gates", "", "Feature gates as key=value pairs, e.g. RayCronJob=true,RayJobDeletionPolicy=false.")
 	fs.BoolVar(&c.EnableMetrics, "enable-metrics", false, "Emit the operator's RayCluster, RayJob and RayService metrics.")

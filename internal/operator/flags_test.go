@@ -143,7 +143,7 @@ func TestResolveErrors(t *testing.T) {
 		"unknown feature gate":    {args: []string{"--feature-gates=Nope=true"}, wantErr: "--feature-gates"},
 		"unknown scheduler":       {args: []string{"--batch-scheduler=slurm"}, wantErr: `"slurm" is not supported`},
 		"both schedulers":         {args: []string{"--batch-scheduler=volcano", "--enable-batch-scheduler"}, wantErr: "use batchScheduler only"},
-		"WAS excludes schedulers": {args: []string{"--feature-gates=KubernetesWAS=true", "--batch-scheduler=volcano"}, wantErr: "KubernetesWAS"},
+		"WAS excludes schedulers": {args: []string{"--feature-gates=KubernetesWAS=true", "--batch-scheduler=volcano"}, wantErr: "the KubernetesWAS feature gate cannot be combined with --batch-scheduler or --enable-batch-scheduler"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -59,7 +59,8 @@ var openShiftAPIGroups = []string{"route.openshift.io", "security.openshift.io",
 // registered. Start it with mgr.Start(ctx); it returns when ctx ends.
 func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	cfg := clientConfig(s.Config, restConfig)
-	batch, err := batchSchedulerFactory(s.Config)
+	wasGate := s.Features.Enabled(features.KubernetesWAS)
+	batch, err := batchSchedulerFactory(s.Config, wasGate)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	if batch != nil {
 		deps.BatchSchedulerFactory = batch
 		if deps.BatchScheduler, err = batch.New(context.Background(), cfg, mgr.GetClient()); err != nil {
-			return nil, fmt.Errorf("starting the %s batch scheduler plugin: %w", plugins.Selected(s.Config), err)
+			return nil, fmt.Errorf("starting the %s batch scheduler plugin: %w", plugins.Selected(s.Config, wasGate), err)
 		}
 	}
 	controllers := s.Controllers
@@ -144,11 +145,12 @@ func NewScheme(gate featuregate.FeatureGate, batch batchscheduler.Factory) (*run
 	return scheme, nil
 }
 
-// batchSchedulerFactory is the factory of the plugin the configuration
-// selects, nil for none. Validate has already refused unknown names; this
-// error would mean a name it accepts has no plugin.
-func batchSchedulerFactory(c configv1alpha1.Configuration) (batchscheduler.Factory, error) {
-	name := plugins.Selected(c)
+// batchSchedulerFactory is the factory of the plugin the configuration (or
+// the KubernetesWAS gate, kubernetesWAS) selects, nil for none. Validate has
+// already refused unknown names; this error would mean a name it accepts
+// has no plugin.
+func batchSchedulerFactory(c configv1alpha1.Configuration, kubernetesWAS bool) (batchscheduler.Factory, error) {
+	name := plugins.Selected(c, kubernetesWAS)
 	if name == "" {
 		return nil, nil
 	}

@@ -127,10 +127,13 @@ func TestRegisterBuildInfo(t *testing.T) {
 func TestBatchSchedulerScheme(t *testing.T) {
 	volcanoPG := schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"}
 	pluginsPG := schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "PodGroup"}
+	wasPG := schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1alpha2", Kind: "PodGroup"}
 	for name, c := range map[string]struct {
-		cfg             configv1alpha1.Configuration
-		volcano, plugin bool
+		cfg                  configv1alpha1.Configuration
+		kubernetesWAS        bool
+		volcano, plugin, was bool
 	}{
+		"KubernetesWAS gate":       {kubernetesWAS: true, was: true},
 		"none":                     {},
 		"volcano":                  {cfg: configv1alpha1.Configuration{BatchScheduler: "volcano"}, volcano: true},
 		"enableBatchScheduler":     {cfg: configv1alpha1.Configuration{EnableBatchScheduler: true}, volcano: true},
@@ -138,23 +141,24 @@ func TestBatchSchedulerScheme(t *testing.T) {
 		"yunikorn has no API type": {cfg: configv1alpha1.Configuration{BatchScheduler: "yunikorn"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			factory, err := batchSchedulerFactory(c.cfg)
+			factory, err := batchSchedulerFactory(c.cfg, c.kubernetesWAS)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (factory == nil) != (c.cfg.BatchScheduler == "" && !c.cfg.EnableBatchScheduler) {
+			if (factory == nil) != (c.cfg.BatchScheduler == "" && !c.cfg.EnableBatchScheduler && !c.kubernetesWAS) {
 				t.Errorf("factory %T for %+v", factory, c.cfg)
 			}
 			scheme, err := NewScheme(features.NewGate(), factory)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if scheme.Recognizes(volcanoPG) != c.volcano || scheme.Recognizes(pluginsPG) != c.plugin {
-				t.Errorf("volcano PodGroup known %v, scheduler-plugins PodGroup known %v", scheme.Recognizes(volcanoPG), scheme.Recognizes(pluginsPG))
+			if scheme.Recognizes(volcanoPG) != c.volcano || scheme.Recognizes(pluginsPG) != c.plugin || scheme.Recognizes(wasPG) != c.was {
+				t.Errorf("volcano PodGroup known %v, scheduler-plugins PodGroup known %v, scheduling.k8s.io PodGroup known %v",
+					scheme.Recognizes(volcanoPG), scheme.Recognizes(pluginsPG), scheme.Recognizes(wasPG))
 			}
 		})
 	}
-	if _, err := batchSchedulerFactory(configv1alpha1.Configuration{BatchScheduler: "slurm"}); err == nil {
+	if _, err := batchSchedulerFactory(configv1alpha1.Configuration{BatchScheduler: "slurm"}, false); err == nil {
 		t.Error("no error for an unknown scheduler")
 	}
 }

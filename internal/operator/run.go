@@ -45,6 +45,6 @@ func logSettings(log logr.Logger, s Settings) {
 	log.Info("Loaded feature gates", "featureGates", features.State(s.Features))
 	log.Info("Configuration", "watchNamespace", s.Config.WatchNamespace, "leaderElection", s.Config.LeaderElectionEnabled(),
 		"metricsAddr", s.Config.MetricsAddr, "probeAddr", s.Config.ProbeAddr, "reconcileConcurrency", s.Config.Concurrency(), "rayJobReconcileConcurrency", s.Config.RayJobConcurrency(),
-		"batchScheduler", plugins.Selected(s.Config))
+		"batchScheduler", plugins.Selected(s.Config, s.Features.Enabled(features.KubernetesWAS)))
 	log.Info("Environment knobs", "knobs", fmt.Sprintf("%+v", s.Knobs))
 }

@@ -150,7 +150,8 @@ func checkBinding(t *testing.T, objs []*unstructured.Unstructured, role *unstruc
 
 // TestBatchSchedulerRules: choosing a scheduler with a PodGroup API renders
 // its generated ClusterRole (config/components/batch-scheduler-<name>) and
-// a binding; the deprecated batchScheduler.enabled means volcano; a
+// a binding; the deprecated batchScheduler.enabled means volcano, the
+// KubernetesWAS feature gate kubernetes-was (its Workloads and PodGroups); a
 // scheduler without PodGroups, or none, renders no PodGroup rule.
 func TestBatchSchedulerRules(t *testing.T) {
 	for _, tc := range []struct {
@@ -162,9 +163,14 @@ func TestBatchSchedulerRules(t *testing.T) {
 		{"batchScheduler.name=scheduler-plugins", "scheduler-plugins"},
 		{"batchScheduler.name=yunikorn", ""},
 		{"batchScheduler.name=kai-scheduler", ""},
+		{"featureGates KubernetesWAS", "kubernetes-was"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
-			objs := render(t, release("default", "crds.install=false", tc.set))
+			r := release("default", "crds.install=false", tc.set)
+			if tc.scheduler == "kubernetes-was" {
+				r = release("kubernetes-was", "crds.install=false")
+			}
+			objs := render(t, r)
 			var roles []string
 			for _, o := range objsWithPodGroupRules(t, objs) {
 				roles = append(roles, o.GetName())

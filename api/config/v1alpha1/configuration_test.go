@@ -166,21 +166,14 @@ func TestValidate(t *testing.T) {
 		"WAS gate excludes batch scheduler": {
 			cfg:           valid(func(c *Configuration) { c.BatchScheduler = "yunikorn" }),
 			kubernetesWAS: true,
-			wantErrs:      []string{"KubernetesWAS feature gate cannot be combined"},
+			wantErrs:      []string{"the KubernetesWAS feature gate cannot be combined with --batch-scheduler or --enable-batch-scheduler"},
 		},
-		"WAS target version needs the gate": {
-			cfg:      valid(func(c *Configuration) { c.KubernetesWASTargetVersion = "v1beta1" }),
-			wantErrs: []string{"only valid with the KubernetesWAS feature gate"},
-		},
-		"WAS target version must be known": {
-			cfg:           valid(func(c *Configuration) { c.KubernetesWASTargetVersion = "v2" }),
+		"WAS gate excludes the deprecated switch": {
+			cfg:           valid(func(c *Configuration) { c.EnableBatchScheduler = true }),
 			kubernetesWAS: true,
-			wantErrs:      []string{`kubernetesWASTargetVersion: "v2"`},
+			wantErrs:      []string{"the KubernetesWAS feature gate cannot be combined with --batch-scheduler or --enable-batch-scheduler"},
 		},
-		"WAS with a known version": {
-			cfg:           valid(func(c *Configuration) { c.KubernetesWASTargetVersion = "v1beta1" }),
-			kubernetesWAS: true,
-		},
+		"WAS gate alone": {cfg: valid(func(*Configuration) {}), kubernetesWAS: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

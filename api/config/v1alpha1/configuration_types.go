@@ -95,10 +95,6 @@ type Configuration struct {
 	// CollectorImage is the image of the history server collector sidecar.
 	CollectorImage string `json:"collectorImage,omitempty"`
 
-	// KubernetesWASTargetVersion pins the scheduling.k8s.io API version used
-	// by the KubernetesWAS scheduler; valid only with that feature gate.
-	KubernetesWASTargetVersion string `json:"kubernetesWASTargetVersion,omitempty"`
-
 	// CreationEvents is how the RayCluster controller reports the objects it
 	// creates: "per-group" (the default: KubeRay's reasons, one event per
 	// object, Pods one per group per pass) or "per-pass" (one event

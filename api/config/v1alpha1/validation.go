@@ -23,10 +23,6 @@ var SupportedBatchSchedulers = []string{
 	BatchSchedulerVolcano, BatchSchedulerYunikorn, BatchSchedulerSchedulerPlugins, BatchSchedulerKai,
 }
 
-// SupportedKubernetesWASTargetVersions lists the values
-// KubernetesWASTargetVersion may take.
-var SupportedKubernetesWASTargetVersions = []string{"v1alpha2", "v1beta1", "v1alpha3"}
-
 // Validate checks a defaulted Configuration and returns every problem found,
 // each naming the field (as in the config file) and the bad value.
 // kubernetesWAS says whether the KubernetesWAS feature gate is on, which
@@ -95,21 +91,19 @@ func validateClient(cfg *Configuration) error {
 	return errors.Join(errs...)
 }
 
+// errKubernetesWASWithBatchScheduler is KubeRay's refusal of the
+// KubernetesWAS gate together with a batch scheduler.
+var errKubernetesWASWithBatchScheduler = errors.New("the KubernetesWAS feature gate cannot be combined with --batch-scheduler or --enable-batch-scheduler")
+
 // validateBatchScheduler applies KubeRay's rules: the deprecated switch and
 // the scheduler name exclude each other, the name must be known, and the
 // KubernetesWAS gate excludes both.
 func validateBatchScheduler(cfg *Configuration, kubernetesWAS bool) error {
 	if kubernetesWAS {
 		if cfg.EnableBatchScheduler || cfg.BatchScheduler != "" {
-			return errors.New("batchScheduler: the KubernetesWAS feature gate cannot be combined with batchScheduler or enableBatchScheduler")
-		}
-		if v := cfg.KubernetesWASTargetVersion; v != "" && !slices.Contains(SupportedKubernetesWASTargetVersions, v) {
-			return fmt.Errorf("kubernetesWASTargetVersion: %q is not one of %v", v, SupportedKubernetesWASTargetVersions)
+			return errKubernetesWASWithBatchScheduler
 		}
 		return nil
-	}
-	if cfg.KubernetesWASTargetVersion != "" {
-		return errors.New("kubernetesWASTargetVersion: only valid with the KubernetesWAS feature gate")
 	}
 	if cfg.EnableBatchScheduler && cfg.BatchScheduler != "" {
 		return errors.New("batchScheduler: both enableBatchScheduler (deprecated) and batchScheduler are set; use batchScheduler only")

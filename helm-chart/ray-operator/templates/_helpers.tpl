@@ -227,6 +227,13 @@ webhook flags apply either way.
 {{- toYaml $args }}
 {{- end }}
 
+{{/* "true" when featureGates turns KubernetesWAS on, else empty. */}}
+{{- define "ray-operator.kubernetesWASEnabled" -}}
+{{- range .Values.featureGates }}
+{{- if and (eq .name "KubernetesWAS") (eq (include "ray-operator.isTrue" .enabled) "true") }}true{{ end }}
+{{- end }}
+{{- end }}
+
 {{/* featureGates ([{name, enabled}]) as Name=bool,Name=bool. */}}
 {{- define "ray-operator.featureGates" -}}
 {{- $gates := list }}

@@ -1,5 +1,6 @@
 // Package plugins lists the batch scheduler plugins by the name
-// --batch-scheduler (or the configuration's batchScheduler) gives them.
+// --batch-scheduler (or the configuration's batchScheduler) gives them, and
+// the KubernetesWAS plugin, which its feature gate chooses instead.
 package plugins
 
 import (
@@ -10,6 +11,7 @@ import (
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/kaischeduler"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler/kuberneteswas"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/schedulerplugins"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/volcano"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/yunikorn"
@@ -33,9 +35,14 @@ func Names() []string {
 	return names
 }
 
-// Selected is the plugin the configuration chooses: batchScheduler, or
-// volcano for the deprecated enableBatchScheduler; "" for none.
-func Selected(cfg configv1alpha1.Configuration) string {
+// Selected is the plugin the configuration chooses: the KubernetesWAS
+// plugin when its gate is on (kubernetesWAS; validation refuses it with a
+// batch scheduler), batchScheduler, or volcano for the deprecated
+// enableBatchScheduler; "" for none.
+func Selected(cfg configv1alpha1.Configuration, kubernetesWAS bool) string {
+	if kubernetesWAS {
+		return kuberneteswas.Name
+	}
 	if cfg.EnableBatchScheduler {
 		return volcano.Name
 	}
@@ -45,6 +52,9 @@ func Selected(cfg configv1alpha1.Configuration) string {
 // Factory returns the factory of the named plugin; an unknown name is an
 // error naming the known ones.
 func Factory(name string) (batchscheduler.Factory, error) {
+	if name == kuberneteswas.Name {
+		return kuberneteswas.Factory{}, nil
+	}
 	f, ok := factories[name]
 	if !ok {
 		return nil, fmt.Errorf("batch scheduler %q is not supported; use one of %s", name, strings.Join(Names(), ", "))

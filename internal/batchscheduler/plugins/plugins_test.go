@@ -8,6 +8,7 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/batchscheduler/kuberneteswas"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/plugins"
 )
 
@@ -31,6 +32,12 @@ func TestEveryAcceptedNameHasAPlugin(t *testing.T) {
 			t.Errorf("%s does not decorate Pods", name)
 		}
 	}
+	if f, err := plugins.Factory("kubernetes-was-v1alpha2"); err != nil || f != (kuberneteswas.Factory{}) {
+		t.Errorf("Factory(kubernetes-was-v1alpha2) = %v, %v", f, err)
+	}
+	if slices.Contains(plugins.Names(), "kubernetes-was-v1alpha2") {
+		t.Error("the KubernetesWAS plugin is offered to --batch-scheduler")
+	}
 	if _, err := plugins.Factory("slurm"); err == nil {
 		t.Error("an unknown name has a plugin")
 	}
@@ -38,14 +45,16 @@ func TestEveryAcceptedNameHasAPlugin(t *testing.T) {
 
 func TestSelected(t *testing.T) {
 	for _, c := range []struct {
-		cfg  configv1alpha1.Configuration
-		want string
+		cfg           configv1alpha1.Configuration
+		kubernetesWAS bool
+		want          string
 	}{
-		{configv1alpha1.Configuration{}, ""},
-		{configv1alpha1.Configuration{BatchScheduler: "yunikorn"}, "yunikorn"},
-		{configv1alpha1.Configuration{EnableBatchScheduler: true}, "volcano"},
+		{configv1alpha1.Configuration{}, false, ""},
+		{configv1alpha1.Configuration{BatchScheduler: "yunikorn"}, false, "yunikorn"},
+		{configv1alpha1.Configuration{EnableBatchScheduler: true}, false, "volcano"},
+		{configv1alpha1.Configuration{}, true, "kubernetes-was-v1alpha2"},
 	} {
-		if got := plugins.Selected(c.cfg); got != c.want {
+		if got := plugins.Selected(c.cfg, c.kubernetesWAS); got != c.want {
 			t.Errorf("Selected(%+v) = %q, want %q", c.cfg, got, c.want)
 		}
 	}

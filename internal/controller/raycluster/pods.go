@@ -24,8 +24,8 @@ func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (passsteps.Res
 	if stop, err := r.reconcileSuspension(ctx, s); stop {
 		return passsteps.Result{Stop: true}, err
 	}
-	if err := r.submitToBatchScheduler(ctx, s); err != nil {
-		return passsteps.Result{}, err
+	if res, err := r.submitToBatchScheduler(ctx, s); res.Stop || err != nil {
+		return res, err
 	}
 	if recreated, err := r.reconcileRecreate(ctx, s); recreated || err != nil {
 		return passsteps.Result{Stop: recreated}, err

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/webhooks"
@@ -40,7 +41,7 @@ var operatorID = installcheck.Identity{Namespace: installNamespace, ServiceAccou
 
 func TestKustomizationsBuild(t *testing.T) {
 	for _, dir := range []string{"crd", "rbac", "manager", "default", "webhook", "default-with-webhooks", "default-with-cert-manager",
-		"default-with-volcano", "default-with-scheduler-plugins"} {
+		"default-with-volcano", "default-with-scheduler-plugins", "default-with-kubernetes-was"} {
 		t.Run(dir, func(t *testing.T) {
 			if objs := build(t, dir); len(objs) == 0 {
 				t.Errorf("kustomize build config/%s produced no objects", dir)
@@ -81,20 +82,27 @@ func TestDefaultInstall(t *testing.T) {
 }
 
 // TestBatchSchedulerInstall checks the overlays that choose a batch
-// scheduler with a PodGroup API: the operator runs with that scheduler, its
+// scheduler with a PodGroup API (kubernetes-was: the KubernetesWAS gate and
+// scheduling.k8s.io Workloads and PodGroups): the operator runs with that scheduler, its
 // service account holds the plugin's generated ClusterRole (and may manage
 // PodGroups of that API only), and the rest is config/default.
 func TestBatchSchedulerInstall(t *testing.T) {
 	for _, c := range []struct{ name, group, other string }{
 		{"volcano", "scheduling.volcano.sh", "scheduling.x-k8s.io"},
 		{"scheduler-plugins", "scheduling.x-k8s.io", "scheduling.volcano.sh"},
+		{"kubernetes-was", "scheduling.k8s.io", "scheduling.volcano.sh"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			objs := build(t, "default-with-"+c.name)
 			deploy := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", installNamespace, operatorName))
 			settings := installcheck.CheckDeployment(t, deploy, installcheck.DeploymentCheck{Identity: operatorID, Objects: objs})
-			if settings.Config.BatchScheduler != c.name {
-				t.Errorf("the operator runs with batchScheduler %q, want %q", settings.Config.BatchScheduler, c.name)
+			wantScheduler, wantWAS := c.name, false
+			if c.name == "kubernetes-was" { // chosen by the feature gate, not --batch-scheduler
+				wantScheduler, wantWAS = "", true
+			}
+			if settings.Config.BatchScheduler != wantScheduler || settings.Features.Enabled(features.KubernetesWAS) != wantWAS {
+				t.Errorf("the operator runs with batchScheduler %q and KubernetesWAS %v, want %q and %v",
+					settings.Config.BatchScheduler, settings.Features.Enabled(features.KubernetesWAS), wantScheduler, wantWAS)
 			}
 			data, err := os.ReadFile(filepath.Join(installcheck.ModuleRoot(t), "config", "components", "batch-scheduler-"+c.name, "role.yaml"))
 			if err != nil {
@@ -114,9 +122,11 @@ func TestBatchSchedulerInstall(t *testing.T) {
 			}
 			env := testenv.Start(t, testenv.WithCRDDirs())
 			installcheck.Apply(t, env, objs)
-			for _, verb := range role.Rules[0].Verbs {
-				if !installcheck.Allowed(t, env.Client, operatorID, installcheck.Access{Group: c.group, Resource: "podgroups", Verb: verb, Namespace: "some-user-namespace"}) {
-					t.Errorf("%s may not %s %s podgroups", operatorID.User(), verb, c.group)
+			for _, res := range role.Rules[0].Resources { // podgroups (and workloads for kubernetes-was)
+				for _, verb := range role.Rules[0].Verbs {
+					if !installcheck.Allowed(t, env.Client, operatorID, installcheck.Access{Group: c.group, Resource: res, Verb: verb, Namespace: "some-user-namespace"}) {
+						t.Errorf("%s may not %s %s %s", operatorID.User(), verb, c.group, res)
+					}
 				}
 			}
 			installcheck.CheckDenied(t, env.Client, operatorID, []installcheck.Access{{Group: c.other, Resource: "podgroups", Verb: "create", Namespace: "some-user-namespace"}})

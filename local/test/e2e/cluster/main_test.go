@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	scheduling "github.com/ray-operator/ray-operator/internal/batchscheduler/kuberneteswas/schedulingv1alpha2"
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
@@ -111,7 +112,7 @@ func startSuite(ctx context.Context) (*suite, error) {
 	}
 	fmt.Printf("local e2e: cluster ready in %v (state in %s)\n", time.Since(began).Round(time.Millisecond), stateDir)
 	s := &suite{cluster: c, root: root, stateDir: stateDir, opErr: make(chan error, 1)}
-	scheme, err := testenv.NewScheme()
+	scheme, err := testenv.NewScheme(scheduling.AddToScheme)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +137,9 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// Errors only on stdout, where go test prints results; everything
 		// in the log file.
 		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console", "--zap-log-level=error",
-		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true",
+		// KubernetesWAS: only gang-labeled clusters (the gang-scheduling
+		// sample) are affected.
+		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true",
 	})
 	if err != nil {
 		return err
