@@ -136,7 +136,7 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// Errors only on stdout, where go test prints results; everything
 		// in the log file.
 		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console", "--zap-log-level=error",
-		"--feature-gates=RayCronJob=true",
+		"--feature-gates=RayCronJob=true,GCSFaultToleranceEmbeddedStorage=true",
 	})
 	if err != nil {
 		return err
