@@ -152,7 +152,8 @@ func TestClaimVolumeWaits(t *testing.T) {
 
 // TestClaimVolumeOwnersShift: a volume an earlier pod wrote moves to the
 // ids of the next pod's user namespace, id for id, so that the next pod's
-// root (and uid 1000) own what they wrote before.
+// root (and uid 1000) own what they wrote before; subPath directories the
+// node creates belong to the pod too.
 func TestClaimVolumeOwnersShift(t *testing.T) {
 	if os.Geteuid() != 0 {
 		capability.Missing(t, "chown needs root (CI runs as root)")
@@ -175,10 +176,18 @@ func TestClaimVolumeOwnersShift(t *testing.T) {
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{volume("data", claimVolumeSource(false))}
 	w.facts.VolumeOwner = &Owner{UID: second, GID: second + 2000} // fsGroup 2000
-	if _, err := Volumes(t.Context(), objs, pod, t.TempDir(), w.facts); err != nil {
+	v, err := Volumes(t.Context(), objs, pod, t.TempDir(), w.facts)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]int{pvDir: {second, second + 2000}, pvDir + "/db": {second + 1000, second + 1000}, pvDir + "/db/LOCK": {second, second}}
+	c := &corev1.Container{Name: "main", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/logs", SubPath: "logs/head"}}}
+	if _, err := Mounts(c, v); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]int{
+		pvDir: {second, second + 2000}, pvDir + "/db": {second + 1000, second + 1000}, pvDir + "/db/LOCK": {second, second},
+		pvDir + "/logs": {second, second + 2000}, pvDir + "/logs/head": {second, second + 2000}, // subPath: as its parent
+	}
 	for p, ids := range want {
 		uid, gid, err := ownerOf(p)
 		if err != nil {

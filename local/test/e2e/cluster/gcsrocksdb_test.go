@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,9 @@ import (
 // gcs-pvc, provisioned by the local cluster's default StorageClass: the
 // store's files appear in the volume's directory. A detached actor created
 // before the head Pod is deleted answers with its state once the new head
-// has recovered the cluster from the volume, and the worker it lives on
-// kept running. Deleting the RayCluster deletes the claim, its PV and the
+// has recovered the cluster from the volume (whose store the new GCS
+// reopened: RocksDB wrote a new MANIFEST or OPTIONS file), and the worker
+// it lives on kept running. Deleting the RayCluster deletes the claim, its PV and the
 // directory.
 func TestGCSFaultToleranceRocksDB(t *testing.T) {
 	began := time.Now()
@@ -55,13 +57,28 @@ func TestGCSFaultToleranceRocksDB(t *testing.T) {
 		t.Fatalf("the worker did not keep running while the head was replaced: was %s (%d restarts), now %s (%d restarts)",
 			worker.UID, restarts(worker), w.UID, restarts(w))
 	}
-	t.Logf("new head %s answered after %v", newHead, time.Since(began).Round(time.Second))
+	reopened := storeFiles(t, dir, "MANIFEST-", "OPTIONS-")
+	if fresh := newFiles(reopened, store); len(fresh) == 0 {
+		t.Fatalf("the new head's GCS did not open the store in %s: files before %v, after %v", dir, store, reopened)
+	}
+	t.Logf("new head %s answered after %v; its GCS reopened the store: %v", newHead, time.Since(began).Round(time.Second), newFiles(reopened, store))
 
 	if err := shared.client.Delete(ctx, rc); err != nil {
 		t.Fatal(err)
 	}
 	shared.waitVolumeGone(ctx, t, pv.Name, dir)
 	t.Logf("done in %v", time.Since(began).Round(time.Second))
+}
+
+// newFiles lists the files of now that before did not have.
+func newFiles(now, before []string) []string {
+	var out []string
+	for _, f := range now {
+		if !slices.Contains(before, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // checkNoRedis: the head runs the GCS on RocksDB and knows no Redis, and
