@@ -124,3 +124,47 @@ func testUnboundClaim(t *testing.T, c *cluster) {
 		t.Fatal(err)
 	}
 }
+
+// testHostPersistentVolume: a PersistentVolume someone made by hand for a
+// host path (here /etc, with the provisioner's annotation to boot) is bound
+// to its claim, but the node does not mount it: the pod waits with a
+// FailedMount event that says why.
+func testHostPersistentVolume(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "host-etc", Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": "ray-local/local-path"}},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "manual",
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/etc"}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{"ray-local"}}},
+			}}}},
+		},
+	}
+	_, err := c.cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	mustCreate(t, err)
+	pvc := claim("host-etc", ptr.To("manual"))
+	pvc.Spec.VolumeName = "host-etc"
+	_, err = c.cs.CoreV1().PersistentVolumeClaims(namespace).Create(ctx, pvc, metav1.CreateOptions{})
+	mustCreate(t, err)
+	volumes, err := filepath.EvalSymlinks(c.volumes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createAndWait(t, c, claimPod("host-etc", "host-etc", "cat /data/passwd"), "scheduled", func(p *corev1.Pod) bool { return p.Spec.NodeName != "" })
+	waitEvent(t, c, "host-etc", "FailedMount", `MountVolume.SetUp failed for volume "data" : PersistentVolumeForbidden: persistent volume "host-etc" (/etc) `+
+		`is neither under the node's volume directory (`+volumes+`) nor under a directory the node shares (--shared-host-dirs: `+c.shared+`)`)
+	if got, err := c.cs.CoreV1().Pods(namespace).Get(ctx, "host-etc", metav1.GetOptions{}); err != nil || got.Status.Phase != corev1.PodPending {
+		t.Errorf("pod host-etc: %v, phase %v; want Pending", err, got.Status.Phase)
+	}
+	deleteAndWait(t, c, "host-etc")
+	if err := c.cs.CoreV1().PersistentVolumeClaims(namespace).Delete(ctx, "host-etc", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cs.CoreV1().PersistentVolumes().Delete(ctx, "host-etc", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
