@@ -17,6 +17,7 @@ local_only=(
 	k8s.io/kube-proxy
 	github.com/moby/sys/mountinfo
 	github.com/distribution/reference
+	sigs.k8s.io/sig-storage-lib-external-provisioner/v13
 )
 pattern="$(printf '%s|' "${local_only[@]}" github.com/ray-operator/ray-operator/local)"
 pattern="^(${pattern%|})(/|\$)"

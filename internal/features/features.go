@@ -43,9 +43,9 @@ const (
 	// made. The local cluster does not enforce NetworkPolicies yet.
 	RayClusterNetworkPolicy featuregate.Feature = "RayClusterNetworkPolicy"
 	// GCSFaultToleranceEmbeddedStorage admits the embedded RocksDB backend of
-	// GCS fault tolerance. Only validation reads it so far: no volume or
-	// storage setting is made, so such a cluster has no fault tolerance yet
-	// (issue 20).
+	// GCS fault tolerance (gcsFaultToleranceOptions.backend: rocksdb): the
+	// RayCluster controller provides the claim <cluster>-gcs-pvc (or uses the
+	// user's claimName) and the head mounts it at /data/gcs.
 	GCSFaultToleranceEmbeddedStorage featuregate.Feature = "GCSFaultToleranceEmbeddedStorage"
 	// RayClusterMTLS admits RayCluster spec.tlsOptions. Only validation reads
 	// it so far: no certificate or TLS setting is made yet (issue 21).

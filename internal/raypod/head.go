@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/gcsstorage"
 	"github.com/ray-operator/ray-operator/internal/naming"
 )
 
@@ -42,18 +43,20 @@ func BuildHeadPod(cluster *rayv1.RayCluster, opts Options) (*corev1.Pod, error) 
 }
 
 // configureHeadFaultTolerance records whether GCS fault tolerance is on in
-// the ray.io/ft-enabled annotation and, when it is backed by Redis, hands the
-// head the Redis address, credentials and storage namespace.
+// the ray.io/ft-enabled annotation and hands the head its backend: the
+// embedded RocksDB store on a claim, or the Redis address, credentials and
+// storage namespace.
 func (b *podBuild) configureHeadFaultTolerance() {
 	enabled := rayv1.IsGCSFaultToleranceEnabled(&b.cluster.Spec, b.cluster.Annotations)
 	b.pod.Annotations[rayv1.AnnotationFTEnabled] = strconv.FormatBool(enabled)
 	if !enabled {
 		return
 	}
-	opts := b.cluster.Spec.GcsFaultToleranceOptions
-	if opts != nil && opts.Backend == rayv1.GcsFTBackendRocksDB {
-		return // embedded storage: no Redis, so no storage namespace either
+	if gcsstorage.Embedded(b.cluster) {
+		b.configureEmbeddedStorage() // no Redis, so no storage namespace either
+		return
 	}
+	opts := b.cluster.Spec.GcsFaultToleranceOptions
 	c := b.rayContainer()
 	ns := ExternalStorageNamespace(b.cluster)
 	b.pod.Annotations[rayv1.AnnotationExternalStorageNamespace] = ns
@@ -76,6 +79,27 @@ func (b *podBuild) configureHeadFaultTolerance() {
 		b.params[paramRedisPassword] = "$" + EnvRedisPassword
 		c.Env = append(c.Env, corev1.EnvVar{Name: EnvRedisPassword, Value: p.Value, ValueFrom: p.ValueFrom})
 	}
+}
+
+// configureEmbeddedStorage points Ray's GCS at the RocksDB store on the
+// cluster's claim, mounted at /data/gcs (the storage's subPath of it);
+// variables the user sets win.
+func (b *podBuild) configureEmbeddedStorage() {
+	c := b.rayContainer()
+	addEnvIfMissing(c,
+		corev1.EnvVar{Name: gcsstorage.EnvStorage, Value: gcsstorage.RocksDB},
+		corev1.EnvVar{Name: gcsstorage.EnvStoragePath, Value: gcsstorage.MountPath})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
+		Name:      gcsstorage.VolumeName,
+		MountPath: gcsstorage.MountPath,
+		SubPath:   gcsstorage.SubPath(b.cluster),
+	})
+	b.pod.Spec.Volumes = append(b.pod.Spec.Volumes, corev1.Volume{
+		Name: gcsstorage.VolumeName,
+		VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+			ClaimName: gcsstorage.ClaimName(b.cluster),
+		}},
+	})
 }
 
 // ExternalStorageNamespace is the Redis namespace of the cluster's GCS data:

@@ -164,6 +164,46 @@ func TestRayClusterSpec(t *testing.T) {
 			gates:   gates{features.GCSFaultToleranceEmbeddedStorage: true},
 			wantErr: "cannot set GcsFaultToleranceOptions.RedisAddress when backend is 'rocksdb'",
 		},
+		"rocksdb with the storage env": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+				headEnv(s, "RAY_gcs_storage_path", "/x")
+			},
+			gates:   gates{features.GCSFaultToleranceEmbeddedStorage: true},
+			wantErr: "cannot set `RAY_gcs_storage` or `RAY_gcs_storage_path` env var in head Pod when the embedded GCS FT backend is used",
+		},
+		"rocksdb with a mount at /data/gcs": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+				c := &s.HeadGroupSpec.Template.Spec.Containers[0]
+				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "user-vol", MountPath: "/data/gcs"})
+			},
+			gates:   gates{features.GCSFaultToleranceEmbeddedStorage: true},
+			wantErr: `cannot set a volume mount named "gcs-storage" or mounted at /data/gcs in the head container`,
+		},
+		"rocksdb with a mount named gcs-storage": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+				c := &s.HeadGroupSpec.Template.Spec.Containers[0]
+				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "gcs-storage", MountPath: "/elsewhere"})
+			},
+			gates:   gates{features.GCSFaultToleranceEmbeddedStorage: true},
+			wantErr: `cannot set a volume mount named "gcs-storage"`,
+		},
+		"rocksdb with a volume named gcs-storage": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+				s.HeadGroupSpec.Template.Spec.Volumes = append(s.HeadGroupSpec.Template.Spec.Volumes, corev1.Volume{Name: "gcs-storage"})
+			},
+			gates:   gates{features.GCSFaultToleranceEmbeddedStorage: true},
+			wantErr: `cannot set a volume named "gcs-storage" in the head Pod`,
+		},
+		"rocksdb with gate": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+			},
+			gates: gates{features.GCSFaultToleranceEmbeddedStorage: true},
+		},
 		"redis username env": {
 			mutate:  func(s *rayv1.RayClusterSpec) { headEnv(s, "REDIS_USERNAME", "u") },
 			wantErr: "cannot set redis username in rayStartParams or environment variables",

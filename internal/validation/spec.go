@@ -13,6 +13,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/gcsstorage"
 )
 
 // FeatureGates reports whether a feature gate is on. The operator's
@@ -28,8 +29,6 @@ const (
 	envRedisUsername              = "REDIS_USERNAME"
 	envRayEnableAutoscalerV2      = "RAY_enable_autoscaler_v2"
 	envKubeRayGenAutoscalerCmd    = "KUBERAY_GEN_AUTOSCALER_START_CMD"
-	envRayGCSStorage              = "RAY_GCS_STORAGE"
-	envRayGCSStoragePath          = "RAY_GCS_STORAGE_PATH"
 	headGroupLabel                = "Head"
 	minRayVersionForTokenAuth     = "2.52.0"
 	minRayVersionForK8sTokenAuth  = "2.55.0"
@@ -324,9 +323,27 @@ func gcsBackend(c *specCheck, opts *rayv1.GcsFaultToleranceOptions, head corev1.
 	if s := opts.Storage; s != nil && s.ClaimName != "" && (s.Size != nil || s.StorageClassName != nil || len(s.AccessModes) > 0) {
 		return fmt.Errorf("GcsFaultToleranceOptions.Storage.ClaimName is mutually exclusive with size, storageClassName, and accessModes")
 	}
-	if envExists(head.Env, envRayGCSStorage) || envExists(head.Env, envRayGCSStoragePath) {
+	return embeddedStorageReserved(head, c.spec.HeadGroupSpec.Template.Spec.Volumes)
+}
+
+// embeddedStorageReserved refuses a head that sets what the operator adds for
+// the embedded store (its env, the gcs-storage volume, a mount at /data/gcs):
+// the head Pod would get duplicates and fail.
+func embeddedStorageReserved(head corev1.Container, volumes []corev1.Volume) error {
+	if envExists(head.Env, gcsstorage.EnvStorage) || envExists(head.Env, gcsstorage.EnvStoragePath) {
 		return fmt.Errorf("cannot set `%s` or `%s` env var in head Pod when the embedded GCS FT backend is used - these are managed by KubeRay",
-			envRayGCSStorage, envRayGCSStoragePath)
+			gcsstorage.EnvStorage, gcsstorage.EnvStoragePath)
+	}
+	for _, m := range head.VolumeMounts {
+		if m.MountPath == gcsstorage.MountPath || m.Name == gcsstorage.VolumeName {
+			return fmt.Errorf("cannot set a volume mount named %q or mounted at %s in the head container when the embedded GCS FT backend is used - it is managed by KubeRay",
+				gcsstorage.VolumeName, gcsstorage.MountPath)
+		}
+	}
+	for _, v := range volumes {
+		if v.Name == gcsstorage.VolumeName {
+			return fmt.Errorf("cannot set a volume named %q in the head Pod when the embedded GCS FT backend is used - it is managed by KubeRay", gcsstorage.VolumeName)
+		}
 	}
 	return nil
 }

@@ -36,6 +36,8 @@ const (
 	reasonDeletedPod                    = "DeletedPod"
 	reasonFailedToDeletePodCollection   = "FailedToDeletePodCollection"
 	reasonFailedToDeleteWorkerPodColl   = "FailedToDeleteWorkerPodCollection"
+	reasonCreatedPVC                    = "CreatedPVC"
+	reasonFailedToCreatePVC             = "FailedToCreatePVC"
 	reasonCreatedRedisCleanupJob        = "CreatedRedisCleanupJob"
 	reasonFailedToCreateRedisCleanupJob = "FailedToCreateRedisCleanupJob"
 	reasonRedisCleanupJobFailed         = "RedisCleanupJobFailed"

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/gcsstorage"
 	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/rediscleanup"
@@ -46,8 +47,7 @@ func (r *Reconciler) wantsGCSFTFinalizer(cluster *rayv1.RayCluster) bool {
 	if !r.opts.GCSFTRedisCleanup || !rayv1.IsGCSFaultToleranceEnabled(&cluster.Spec, cluster.Annotations) {
 		return false
 	}
-	opts := cluster.Spec.GcsFaultToleranceOptions
-	return opts == nil || opts.Backend != rayv1.GcsFTBackendRocksDB
+	return !gcsstorage.Embedded(cluster)
 }
 
 // ensureGCSFTFinalizer adds the finalizer to a cluster that wants it
@@ -69,10 +69,17 @@ func (r *Reconciler) ensureGCSFTFinalizer(ctx context.Context, cluster *rayv1.Ra
 // nothing to do: owner references let the garbage collector remove the
 // children. With it, steps 2 to 4 run, whether or not the spec is valid and
 // whether or not the cleanup is still enabled, so that no cluster is left
-// stuck.
+// stuck. A cluster moved from Redis to the embedded RocksDB backend keeps the
+// finalizer it got on Redis; it has no Redis left to clean, so the finalizer
+// is just removed, as KubeRay does.
 func (r *Reconciler) finalize(ctx context.Context, cluster *rayv1.RayCluster) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(cluster, rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		return ctrl.Result{}, nil
+	}
+	if gcsstorage.Embedded(cluster) {
+		ctrl.LoggerFrom(ctx).Info("Removing the stale Redis cleanup finalizer of a RayCluster on the embedded GCS backend",
+			"finalizer", rayv1.GCSFaultToleranceRedisCleanupFinalizer)
+		return ctrl.Result{}, r.removeGCSFTFinalizer(ctx, cluster)
 	}
 	return r.cleanUpRedis(ctx, cluster)
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/features"
 )
 
 func ftCluster(annotations map[string]string) *rayv1.RayCluster {
@@ -165,4 +166,44 @@ func TestGCSFTFinalizerDisabled(t *testing.T) {
 	if controllerutil.ContainsFinalizer(h.cluster("rc"), rayv1.GCSFaultToleranceRedisCleanupFinalizer) {
 		t.Error("finalizer added although ENABLE_GCS_FT_REDIS_CLEANUP=false")
 	}
+}
+
+// TestGCSFTFinalizerEmbeddedBackend: a RocksDB cluster gets no Redis
+// cleanup finalizer, and one that got it on Redis before switching to
+// RocksDB loses it on deletion without a cleanup Job (KubeRay's
+// Test_RedisCleanupSkippedForEmbeddedBackend and
+// Test_StaleRedisCleanupFinalizerRemovedForEmbeddedBackend).
+func TestGCSFTFinalizerEmbeddedBackend(t *testing.T) {
+	gate := features.NewGate()
+	if err := gate.Set(string(features.GCSFaultToleranceEmbeddedStorage) + "=true"); err != nil {
+		t.Fatal(err)
+	}
+	rocksdb := func(rc *rayv1.RayCluster) {
+		rc.Spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+	}
+	t.Run("no finalizer", func(t *testing.T) {
+		h := newHarness(t, Options{GCSFTRedisCleanup: true, Features: gate}, makeCluster("rc").worker("small", 1).with(rocksdb).obj())
+		h.mustReconcile("rc", 1)
+		if fin := h.cluster("rc").Finalizers; len(fin) != 0 {
+			t.Errorf("finalizers = %v, want none", fin)
+		}
+		if n := len(h.pods(nil)); n != 2 {
+			t.Errorf("Pods = %d, want 2", n)
+		}
+	})
+	t.Run("stale finalizer removed on deletion", func(t *testing.T) {
+		h := newHarness(t, Options{GCSFTRedisCleanup: true, Features: gate}, ftCluster(nil))
+		startDeletion(t, h)
+		rc := h.cluster("rc")
+		rc.Spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+		h.update(rc)
+		h.mustReconcile("rc", 1)
+		if !h.clusterGone() {
+			t.Fatal("cluster still there: the stale finalizer was not removed")
+		}
+		err := h.c.Get(t.Context(), types.NamespacedName{Namespace: testNamespace, Name: "rc-redis-cleanup"}, &batchv1.Job{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("cleanup Job lookup = %v, want NotFound", err)
+		}
+	})
 }

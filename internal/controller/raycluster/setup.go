@@ -84,7 +84,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
 		Owns(&networkingv1.Ingress{}).
-		Owns(&corev1.Secret{})
+		Owns(&corev1.Secret{}).
+		Owns(&corev1.PersistentVolumeClaim{})
 	if r.opts.UseRoute {
 		b = b.Owns(&routev1.Route{})
 	}

@@ -51,8 +51,8 @@ func (s *scope) takeScaleBudget(n int) int {
 
 // orderedSteps are the stages of a pass, in KubeRay's order: what the head
 // Pod needs (its service account, the auth Secret, the head Service that
-// workers resolve) exists before the Pods are created, and so do the
-// NetworkPolicies that isolate them.
+// workers resolve, the claim of the embedded GCS store) exists before the
+// Pods are created, and so do the NetworkPolicies that isolate them.
 func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	return []passsteps.Step[*scope]{
 		{Name: "AutoscalerServiceAccount", Run: r.reconcileAutoscalerServiceAccount},
@@ -63,6 +63,7 @@ func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 		{Name: "HeadService", Run: r.reconcileHeadService},
 		{Name: "HeadlessService", Run: r.reconcileHeadlessService},
 		{Name: "ServeService", Run: r.reconcileServeService},
+		{Name: "GCSStoragePVC", Run: r.reconcileGCSStoragePVC},
 		{Name: "NetworkPolicies", Run: r.reconcileNetworkPolicies},
 		{Name: "Pods", Run: r.reconcilePods},
 	}

@@ -32,10 +32,15 @@ import (
 // DefaultNodeName is the name of the local node.
 const DefaultNodeName = "ray-local"
 
+// VolumeDir is where the cluster's provisioner keeps the persistent
+// volumes' directories, one per volume, named after it.
+func VolumeDir(stateDir string) string { return filepath.Join(stateDir, "volumes") }
+
 // Options configure Start.
 type Options struct {
 	// StateDir holds the control plane's state and the node's pods; both
-	// start afresh every time.
+	// start afresh every time. Its volumes directory holds the persistent
+	// volumes' data (VolumeDir), which stays: a later run has no PV for it.
 	StateDir string
 	// CRDDirs are installed before Start returns.
 	CRDDirs []string
@@ -168,6 +173,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		Capacity:            opts.Capacity,
 		AllowHostPrivileges: opts.AllowHostPrivileges,
 		SharedHostDirs:      opts.SharedHostDirs,
+		VolumeDir:           VolumeDir(opts.StateDir),
 		Log:                 opts.Logger.WithName("node"),
 	})
 	if err != nil {

@@ -40,12 +40,17 @@ func (p Policy) checkHostPath(name, path string) string {
 // shares tells whether the resolved path lies in a shared directory.
 func (p Policy) shares(resolved string) bool {
 	for _, d := range p.sharedDirs {
-		rel, err := filepath.Rel(d, resolved)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if under(d, resolved) {
 			return true
 		}
 	}
 	return false
+}
+
+// under tells whether the resolved path is dir or lies below it.
+func under(dir, resolved string) bool {
+	rel, err := filepath.Rel(dir, resolved)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // resolve returns the absolute path p with every symlink of its existing

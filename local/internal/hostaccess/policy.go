@@ -9,7 +9,9 @@
 // privileges, and a pod admitted with them runs without a user namespace.
 // A hostPath volume is refused unless its path, once its symlinks are
 // followed, lies under a directory the node shares; it still runs in a user
-// namespace.
+// namespace. A persistent volume is mounted only when its directory lies
+// under the node's volume directory (where the node's provisioner creates
+// them) or under a shared directory.
 package hostaccess
 
 import (
@@ -44,6 +46,7 @@ const (
 type Policy struct {
 	allowHostPrivileges bool
 	sharedDirs          []string // absolute, symlinks resolved
+	volumeDir           string   // the provisioner's directory; "" for none
 }
 
 // NewPolicy returns the policy that admits pods needing root on the host

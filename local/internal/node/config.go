@@ -60,6 +60,12 @@ type Config struct {
 	// which hostPath volumes are admitted; default none: every hostPath
 	// volume is refused.
 	SharedHostDirs []string
+	// VolumeDir, when set, is where the node's provisioner keeps the
+	// directories of the persistent volumes it provisions for claims of the
+	// default StorageClass (package localpv), which the node installs; the
+	// node mounts persistent volumes under it. Default none: claims of
+	// that class stay pending.
+	VolumeDir string
 	// Clock defaults to the real clock.
 	Clock clock.WithTicker
 	// Log receives the node's logs.
@@ -78,6 +84,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	access, err := hostaccess.NewPolicy(cfg.AllowHostPrivileges, cfg.SharedHostDirs)
 	if err != nil {
 		return nil, fmt.Errorf("node.Config.SharedHostDirs: %w", err)
+	}
+	if cfg.VolumeDir != "" {
+		if err := os.MkdirAll(cfg.VolumeDir, 0o755); err != nil {
+			return nil, fmt.Errorf("node.Config.VolumeDir: %w", err)
+		}
+		if access, err = access.WithVolumeDir(cfg.VolumeDir); err != nil {
+			return nil, fmt.Errorf("node.Config.VolumeDir: %w", err)
+		}
 	}
 	client, err := kubernetes.NewForConfig(cfg.RESTConfig)
 	if err != nil {

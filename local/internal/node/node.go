@@ -73,7 +73,9 @@ func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt 
 		broadcaster.Shutdown()
 		return nil, err
 	}
-	ctrls.run(vkCtx)
+	if err := ctrls.run(vkCtx, cfg, client); err != nil {
+		return nil, errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
+	}
 	if err := n.waitReady(ctx); err != nil {
 		return nil, errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
 	}

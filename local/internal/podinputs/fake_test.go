@@ -24,16 +24,19 @@ import (
 // fakeObjects is an in-memory Objects. Its tokens say what they were
 // requested for, so that tests read the request from the token file.
 type fakeObjects struct {
-	secrets    map[string]*corev1.Secret    // by namespace/name
-	configMaps map[string]*corev1.ConfigMap // by namespace/name
-	services   map[string][]corev1.Service  // by namespace
+	secrets    map[string]*corev1.Secret                // by namespace/name
+	configMaps map[string]*corev1.ConfigMap             // by namespace/name
+	services   map[string][]corev1.Service              // by namespace
+	claims     map[string]*corev1.PersistentVolumeClaim // by namespace/name
+	pvs        map[string]*corev1.PersistentVolume
 	clock      clock.PassiveClock
 	issued     int
 }
 
 func newFakeObjects(clk clock.PassiveClock, objs ...any) *fakeObjects {
 	f := &fakeObjects{secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{},
-		services: map[string][]corev1.Service{}, clock: clk}
+		services: map[string][]corev1.Service{}, claims: map[string]*corev1.PersistentVolumeClaim{},
+		pvs: map[string]*corev1.PersistentVolume{}, clock: clk}
 	for _, o := range objs {
 		f.put(o)
 	}
@@ -48,6 +51,10 @@ func (f *fakeObjects) put(o any) {
 		f.configMaps[o.Namespace+"/"+o.Name] = o
 	case *corev1.Service:
 		f.services[o.Namespace] = append(f.services[o.Namespace], *o)
+	case *corev1.PersistentVolumeClaim:
+		f.claims[o.Namespace+"/"+o.Name] = o
+	case *corev1.PersistentVolume:
+		f.pvs[o.Name] = o
 	default:
 		panic(fmt.Sprintf("fakeObjects: unexpected %T", o))
 	}
@@ -65,6 +72,20 @@ func (f *fakeObjects) ConfigMap(_ context.Context, namespace, name string) (*cor
 		return cm.DeepCopy(), nil
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, name)
+}
+
+func (f *fakeObjects) PersistentVolumeClaim(_ context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+	if c, ok := f.claims[namespace+"/"+name]; ok {
+		return c.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumeclaims"}, name)
+}
+
+func (f *fakeObjects) PersistentVolume(_ context.Context, name string) (*corev1.PersistentVolume, error) {
+	if pv, ok := f.pvs[name]; ok {
+		return pv.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumes"}, name)
 }
 
 func (f *fakeObjects) Token(_ context.Context, namespace, sa string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {

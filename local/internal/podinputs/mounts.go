@@ -85,7 +85,8 @@ func subPath(vm corev1.VolumeMount, lookup func(string) (string, bool)) (string,
 }
 
 // resolveSubPath is the host path of sub below root, one component at a
-// time: missing components are created as directories, and a symlink that
+// time: missing components are created as directories owned as their
+// parent is (the pod's root in a persistent volume), and a symlink that
 // leads out of root is refused.
 func resolveSubPath(root, sub string) (string, error) {
 	if !filepath.IsLocal(sub) {
@@ -99,7 +100,7 @@ func resolveSubPath(root, sub string) (string, error) {
 	for _, part := range strings.Split(filepath.Clean(sub), string(filepath.Separator)) {
 		next := filepath.Join(cur, part)
 		if _, err := os.Lstat(next); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(next, 0o755); err != nil {
+			if err := mkdirLikeParent(next, cur); err != nil {
 				return "", err
 			}
 		}
@@ -113,4 +114,16 @@ func resolveSubPath(root, sub string) (string, error) {
 		cur = resolved
 	}
 	return cur, nil
+}
+
+// mkdirLikeParent creates dir with the owner of parent.
+func mkdirLikeParent(dir, parent string) error {
+	uid, gid, err := ownerOf(parent)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	return os.Lchown(dir, uid, gid)
 }

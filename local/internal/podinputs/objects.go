@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 )
 
 // Objects are the API objects the node reads for a pod's containers. A
@@ -21,6 +23,10 @@ type Objects interface {
 	Token(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
 	// Services lists the Services of a namespace.
 	Services(ctx context.Context, namespace string) ([]corev1.Service, error)
+	// PersistentVolumeClaim gets a PersistentVolumeClaim.
+	PersistentVolumeClaim(ctx context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error)
+	// PersistentVolume gets a PersistentVolume.
+	PersistentVolume(ctx context.Context, name string) (*corev1.PersistentVolume, error)
 }
 
 // ClientObjects reads the objects from the API server through a clientset.
@@ -38,6 +44,14 @@ func (o clientObjects) ConfigMap(ctx context.Context, namespace, name string) (*
 
 func (o clientObjects) Token(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	return o.cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
+}
+
+func (o clientObjects) PersistentVolumeClaim(ctx context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+	return o.cs.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (o clientObjects) PersistentVolume(ctx context.Context, name string) (*corev1.PersistentVolume, error) {
+	return o.cs.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
 }
 
 func (o clientObjects) Services(ctx context.Context, namespace string) ([]corev1.Service, error) {
@@ -66,9 +80,13 @@ type PodFacts struct {
 	// they are not set.
 	KubernetesService netip.AddrPort
 	// VolumeOwner owns the files of configMap, secret, downwardAPI and
-	// projected volumes on the host: the host ids of the pod's root (and
+	// projected volumes, and the directories of persistent volumes, on the
+	// host: the host ids of the pod's root (and
 	// fsGroup), so that they read as the pod's own; nil leaves them root's.
 	VolumeOwner *Owner
+	// HostAccess is the node's host-access policy: which persistent
+	// volumes' directories the pod may mount (the zero Policy: none).
+	HostAccess hostaccess.Policy
 }
 
 // Owner is a host uid and gid.

@@ -25,13 +25,16 @@ type PodVolumes struct {
 	// token is renewed (VolumesAt's clock; the real one for Volumes).
 	Clock clock.PassiveClock
 
-	readOnly map[string]bool // configMap, secret, downwardAPI and projected volumes
+	apiData  map[string]bool // configMap, secret, downwardAPI and projected volumes
+	readOnly map[string]bool // those and read-only persistentVolumeClaim volumes
 	tmpfs    []string        // mounted Memory emptyDirs
 	tokens   map[string]*authenticationv1.TokenRequest
 }
 
 // Volumes writes a pod's volumes below dir, one subdirectory per volume
-// (hostPath volumes stay where they are), and returns their host paths.
+// (hostPath volumes stay where they are; a persistentVolumeClaim volume is
+// the directory of its bound persistent volume, see claimVolume), and
+// returns their host paths.
 // emptyDir with medium Memory is a tmpfs mount of sizeLimit (the kernel's
 // default, half of the memory, without one); configMap, secret, downwardAPI
 // and projected volumes are written atomically (see writeAtomic). A volume
@@ -50,6 +53,7 @@ func VolumesAt(ctx context.Context, clk clock.PassiveClock, objs Objects, pod *c
 	v := &PodVolumes{
 		Paths:    map[string]string{},
 		Clock:    clk,
+		apiData:  map[string]bool{},
 		readOnly: map[string]bool{},
 		tokens:   map[string]*authenticationv1.TokenRequest{},
 	}
@@ -86,6 +90,8 @@ func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume,
 		}
 		v.Paths[vol.Name] = src.HostPath.Path
 		return nil
+	case src.PersistentVolumeClaim != nil:
+		return v.claimVolume(ctx, b, src.PersistentVolumeClaim, vol.Name)
 	}
 	files, ok, err := b.files(ctx, vol)
 	if !ok {
@@ -104,6 +110,7 @@ func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume,
 		return err
 	}
 	v.Paths[vol.Name] = path
+	v.apiData[vol.Name] = true
 	v.readOnly[vol.Name] = true
 	return nil
 }
@@ -138,7 +145,7 @@ func (v *PodVolumes) Refresh(ctx context.Context, objs Objects, pod *corev1.Pod,
 	var errs []error
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
-		if !v.readOnly[vol.Name] {
+		if !v.apiData[vol.Name] {
 			continue
 		}
 		files, _, err := b.files(ctx, vol)

@@ -316,8 +316,8 @@ func TestVolumesErrors(t *testing.T) {
 			`MountVolume.SetUp failed for volume "creds" : references non-existent secret key: password`},
 		{"missing projected ConfigMap", kubeAPIAccess("kube-api-access-abcde"),
 			`MountVolume.SetUp failed for volume "kube-api-access-abcde" : configmap "kube-root-ca.crt" not found`},
-		{"persistentVolumeClaim", volume("data", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}),
-			`MountVolume.SetUp failed for volume "data" : persistentVolumeClaim volumes are not supported on the local node`},
+		{"iscsi", volume("data", corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "t", IQN: "i"}}),
+			`MountVolume.SetUp failed for volume "data" : iscsi volumes are not supported on the local node`},
 		{"hugepages emptyDir", volume("hp", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumHugePages}}),
 			`MountVolume.SetUp failed for volume "hp" : emptyDir medium "HugePages" is not supported on the local node`},
 		{"hostPath Directory that is a file", volume("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{

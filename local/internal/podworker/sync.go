@@ -129,6 +129,7 @@ func (w *Worker) facts() podinputs.PodFacts {
 		NodeName:          w.deps.Node.Name,
 		NodeAllocatable:   w.deps.Node.Allocatable,
 		KubernetesService: w.deps.Node.KubernetesService,
+		HostAccess:        w.deps.HostAccess,
 	}
 	if sb := w.sandbox(); sb != nil {
 		f.PodIP = sb.IP()

@@ -86,8 +86,13 @@ func start(t *testing.T) *world {
 func (w *world) runOperator(hooks webhooks.Options) {
 	cfg := configv1alpha1.Configuration{MetricsAddr: "0", ProbeAddr: w.probeAddr, EnableLeaderElection: ptr.To(false)}
 	configv1alpha1.SetDefaults(&cfg)
+	// The samples of alpha features are accepted with their gates on.
+	gate := features.NewGate()
+	if err := gate.Set("GCSFaultToleranceEmbeddedStorage=true"); err != nil {
+		w.t.Fatal(err)
+	}
 	mgr, err := operator.New(operator.Settings{
-		Config: cfg, Knobs: configv1alpha1.DefaultKnobs(), Features: features.NewGate(),
+		Config: cfg, Knobs: configv1alpha1.DefaultKnobs(), Features: gate,
 		Webhooks: hooks, Controllers: []operator.Controller{},
 	}, w.env.Config)
 	if err != nil {

@@ -39,6 +39,10 @@ type suite struct {
 	root      string // the repository
 	stateDir  string
 	opErr     chan error
+	// stopOperator stops the operator alone: the cluster is stopped by
+	// Stop, in order (the node deletes its Node while the API server runs),
+	// not by canceling the context it started with.
+	stopOperator context.CancelFunc
 }
 
 var shared *suite
@@ -64,7 +68,7 @@ func runSuite(m *testing.M) int {
 	}
 	shared = s
 	code := m.Run()
-	cancel()
+	s.stopOperator()
 	if err := <-s.opErr; err != nil {
 		fmt.Fprintln(os.Stderr, "local e2e: operator:", err)
 	}
@@ -129,6 +133,7 @@ func startSuite(ctx context.Context) (*suite, error) {
 // own cluster: through the API server's proxy, with its log in the state
 // directory.
 func (s *suite) startOperator(ctx context.Context) error {
+	ctx, s.stopOperator = context.WithCancel(ctx)
 	fs := flag.NewFlagSet("ray-operator", flag.ContinueOnError)
 	flags := operator.BindFlags(fs)
 	err := fs.Parse([]string{
@@ -139,7 +144,7 @@ func (s *suite) startOperator(ctx context.Context) error {
 		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console", "--zap-log-level=error",
 		// KubernetesWAS: only gang-labeled clusters (the gang-scheduling
 		// sample) are affected.
-		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true",
+		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true",
 	})
 	if err != nil {
 		return err

@@ -54,6 +54,8 @@ type cluster struct {
 	kubelet netip.AddrPort
 	// shared is the host directory the node shares with hostPath volumes.
 	shared string
+	// volumes is the node's volume directory.
+	volumes string
 }
 
 func TestLocalNode(t *testing.T) {
@@ -72,6 +74,9 @@ func TestLocalNode(t *testing.T) {
 	t.Run("failing liveness probe restarts the container", func(t *testing.T) { testLiveness(t, c) })
 	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
 	t.Run("host access: refused pods fail with reason, message and event; a shared hostPath runs", func(t *testing.T) { testHostAccess(t, c) })
+	t.Run("a claim of the default class is provisioned, mounted, kept across pods and deleted", func(t *testing.T) { testPersistentVolumes(t, c) })
+	t.Run("a pod whose claim is unbound waits in ContainerCreating", func(t *testing.T) { testUnboundClaim(t, c) })
+	t.Run("a hand-made PV on a host path is not mounted", func(t *testing.T) { testHostPersistentVolume(t, c) })
 	t.Run("readiness gates follow conditions set through the status API", func(t *testing.T) { testReadinessGates(t, c) })
 	t.Run("a lowered activeDeadlineSeconds fails the pod", func(t *testing.T) { testActiveDeadline(t, c) })
 	t.Run("an image change restarts the container", func(t *testing.T) { testImageChange(t, c) })
@@ -104,12 +109,14 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	port := freePort(t)
 	listen := netip.AddrPortFrom(host.Gateway(), port)
 	shared := sharedDir(t)
+	volumes := filepath.Join(dir, "volumes")
 	node, err := localnode.Start(t.Context(), localnode.Config{
 		RESTConfig: env.Config, Sandboxes: host,
 		Images:         podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
 		ClusterDNS:     []string{host.Gateway().String()},
 		ListenAddress:  listen,
 		SharedHostDirs: []string{shared},
+		VolumeDir:      volumes,
 		Log:            testr.New(t),
 	})
 	if err != nil {
@@ -120,7 +127,7 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{cs: cs, node: node, kubelet: listen, shared: shared}
+	return &cluster{cs: cs, node: node, kubelet: listen, shared: shared, volumes: volumes}
 }
 
 // sharedDir makes the directory the node shares, readable by all: a pod's

@@ -1,0 +1,91 @@
+// Package localpv provisions the local cluster's persistent volumes: a
+// directory per claim under the node's volume directory, with a local
+// PersistentVolume pinned to the node, through the external-provisioner
+// library's controller (the PV binder of kube-controller-manager binds
+// them). The cluster's default StorageClass names it.
+package localpv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+)
+
+// ProvisionerName is the provisioner of the default StorageClass, and the
+// pv.kubernetes.io/provisioned-by annotation of the volumes it makes.
+const ProvisionerName = "ray-local/local-path"
+
+// Provisioner makes and removes the volumes' directories.
+type Provisioner struct {
+	// Dir holds one directory per volume, named after the volume.
+	Dir string
+	// NodeName is the node every volume is pinned to.
+	NodeName string
+}
+
+var _ controller.Provisioner = (*Provisioner)(nil)
+
+// Provision creates the claim's directory and returns its PersistentVolume:
+// a local volume of the claim's size and access modes on the node, with
+// the class's reclaim policy and mount options.
+func (p *Provisioner) Provision(_ context.Context, opts controller.ProvisionOptions) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
+	if opts.SelectedNodeName != "" && opts.SelectedNodeName != p.NodeName {
+		return nil, controller.ProvisioningReschedule, fmt.Errorf("volumes of %s live on node %s, not %s", ProvisionerName, p.NodeName, opts.SelectedNodeName)
+	}
+	if mode := opts.PVC.Spec.VolumeMode; mode != nil && *mode == corev1.PersistentVolumeBlock {
+		return nil, controller.ProvisioningFinished, errors.New("block volumes are not supported: the local node's volumes are directories")
+	}
+	dir := filepath.Join(p.Dir, opts.PVName)
+	// 0777: the pods' users are unprivileged on the host until the node
+	// gives the directory to the pod that mounts it.
+	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, controller.ProvisioningFinished, fmt.Errorf("creating the volume's directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return nil, controller.ProvisioningFinished, err
+	}
+	return volume(opts, dir, p.NodeName), controller.ProvisioningFinished, nil
+}
+
+// volume is the PersistentVolume of a provisioned directory.
+func volume(opts controller.ProvisionOptions, dir, node string) *corev1.PersistentVolume {
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	if r := opts.StorageClass.ReclaimPolicy; r != nil {
+		reclaim = *r
+	}
+	return &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.PVName},
+		Spec: corev1.PersistentVolumeSpec{
+			PersistentVolumeReclaimPolicy: reclaim,
+			AccessModes:                   opts.PVC.Spec.AccessModes,
+			MountOptions:                  opts.StorageClass.MountOptions,
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: opts.PVC.Spec.Resources.Requests[corev1.ResourceStorage]},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node},
+				}},
+			}}}},
+		},
+	}
+}
+
+// Delete removes a volume's directory and everything in it. It ignores
+// volumes that are not directories it made: PVs of other provisioners, or
+// whose path is not a directory directly under Dir.
+func (p *Provisioner) Delete(_ context.Context, pv *corev1.PersistentVolume) error {
+	if pv.Spec.Local == nil || filepath.Dir(pv.Spec.Local.Path) != filepath.Clean(p.Dir) || filepath.Base(pv.Spec.Local.Path) != pv.Name {
+		return &controller.IgnoredError{Reason: fmt.Sprintf("%s is not a directory of %s", pv.Name, ProvisionerName)}
+	}
+	if err := os.RemoveAll(pv.Spec.Local.Path); err != nil {
+		return fmt.Errorf("removing the volume's directory: %w", err)
+	}
+	return nil
+}
