@@ -92,9 +92,6 @@ type Configuration struct {
 	// Burst is the request burst allowed above QPS (when QPS is set).
 	Burst *int `json:"burst,omitempty"`
 
-	// CollectorImage is the image of the history server collector sidecar.
-	CollectorImage string `json:"collectorImage,omitempty"`
-
 	// KubernetesWASTargetVersion pins the scheduling.k8s.io API version used
 	// by the KubernetesWAS scheduler; valid only with that feature gate.
 	KubernetesWASTargetVersion string `json:"kubernetesWASTargetVersion,omitempty"`
