@@ -50,9 +50,9 @@ const (
 	// RayClusterMTLS admits RayCluster spec.tlsOptions. Only validation reads
 	// it so far: no certificate or TLS setting is made yet (issue 21).
 	RayClusterMTLS featuregate.Feature = "RayClusterMTLS"
-	// RayClusterHistoryServer is KubeRay's gate for the history server
-	// collector sidecar. Only validation reads it so far: no collector is
-	// injected yet (issue 20).
+	// RayClusterHistoryServer admits historyServerOptions.collectorOptions:
+	// every Ray Pod gets the ray-history-collector sidecar, a /tmp/ray shared
+	// with the Ray container and the Ray event export env.
 	RayClusterHistoryServer featuregate.Feature = "RayClusterHistoryServer"
 	// KubernetesWAS is KubeRay's gate for gang scheduling through the
 	// Kubernetes Workload API: it selects the kubernetes-was-v1alpha2 batch

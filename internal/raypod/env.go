@@ -113,6 +113,7 @@ func (b *podBuild) setRayContainerEnv(startCmd string) {
 		})
 	}
 	addEnvIfMissing(c, corev1.EnvVar{Name: EnvDashboardK8sDiskUsage, Value: "1"})
+	b.setEventExportEnv()
 }
 
 // setInitContainerEnv gives every init container the head address, which the

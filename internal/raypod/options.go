@@ -31,6 +31,9 @@ type Options struct {
 	// MultiHostIndexing adds the replica name/index and host index labels to
 	// worker Pods (feature gate RayMultiHostIndexing).
 	MultiHostIndexing bool
+	// HistoryServer adds the history server collector sidecar to the Pods
+	// of clusters that ask for one (feature gate RayClusterHistoryServer).
+	HistoryServer bool
 	// ClusterDomain is the cluster DNS domain (CLUSTER_DOMAIN); empty means
 	// cluster.local.
 	ClusterDomain string

@@ -18,13 +18,19 @@ const (
 )
 
 // addVolumes mounts a memory-backed /dev/shm for the object store (unless
-// plasma-directory moves it) and, on an autoscaling head, a shared /tmp/ray
-// so the autoscaler's event logs reach the Ray head.
+// plasma-directory moves it), on an autoscaling head a shared /tmp/ray so the
+// autoscaler's event logs reach the Ray head, and the /tmp/ray the history
+// collector reads.
 func (b *podBuild) addVolumes() {
 	ray := b.rayContainer()
 	if _, ok := b.params[paramPlasmaDirectory]; !ok {
 		b.addEmptyDir(ray, SharedMemoryVolumeName, SharedMemoryMountPath, corev1.StorageMediumMemory)
 	}
+	b.shareLogsWithAutoscaler()
+	b.shareLogsWithCollector()
+}
+
+func (b *podBuild) shareLogsWithAutoscaler() {
 	if b.nodeType != rayv1.HeadNode || !AutoscalingEnabled(b.cluster) {
 		return
 	}

@@ -124,7 +124,7 @@ func checkKubeRayValues(t *testing.T, s operator.Settings, d *appsv1.Deployment)
 		HeadSidecarContainers:   []corev1.Container{{Name: "fluentbit", Image: "fluent/fluent-bit:3.2"}},
 		WorkerSidecarContainers: []corev1.Container{{Name: "fluentbit", Image: "fluent/fluent-bit:3.2"}},
 	}
-	ignore := cmpopts.IgnoreFields(configv1alpha1.Configuration{}, "TypeMeta", "RayServiceStatusPollInterval", "CollectorImage")
+	ignore := cmpopts.IgnoreFields(configv1alpha1.Configuration{}, "TypeMeta", "RayServiceStatusPollInterval")
 	if diff := cmp.Diff(want, s.Config, ignore); diff != "" {
 		t.Errorf("configuration (-want +got):\n%s", diff)
 	}

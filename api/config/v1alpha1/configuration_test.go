@@ -21,7 +21,6 @@ func TestSetDefaults(t *testing.T) {
 		LogStdoutEncoder:     "json",
 		QPS:                  new(float64(0)),
 		Burst:                new(200),
-		CollectorImage:       DefaultCollectorImage,
 		CreationEvents:       CreationEventsPerGroup,
 
 		RayServiceStatusPollInterval: &metav1.Duration{Duration: DefaultRayServiceStatusPollInterval},

@@ -92,9 +92,6 @@ type Configuration struct {
 	// Burst is the request burst allowed above QPS (when QPS is set).
 	Burst *int `json:"burst,omitempty"`
 
-	// CollectorImage is the image of the history server collector sidecar.
-	CollectorImage string `json:"collectorImage,omitempty"`
-
 	// CreationEvents is how the RayCluster controller reports the objects it
 	// creates: "per-group" (the default: KubeRay's reasons, one event per
 	// object, Pods one per group per pass) or "per-pass" (one event

@@ -14,10 +14,9 @@ const (
 	DefaultEnableLeaderElection = true
 	// DefaultQPS sets no client-side limit: the API server's Priority and
 	// Fairness shares its capacity instead. KubeRay's is 100.
-	DefaultQPS            = float64(0)
-	DefaultBurst          = 200
-	DefaultLogEncoder     = EncoderJSON
-	DefaultCollectorImage = "quay.io/kuberay/collector:nightly"
+	DefaultQPS        = float64(0)
+	DefaultBurst      = 200
+	DefaultLogEncoder = EncoderJSON
 	// DefaultRayServiceStatusPollInterval is the default of
 	// Configuration.RayServiceStatusPollInterval.
 	DefaultRayServiceStatusPollInterval = 30 * time.Second
@@ -81,7 +80,6 @@ func SetDefaults(cfg *Configuration) {
 	setString(&cfg.ProbeAddr, DefaultProbeAddr)
 	setString(&cfg.LogFileEncoder, DefaultLogEncoder)
 	setString(&cfg.LogStdoutEncoder, DefaultLogEncoder)
-	setString(&cfg.CollectorImage, DefaultCollectorImage)
 	setString(&cfg.CreationEvents, DefaultCreationEvents)
 	if cfg.EnableLeaderElection == nil {
 		cfg.EnableLeaderElection = new(DefaultEnableLeaderElection)

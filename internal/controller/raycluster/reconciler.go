@@ -146,6 +146,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	// The Pods' index labels and the controller's replica handling must
 	// agree, so the gate decides both.
 	opts.Pod.MultiHostIndexing = opts.Features.Enabled(features.RayMultiHostIndexing)
+	opts.Pod.HistoryServer = opts.Features.Enabled(features.RayClusterHistoryServer)
 	if opts.BatchScheduler != nil {
 		opts.Pod.BatchScheduler = podDecorator{opts.BatchScheduler}
 	}

@@ -88,7 +88,7 @@ func (w *world) runOperator(hooks webhooks.Options) {
 	configv1alpha1.SetDefaults(&cfg)
 	// The samples of alpha features are accepted with their gates on.
 	gate := features.NewGate()
-	if err := gate.Set("GCSFaultToleranceEmbeddedStorage=true"); err != nil {
+	if err := gate.Set("GCSFaultToleranceEmbeddedStorage=true,RayClusterHistoryServer=true"); err != nil {
 		w.t.Fatal(err)
 	}
 	mgr, err := operator.New(operator.Settings{
