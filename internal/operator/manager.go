@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"net/http"
 	"slices"
 	"strings"
@@ -127,12 +128,15 @@ func registerBuildInfo(reg prometheus.Registerer) error {
 
 // NewScheme returns the types the operator reads and writes: client-go's,
 // ray.io/v1, OpenShift routes, with RayServiceIncrementalUpgrade Gateway
-// API, and those of the batch scheduler plugin (nil: none).
+// API, with RayClusterMTLS cert-manager's Issuers and Certificates, and those of the batch scheduler plugin (nil: none).
 func NewScheme(gate featuregate.FeatureGate, batch batchscheduler.Factory) (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, batchv1.AddToScheme, rayv1.AddToScheme, routev1.Install}
 	if gate.Enabled(features.RayServiceIncrementalUpgrade) {
 		adders = append(adders, gwv1.Install)
+	}
+	if gate.Enabled(features.RayClusterMTLS) {
+		adders = append(adders, certmanagerv1.AddToScheme)
 	}
 	if a, ok := batch.(batchscheduler.SchemeAdder); ok {
 		adders = append(adders, a.AddToScheme)

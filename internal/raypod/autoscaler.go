@@ -42,6 +42,9 @@ func (b *podBuild) addAutoscaler() {
 	if rayv1.IsAuthEnabled(&b.cluster.Spec) {
 		b.setTokenAuthEnv(&sidecar)
 	}
+	if b.tlsEnabled() {
+		setContainerTLS(&sidecar)
+	}
 	mergeAutoscalerOptions(&sidecar, b.cluster.Spec.AutoscalerOptions)
 	b.pod.Spec.Containers = append(b.pod.Spec.Containers, sidecar)
 

@@ -38,6 +38,7 @@ func BuildHeadPod(cluster *rayv1.RayCluster, opts Options) (*corev1.Pod, error) 
 	if rayv1.IsAuthEnabled(&cluster.Spec) {
 		b.configureTokenAuth()
 	}
+	b.configureTLS()
 	b.addCollector()
 	b.pod.Spec.Containers = append(b.pod.Spec.Containers, opts.HeadSidecarContainers...)
 	return b.finish(), nil

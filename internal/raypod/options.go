@@ -34,6 +34,10 @@ type Options struct {
 	// HistoryServer adds the history server collector sidecar to the Pods
 	// of clusters that ask for one (feature gate RayClusterHistoryServer).
 	HistoryServer bool
+	// MTLS mounts the cert-manager certificates and sets Ray's TLS
+	// variables in the Pods of clusters with spec.tlsOptions.enabled
+	// (feature gate RayClusterMTLS).
+	MTLS bool
 	// ClusterDomain is the cluster DNS domain (CLUSTER_DOMAIN); empty means
 	// cluster.local.
 	ClusterDomain string

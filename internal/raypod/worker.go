@@ -61,6 +61,7 @@ func BuildWorkerPod(cluster *rayv1.RayCluster, groupIndex int, index WorkerIndex
 	if rayv1.IsAuthEnabled(&cluster.Spec) {
 		b.configureTokenAuth()
 	}
+	b.configureTLS()
 	b.addCollector()
 	b.pod.Spec.Containers = append(b.pod.Spec.Containers, opts.WorkerSidecarContainers...)
 	return b.finish(), nil

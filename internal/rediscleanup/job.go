@@ -60,6 +60,8 @@ func BuildJob(cluster *rayv1.RayCluster, opts raypod.Options) (*batchv1.Job, err
 	ray := pod.Spec.Containers[rayv1.RayContainerIndex]
 	configureCleanupContainer(&ray)
 	pod.Spec.Containers = []corev1.Container{ray}
+	// No certificate names the cleanup Pod's IP.
+	pod.Spec.InitContainers = raypod.WithoutTLSWait(pod.Spec.InitContainers)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 
 	return &batchv1.Job{

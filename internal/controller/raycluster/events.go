@@ -49,6 +49,8 @@ const (
 	reasonDeletedNetworkPolicy          = "DeletedNetworkPolicy"
 	reasonFailedToDeleteNetworkPolicy   = "FailedToDeleteNetworkPolicy"
 	reasonNetworkPolicyNameCollision    = "NetworkPolicyNameCollision"
+	reasonMTLSFailedToReconcile         = "MTLSFailedToReconcile"
+	reasonMTLSCertificatesUpdated       = "MTLSCertificatesUpdated"
 	// reasonFailedBatchScheduling is this operator's: KubeRay records no
 	// event when its batch scheduler plugin fails.
 	reasonFailedBatchScheduling = "FailedBatchScheduling"
@@ -56,9 +58,10 @@ const (
 
 // Event actions (the events.k8s.io "action" field).
 const (
-	actionValidate = "Validate"
-	actionCreate   = "Create"
-	actionUpdate   = "Update"
-	actionDelete   = "Delete"
-	actionFinalize = "Finalize"
+	actionValidate  = "Validate"
+	actionCreate    = "Create"
+	actionUpdate    = "Update"
+	actionDelete    = "Delete"
+	actionFinalize  = "Finalize"
+	actionReconcile = "Reconcile"
 )

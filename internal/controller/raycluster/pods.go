@@ -64,6 +64,9 @@ var (
 
 // createPod creates pod and expects it in the cache under group.
 func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents) error {
+	if err := r.mtlsReady(ctx, s); err != nil {
+		return err
+	}
 	s.podsWritten = true
 	if err := r.Client.Create(ctx, pod); err != nil {
 		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failedCreate, actionCreate,

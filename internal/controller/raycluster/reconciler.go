@@ -147,6 +147,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	// agree, so the gate decides both.
 	opts.Pod.MultiHostIndexing = opts.Features.Enabled(features.RayMultiHostIndexing)
 	opts.Pod.HistoryServer = opts.Features.Enabled(features.RayClusterHistoryServer)
+	opts.Pod.MTLS = opts.Features.Enabled(features.RayClusterMTLS)
 	if opts.BatchScheduler != nil {
 		opts.Pod.BatchScheduler = podDecorator{opts.BatchScheduler}
 	}

@@ -2,6 +2,7 @@ package raycluster
 
 import (
 	"fmt"
+	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
@@ -88,6 +89,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&corev1.PersistentVolumeClaim{})
 	if r.opts.UseRoute {
 		b = b.Owns(&routev1.Route{})
+	}
+	if r.opts.Features.Enabled(features.RayClusterMTLS) {
+		b = b.Owns(&certmanagerv1.Issuer{}).Owns(&certmanagerv1.Certificate{})
 	}
 	if r.opts.Features.Enabled(features.RayClusterNetworkPolicy) {
 		b = b.Owns(&networkingv1.NetworkPolicy{})

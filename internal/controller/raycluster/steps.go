@@ -32,6 +32,10 @@ type scope struct {
 	// creation events per pass, its other creations), reported once it
 	// ends.
 	events eventBatch
+	// mtlsChecked and mtlsErr keep the pass's one check of the mTLS
+	// Secrets the Pods mount.
+	mtlsChecked bool
+	mtlsErr     error
 }
 
 func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {
@@ -65,6 +69,7 @@ func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 		{Name: "ServeService", Run: r.reconcileServeService},
 		{Name: "GCSStoragePVC", Run: r.reconcileGCSStoragePVC},
 		{Name: "NetworkPolicies", Run: r.reconcileNetworkPolicies},
+		{Name: "MTLS", Run: r.reconcileMTLS},
 		{Name: "Pods", Run: r.reconcilePods},
 	}
 }

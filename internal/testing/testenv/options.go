@@ -3,6 +3,7 @@ package testenv
 import (
 	"io"
 
+	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -16,6 +17,7 @@ type settings struct {
 	crdDirsSet   bool
 	gatewayAPI   bool
 	podGroups    bool
+	certManager  bool
 	auditLog     string
 	full         bool
 	nodes        int
@@ -63,6 +65,18 @@ func WithBatchSchedulerCRDs() Option {
 	return func(s *settings) {
 		s.podGroups = true
 		s.schemeAdders = append(s.schemeAdders, volcanov1beta1.AddToScheme, schedv1alpha1.AddToScheme)
+	}
+}
+
+// WithCertManagerCRDs also installs cert-manager's Issuer and Certificate
+// CRDs (cert-manager.io/v1, from deploy/crds of the
+// github.com/cert-manager/cert-manager module the operator is built with)
+// and adds their types to the scheme, for tests of RayClusterMTLS. No
+// cert-manager runs: tests write the Secrets and statuses it would.
+func WithCertManagerCRDs() Option {
+	return func(s *settings) {
+		s.certManager = true
+		s.schemeAdders = append(s.schemeAdders, certmanagerv1.AddToScheme)
 	}
 }
 

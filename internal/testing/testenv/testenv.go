@@ -150,6 +150,15 @@ func (s *settings) crdDirectories() ([]string, error) {
 		}
 		dirs = append(dirs, filepath.Join(dir, "config", "crd", "bases", "scheduling.x-k8s.io_podgroups.yaml"))
 	}
+	if s.certManager {
+		dir, err := moduleDir("github.com/cert-manager/cert-manager")
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range []string{"cert-manager.io_issuers.yaml", "cert-manager.io_certificates.yaml"} {
+			dirs = append(dirs, filepath.Join(dir, "deploy", "crds", f))
+		}
+	}
 	return dirs, nil
 }
 

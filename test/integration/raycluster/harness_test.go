@@ -20,7 +20,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.WithCertManagerCRDs())) }
 
 // world is one test's namespace on the shared API server, the fake clock
 // the operator uses, and the operator itself, which the test can stop and
