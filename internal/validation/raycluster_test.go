@@ -365,6 +365,49 @@ func TestRayClusterSpec(t *testing.T) {
 			gates:   gates{features.RayClusterMTLS: true},
 			wantErr: "cannot set RAY_USE_TLS environment variable in head Pod when tlsOptions is set",
 		},
+		"tls certificate path mounted by user in a worker group": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)}
+				c := &s.WorkerGroupSpecs[0].Template.Spec.Containers[0]
+				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "certs", MountPath: "/etc/ray/tls"})
+			},
+			gates: gates{features.RayClusterMTLS: true},
+			wantErr: `cannot use volume mount at path "/etc/ray/tls" in worker group "` + validSpec().WorkerGroupSpecs[0].GroupName +
+				`" when tlsOptions is set - the operator manages TLS configuration automatically`,
+		},
+		"tls volume name mounted by user in the head": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)}
+				c := &s.HeadGroupSpec.Template.Spec.Containers[0]
+				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "ray-tls", MountPath: "/certs"})
+			},
+			gates:   gates{features.RayClusterMTLS: true},
+			wantErr: `cannot use volume mount named "ray-tls" in head Pod when tlsOptions is set - the operator manages TLS configuration automatically`,
+		},
+		"tls env in autoscaler options": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)}
+				s.AutoscalerOptions = &rayv1.AutoscalerOptions{Env: []corev1.EnvVar{{Name: "RAY_TLS_CA_CERT", Value: "x"}}}
+			},
+			gates: gates{features.RayClusterMTLS: true},
+			wantErr: "cannot set RAY_TLS_CA_CERT environment variable in autoscalerOptions.env when tlsOptions is set " +
+				"- the operator manages TLS configuration for the autoscaler automatically",
+		},
+		"tls mount in autoscaler options": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)}
+				s.AutoscalerOptions = &rayv1.AutoscalerOptions{VolumeMounts: []corev1.VolumeMount{{Name: "x", MountPath: "/etc/ray/tls"}}}
+			},
+			gates:   gates{features.RayClusterMTLS: true},
+			wantErr: `cannot use volume mount at path "/etc/ray/tls" in autoscalerOptions.volumeMounts when tlsOptions is set`,
+		},
+		"tls env set by user with tlsOptions disabled": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(false)}
+				headEnv(s, "RAY_USE_TLS", "1")
+			},
+			gates: gates{features.RayClusterMTLS: true},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -38,9 +38,6 @@ const (
 	autoscalerV2MinimumRayVersion = "2.47.0"
 )
 
-// Environment variables the operator manages when mutual TLS is on.
-var tlsEnvVars = []string{"RAY_USE_TLS", "RAY_TLS_SERVER_CERT", "RAY_TLS_SERVER_KEY", "RAY_TLS_CA_CERT"}
-
 // specRule is one check of a RayClusterSpec; the first failing rule wins.
 type specRule func(c *specCheck) error
 
@@ -461,34 +458,6 @@ func authOptions(c *specCheck) error {
 	}
 	if opts.SecretName != nil && *opts.SecretName != "" {
 		return fmt.Errorf("authOptions.enableK8sTokenAuth is enabled and authOptions.secretName is also set")
-	}
-	return nil
-}
-
-func tlsOptions(c *specCheck) error {
-	opts := c.spec.TLSOptions
-	if opts == nil {
-		return nil
-	}
-	if !c.gates.Enabled(features.RayClusterMTLS) {
-		return fmt.Errorf("spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled")
-	}
-	if opts.Enabled == nil || !*opts.Enabled {
-		return nil
-	}
-	containers := map[string][]corev1.EnvVar{"head Pod": c.head().Env}
-	for _, group := range c.spec.WorkerGroupSpecs {
-		if len(group.Template.Spec.Containers) > 0 {
-			containers[fmt.Sprintf("worker group %q", group.GroupName)] = group.Template.Spec.Containers[rayv1.RayContainerIndex].Env
-		}
-	}
-	for _, where := range slices.Sorted(maps.Keys(containers)) {
-		for _, name := range tlsEnvVars {
-			if envExists(containers[where], name) {
-				return fmt.Errorf("cannot set %s environment variable in %s when tlsOptions is set "+
-					"- the operator manages TLS configuration automatically", name, where)
-			}
-		}
 	}
 	return nil
 }

@@ -277,3 +277,69 @@ func (w *world) checkSecretOwners(want []corev1.Secret, certs []certmanagerv1.Ce
 		})
 	}
 }
+
+// waitNoMTLS checks that a cluster that got its Pods has no cert-manager
+// object and no TLS setting in them.
+func (w *world) waitNoMTLS(name string, pods []corev1.Pod) {
+	w.T.Helper()
+	if issuers, certs := w.mtlsObjects(); len(issuers)+len(certs) != 0 {
+		w.T.Errorf("%d Issuers and %d Certificates made", len(issuers), len(certs))
+	}
+	for _, p := range pods {
+		parts := tlsPartsOf(p)
+		if len(parts.RayTLSEnv) != 0 || slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "ray-tls" }) ||
+			slices.ContainsFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == "wait-for-tls-ip-san" }) {
+			w.T.Errorf("Pod %s of %s has TLS settings: %+v", p.Name, name, parts)
+		}
+	}
+}
+
+// TestMTLSGateOnFieldUnset: with the gate on, a cluster without
+// tlsOptions (and one with enabled false) gets its Pods and nothing of
+// mTLS.
+func TestMTLSGateOnFieldUnset(t *testing.T) {
+	w := newWorld(t, withGates(t, features.RayClusterMTLS))
+	unset := w.newCluster("unset", group("small", 1))
+	w.Create(unset)
+	disabled := mtlsSample(t)
+	disabled.Spec.TLSOptions.Enabled = ptr.To(false)
+	w.Create(disabled)
+	w.waitNoMTLS(unset.Name, w.WaitPods(unset.Name, nil, 2))
+	w.waitNoMTLS(disabled.Name, w.WaitPods(disabled.Name, nil, 2))
+}
+
+// TestMTLSGateOff: without the gate the sample is refused with KubeRay's
+// message, and neither Pods nor cert-manager objects are made.
+func TestMTLSGateOff(t *testing.T) {
+	w := newWorld(t)
+	rc := mtlsSample(t)
+	w.Create(rc)
+	e := w.WaitEvent(rc.Name, "InvalidRayClusterSpec")
+	if !strings.Contains(e.Note, "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled") {
+		t.Errorf("event note = %q", e.Note)
+	}
+	w.waitNoMTLS(rc.Name, nil)
+	if pods := w.Pods(rc.Name, nil); len(pods) != 0 {
+		t.Errorf("%d Pods created with the gate off", len(pods))
+	}
+}
+
+// TestMTLSRefusesManagedSettings: with the gate on, a cluster that sets a
+// TLS variable the operator manages is refused with KubeRay's message and
+// gets nothing.
+func TestMTLSRefusesManagedSettings(t *testing.T) {
+	w := newWorld(t, withGates(t, features.RayClusterMTLS))
+	rc := mtlsSample(t)
+	ray := &rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0]
+	ray.Env = append(ray.Env, corev1.EnvVar{Name: "RAY_TLS_SERVER_KEY", Value: "/mine/tls.key"})
+	w.Create(rc)
+	e := w.WaitEvent(rc.Name, "InvalidRayClusterSpec")
+	want := `cannot set RAY_TLS_SERVER_KEY environment variable in worker group "small-group" when tlsOptions is set - the operator manages TLS configuration automatically`
+	if !strings.Contains(e.Note, want) {
+		t.Errorf("event note = %q, want it to contain %q", e.Note, want)
+	}
+	w.waitNoMTLS(rc.Name, nil)
+	if pods := w.Pods(rc.Name, nil); len(pods) != 0 {
+		t.Errorf("%d Pods created for an invalid cluster", len(pods))
+	}
+}
