@@ -47,8 +47,12 @@ const (
 	// RayCluster controller provides the claim <cluster>-gcs-pvc (or uses the
 	// user's claimName) and the head mounts it at /data/gcs.
 	GCSFaultToleranceEmbeddedStorage featuregate.Feature = "GCSFaultToleranceEmbeddedStorage"
-	// RayClusterMTLS admits RayCluster spec.tlsOptions. Only validation reads
-	// it so far: no certificate or TLS setting is made yet (issue 21).
+	// RayClusterMTLS admits RayCluster spec.tlsOptions; with enabled true the
+	// RayCluster controller makes the cluster's cert-manager Issuers and
+	// Certificates, owns their Secrets by them, holds Pods back until they
+	// are issued and gives the Pods the TLS mount, variables and IP SAN wait.
+	// Objects and Pod settings are built; issuing by cert-manager on the
+	// local cluster is not proven yet.
 	RayClusterMTLS featuregate.Feature = "RayClusterMTLS"
 	// RayClusterHistoryServer admits historyServerOptions.collectorOptions:
 	// every Ray Pod gets the ray-history-collector sidecar, a /tmp/ray shared

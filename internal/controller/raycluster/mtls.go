@@ -10,8 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -35,6 +37,24 @@ import (
 
 const certificateKind = "Certificate"
 
+// errNoCertManager is KubeRay's refusal of a cluster asking for mutual TLS
+// where cert-manager is not installed.
+var errNoCertManager = errors.New("tlsOptions requires cert-manager, but cert-manager is not installed")
+
+// watchMTLS watches the Issuers and Certificates the clusters own when the
+// API server serves cert-manager's API; otherwise it records that it is
+// missing (a watch of an unknown kind would keep the manager from
+// starting), as KubeRay skips its mTLS controller then.
+func (r *Reconciler) watchMTLS(mgr ctrl.Manager, b *builder.Builder) *builder.Builder {
+	gk := schema.GroupKind{Group: certmanagerv1.SchemeGroupVersion.Group, Kind: certificateKind}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, certmanagerv1.SchemeGroupVersion.Version); err != nil {
+		mgr.GetLogger().Info("cert-manager API not found; RayClusters with tlsOptions enabled will be refused", "error", err.Error())
+		r.opts.CertManagerMissing = true
+		return b
+	}
+	return b.Owns(&certmanagerv1.Issuer{}).Owns(&certmanagerv1.Certificate{})
+}
+
 // mtlsEnabled reports whether the cluster gets mutual TLS.
 func (r *Reconciler) mtlsEnabled(cluster *rayv1.RayCluster) bool {
 	return raypod.TLSEnabled(cluster, r.opts.Features.Enabled(features.RayClusterMTLS))
@@ -44,10 +64,11 @@ func (r *Reconciler) mtlsEnabled(cluster *rayv1.RayCluster) bool {
 // RayClusterMTLS): with spec.tlsOptions.enabled the self-signed Issuer,
 // the CA Certificate, the CA Issuer and the head and worker Certificates,
 // in KubeRay's order, each Secret owned by its Certificate; otherwise it
-// deletes the ones the cluster controls. With the gate off it does nothing.
+// deletes the ones the cluster controls. With the gate off, or without
+// cert-manager's API (validation refuses such clusters), it does nothing.
 // It runs before the Pods, which wait for the Secrets.
 func (r *Reconciler) reconcileMTLS(ctx context.Context, s *scope) (passsteps.Result, error) {
-	if !r.opts.Features.Enabled(features.RayClusterMTLS) {
+	if !r.opts.Features.Enabled(features.RayClusterMTLS) || r.opts.CertManagerMissing {
 		return passsteps.Result{}, nil
 	}
 	if !r.mtlsEnabled(s.cluster) {

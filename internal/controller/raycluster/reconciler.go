@@ -82,6 +82,10 @@ type Options struct {
 	Pod raypod.Options
 	// Features are the feature gates; nil means every gate at its default.
 	Features validation.FeatureGates
+	// CertManagerMissing says the API server serves no cert-manager.io/v1
+	// Certificates: clusters asking for mutual TLS are then refused.
+	// SetupWithManager finds it out with the RayClusterMTLS gate on.
+	CertManagerMissing bool
 	// BatchScheduler is the batch scheduler plugin (--batch-scheduler): it
 	// prepares each pass before the Pods (a PodGroup) and decorates every
 	// Pod. Nil means none.

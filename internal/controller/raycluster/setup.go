@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	routev1 "github.com/openshift/api/route/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -91,7 +90,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		b = b.Owns(&routev1.Route{})
 	}
 	if r.opts.Features.Enabled(features.RayClusterMTLS) {
-		b = b.Owns(&certmanagerv1.Issuer{}).Owns(&certmanagerv1.Certificate{})
+		b = r.watchMTLS(mgr, b)
 	}
 	if r.opts.Features.Enabled(features.RayClusterNetworkPolicy) {
 		b = b.Owns(&networkingv1.NetworkPolicy{})

@@ -27,6 +27,9 @@ func (r *Reconciler) validateCluster(cluster *rayv1.RayCluster) error {
 	if err := validation.RayClusterSpec(&cluster.Spec, cluster.Annotations, r.opts.Features); err != nil {
 		return &invalidspec.Error{Reason: reasonInvalidSpec, NotePrefix: invalidSpecNote, Err: err}
 	}
+	if r.opts.CertManagerMissing && r.mtlsEnabled(cluster) {
+		return &invalidspec.Error{Reason: reasonInvalidSpec, NotePrefix: invalidSpecNote, Err: errNoCertManager}
+	}
 	if err := validation.RayClusterUpgradeOptions(cluster); err != nil {
 		return &invalidspec.Error{Reason: reasonInvalidSpec, NotePrefix: invalidSpecNote, Err: err}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
@@ -14,12 +15,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/yaml"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -341,5 +346,31 @@ func TestMTLSRefusesManagedSettings(t *testing.T) {
 	w.waitNoMTLS(rc.Name, nil)
 	if pods := w.Pods(rc.Name, nil); len(pods) != 0 {
 		t.Errorf("%d Pods created for an invalid cluster", len(pods))
+	}
+}
+
+// TestMTLSWithoutCertManager: on an API server without cert-manager's API
+// the operator with the gate on still starts, refuses a cluster asking for
+// mTLS with KubeRay's message and creates no Pod, and runs clusters
+// without tlsOptions as usual.
+func TestMTLSWithoutCertManager(t *testing.T) {
+	env := testenv.Start(t)
+	w := &world{World: testenv.NewWorld(t, env), clock: clocktesting.NewFakeClock(time.Now())}
+	opts := raycluster.Options{WatchNamespaces: []string{w.NS}}
+	withGates(t, features.RayClusterMTLS)(&opts)
+	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
+		return raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock}, opts).SetupWithManager(mgr, 1)
+	})
+	rc := mtlsSample(t)
+	w.Create(rc)
+	plain := w.newCluster("plain", group("small", 1))
+	w.Create(plain)
+	e := w.WaitEvent(rc.Name, "InvalidRayClusterSpec")
+	if want := "tlsOptions requires cert-manager, but cert-manager is not installed"; !strings.Contains(e.Note, want) {
+		t.Errorf("event note = %q, want it to contain %q", e.Note, want)
+	}
+	w.WaitPods(plain.Name, nil, 2)
+	if pods := w.Pods(rc.Name, nil); len(pods) != 0 {
+		t.Errorf("%d Pods created without cert-manager", len(pods))
 	}
 }
