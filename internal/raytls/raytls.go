@@ -8,6 +8,7 @@ package raytls
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -120,6 +121,12 @@ func LeafCertificate(cluster *rayv1.RayCluster, nodeType rayv1.RayNodeType, head
 			IssuerRef: issuerRef(naming.TLSCAIssuerName(cluster.Name)),
 		},
 	}
+}
+
+// Noun names a leaf certificate in events as KubeRay does: "head
+// certificate" or "worker certificate".
+func Noun(cert *certmanagerv1.Certificate) string {
+	return strings.ReplaceAll(cert.Labels[labelComponent], "-", " ")
 }
 
 // normalizeIPs sorts and de-duplicates the IPs and adds 127.0.0.1.

@@ -149,7 +149,7 @@ func (r *Reconciler) applyCertificate(ctx context.Context, s *scope, desired *ce
 			return err
 		}
 		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonMTLSCertificatesUpdated, actionUpdate,
-			"Updated %s SANs (IPs: %v)", existing.Name, desired.Spec.IPAddresses)
+			"Updated %s SANs (IPs: %v)", raytls.Noun(desired), desired.Spec.IPAddresses)
 	}
 	return r.ownSecret(ctx, existing)
 }

@@ -250,6 +250,10 @@ func TestMTLSMatchesKubeRay(t *testing.T) {
 		}
 	}
 	w.checkSecretOwners(want.Secrets, certs)
+	if e := w.WaitEvent(rc.Name, "MTLSCertificatesUpdated"); !strings.HasPrefix(e.Note, "Updated head certificate SANs (IPs: [") &&
+		!strings.HasPrefix(e.Note, "Updated worker certificate SANs (IPs: [") {
+		t.Errorf("MTLSCertificatesUpdated note = %q", e.Note)
+	}
 
 	w.edit(rc.Name, func(rc *rayv1.RayCluster) { rc.Spec.TLSOptions.Enabled = ptr.To(false) })
 	w.Eventually("Issuers and Certificates deleted", func() (bool, error) {
