@@ -1,6 +1,7 @@
 package rediscleanup
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,5 +154,26 @@ func TestBuildJobSkipsBatchScheduler(t *testing.T) {
 	got := []string{job.Labels["scheduled-by"], job.Spec.Template.Labels["scheduled-by"]}
 	if diff := cmp.Diff([]string{"", ""}, got); diff != "" {
 		t.Errorf("scheduler labels on Job, template (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildJobWithoutTLSWait: with mutual TLS the cleanup Pod keeps the
+// head's TLS mount and variables but not the IP SAN wait, whose IP no
+// certificate names.
+func TestBuildJobWithoutTLSWait(t *testing.T) {
+	c := newCluster(&rayv1.GcsFaultToleranceOptions{RedisAddress: "redis:6379"})
+	c.Spec.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)}
+	job, err := BuildJob(c, raypod.Options{MTLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := job.Spec.Template.Spec
+	for _, ic := range spec.InitContainers {
+		if ic.Name == raypod.WaitForTLSIPSANName {
+			t.Errorf("cleanup Pod has %s", ic.Name)
+		}
+	}
+	if !slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == raypod.TLSVolumeName }) {
+		t.Errorf("cleanup Pod lacks the TLS volume: %v", spec.Volumes)
 	}
 }

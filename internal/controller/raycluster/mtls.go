@@ -115,11 +115,14 @@ func (r *Reconciler) mtlsSteps(c *rayv1.RayCluster) []mtlsStep {
 
 // createIfMissing creates obj; one that already exists is left alone.
 func (r *Reconciler) createIfMissing(ctx context.Context, obj client.Object) error {
-	if err := r.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
+	err := r.Client.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
 	}
-	ctrl.LoggerFrom(ctx).Info("Created mTLS object", "object", klog.KObj(obj))
-	return nil
+	if err == nil {
+		ctrl.LoggerFrom(ctx).Info("Created mTLS object", "object", klog.KObj(obj))
+	}
+	return err
 }
 
 // createIssuer creates the Issuer unless it exists: its spec never changes.
