@@ -378,3 +378,41 @@ func TestMTLSWithoutCertManager(t *testing.T) {
 		t.Errorf("%d Pods created without cert-manager", len(pods))
 	}
 }
+
+// TestMTLSAutoscalerMatchesKubeRay: with autoscaling, the head's
+// autoscaler sidecar gets KubeRay's TLS variables and mount (after its own
+// variables), and the rest of the head's mTLS parts stay KubeRay's.
+func TestMTLSAutoscalerMatchesKubeRay(t *testing.T) {
+	w := newWorld(t, withGates(t, features.RayClusterMTLS))
+	rc := mtlsSample(t)
+	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	w.Create(rc)
+	want := readKubeRayMTLS(t, rc).Pods["head-autoscaler"]
+	var certs []certmanagerv1.Certificate
+	w.Eventually("3 Certificates", func() (bool, error) {
+		_, certs = w.mtlsObjects()
+		return len(certs) == 3, nil
+	})
+	w.issue(&certs[1])
+	w.issue(&certs[2])
+	got := w.WaitPods(rc.Name, headLabels(), 1)[0]
+	if diff := cmp.Diff(tlsPartsOf(want), tlsPartsOf(got)); diff != "" {
+		t.Errorf("head Pod: mTLS parts differ from KubeRay's (-KubeRay +ours):\n%s", diff)
+	}
+	autoscaler := func(p corev1.Pod) corev1.Container {
+		i := slices.IndexFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.Name == "autoscaler" })
+		if i < 0 {
+			t.Fatalf("no autoscaler in %s", p.Name)
+		}
+		c := p.Spec.Containers[i]
+		var names []corev1.EnvVar
+		for _, e := range c.Env {
+			names = append(names, corev1.EnvVar{Name: e.Name})
+		}
+		tls := slices.DeleteFunc(slices.Clone(c.Env), func(e corev1.EnvVar) bool { return !isTLSEnv(e) })
+		return corev1.Container{Env: append(names, tls...), VolumeMounts: c.VolumeMounts}
+	}
+	if diff := cmp.Diff(autoscaler(want), autoscaler(got)); diff != "" {
+		t.Errorf("autoscaler: env names, TLS env and mounts differ from KubeRay's (-KubeRay +ours):\n%s", diff)
+	}
+}
