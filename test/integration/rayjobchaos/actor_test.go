@@ -398,7 +398,8 @@ func (a *actor) awaitCondition(what string, cond func() bool) error {
 
 // await polls what the watches recorded until done holds for the RayJob
 // (its last state, even once deleted). It gives up with errEnded when the
-// RayJob ends first, and after stepTimeout.
+// RayJob ends first (whether or not it was deleted since), with an error
+// when it is deleted before it ended, and after stepTimeout.
 func (a *actor) await(what string, done func(*rayv1.RayJob) bool) (*rayv1.RayJob, error) {
 	var job *rayv1.RayJob
 	err := wait.PollUntilContextTimeout(a.ctx, 50*time.Millisecond, stepTimeout, true, func(context.Context) (bool, error) {
@@ -409,10 +410,12 @@ func (a *actor) await(what string, done func(*rayv1.RayJob) bool) (*rayv1.RayJob
 			return false, nil
 		case done(job):
 			return true, nil
+		case rayv1.IsJobDeploymentTerminal(job.Status.JobDeploymentStatus):
+			// Also when it is gone since: a deletion rule may delete a
+			// RayJob that ended between two polls.
+			return false, errEnded
 		case gone:
 			return false, fmt.Errorf("the RayJob is gone while waiting for %s", what)
-		case rayv1.IsJobDeploymentTerminal(job.Status.JobDeploymentStatus):
-			return false, errEnded
 		}
 		return false, nil
 	})
