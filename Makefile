@@ -18,6 +18,8 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 KWOK_VERSION ?= v0.8.0
 COREDNS_VERSION ?= v1.15.0
 METRICS_SERVER_VERSION ?= v0.9.0
+# cert-manager's controller loops, built from hack/cert-manager-controller (its go.mod pins the same version).
+CERT_MANAGER_VERSION ?= v1.21.2
 HELM_VERSION ?= v3.22.0
 
 TOOLS := $(CACHE)/tools
@@ -26,6 +28,7 @@ GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KWOK := $(TOOLS)/kwok-$(KWOK_VERSION)
 COREDNS := $(TOOLS)/coredns-$(COREDNS_VERSION)
 METRICS_SERVER := $(TOOLS)/metrics-server-$(METRICS_SERVER_VERSION)
+CERT_MANAGER := $(TOOLS)/cert-manager-controller-$(CERT_MANAGER_VERSION)
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
 
 .PHONY: all
@@ -70,6 +73,12 @@ $(METRICS_SERVER):
 	mkdir -p $(TOOLS)/tmp-metrics-server && GOBIN=$(TOOLS)/tmp-metrics-server go install sigs.k8s.io/metrics-server/cmd/metrics-server@$(METRICS_SERVER_VERSION)
 	mv $(TOOLS)/tmp-metrics-server/metrics-server $@ && rmdir $(TOOLS)/tmp-metrics-server
 
+# cert-manager publishes its controller's main package in a module that
+# go install cannot build (replace directive), so a small main in
+# hack/cert-manager-controller runs its certificate and issuer loops.
+$(CERT_MANAGER): hack/cert-manager-controller/main.go hack/cert-manager-controller/go.mod
+	mkdir -p $(TOOLS) && cd hack/cert-manager-controller && go build -o $@.tmp . && mv $@.tmp $@
+
 $(HELM):
 	mkdir -p $(TOOLS)/tmp-helm && GOBIN=$(TOOLS)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(TOOLS)/tmp-helm/helm $@ && rmdir $(TOOLS)/tmp-helm
@@ -79,7 +88,7 @@ helm: $(HELM) ## Install the pinned helm (used by the chart tests) and print its
 	@echo $(HELM)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(HELM) ## Install pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(HELM) ## Install pinned tools into the cache.
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager, kube-proxy and kubectl (cached).
@@ -221,11 +230,11 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
+test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	hack/node-packages.sh
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
-	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
 
 .PHONY: bench
@@ -255,9 +264,9 @@ SCALE_KINDS ?= raycluster,rayjob
 SCALE_OPERATOR_FLAGS ?=
 
 .PHONY: bench-local
-bench-local: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (the average of 2 clusters after a first one that go test runs to size the benchmark; one after another, about 5 minutes).
+bench-local: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (the average of 2 clusters after a first one that go test runs to size the benchmark; one after another, about 5 minutes).
 	hack/node-packages.sh
-	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" \
 		go test -count=1 -run '^$$' -bench BenchmarkMinimalClusterFootprint -benchtime 2x -timeout 30m ./test/e2e/cluster/
 
 .PHONY: bench-scale

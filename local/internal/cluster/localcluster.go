@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/local/internal/certmanager"
 	"github.com/ray-operator/ray-operator/local/internal/hostlock"
 	"github.com/ray-operator/ray-operator/local/internal/metricsserver"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
@@ -59,6 +61,9 @@ type Options struct {
 	// the host and every hostPath volume.
 	AllowHostPrivileges bool
 	SharedHostDirs      []string
+	// CertManager runs cert-manager's controller (local/internal/certmanager)
+	// and installs its CRDs.
+	CertManager bool
 	// Log receives the control-plane components' output (nil: only their
 	// log files); Logger the node's.
 	Log    io.Writer
@@ -99,6 +104,20 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, errors.Join(err, c.Stop(stopCtx))
 	}
 	return c, nil
+}
+
+// withCertManager adds cert-manager's controller to addons and its CRD
+// files to crds.
+func withCertManager(addons []controlplane.Addon, crds []string) ([]controlplane.Addon, []string, error) {
+	bin, err := certmanager.Binary()
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := certmanager.CRDFiles()
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(addons, &certmanager.CertManager{Binary: bin}), append(slices.Clone(crds), files...), nil
 }
 
 // stopTimeout bounds the clean-up after a failed start.
@@ -144,9 +163,15 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return err
 	}
 	addons = append(addons, &metricsserver.MetricsServer{Binary: metricsServer})
+	crds := opts.CRDDirs
+	if opts.CertManager {
+		if addons, crds, err = withCertManager(addons, crds); err != nil {
+			return err
+		}
+	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		StateDir:       opts.StateDir,
-		CRDDirs:        opts.CRDDirs,
+		CRDDirs:        crds,
 		KubeconfigPath: opts.KubeconfigPath,
 		Log:            opts.Log,
 		Network: &controlplane.NodeNetwork{

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -110,13 +111,14 @@ func startSuite(ctx context.Context) (*suite, error) {
 		CRDDirs:     []string{filepath.Join(root, "config", "crd", "bases")},
 		RayVenvDir:  venv,
 		RedisServer: os.Getenv(redisEnv),
+		CertManager: true,
 	})
 	if err != nil {
 		return nil, err
 	}
 	fmt.Printf("local e2e: cluster ready in %v (state in %s)\n", time.Since(began).Round(time.Millisecond), stateDir)
 	s := &suite{cluster: c, root: root, stateDir: stateDir, opErr: make(chan error, 1)}
-	scheme, err := testenv.NewScheme(scheduling.AddToScheme)
+	scheme, err := testenv.NewScheme(scheduling.AddToScheme, certmanagerv1.AddToScheme)
 	if err != nil {
 		return nil, err
 	}
@@ -142,9 +144,11 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// Errors only on stdout, where go test prints results; everything
 		// in the log file.
 		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console", "--zap-log-level=error",
+		// RayClusterMTLS: only clusters with tlsOptions.enabled (the
+		// mTLS sample) are affected.
 		// KubernetesWAS: only gang-labeled clusters (the gang-scheduling
 		// sample) are affected.
-		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true",
+		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterMTLS=true",
 	})
 	if err != nil {
 		return err
