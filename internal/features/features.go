@@ -51,8 +51,8 @@ const (
 	// RayCluster controller makes the cluster's cert-manager Issuers and
 	// Certificates, owns their Secrets by them, holds Pods back until they
 	// are issued and gives the Pods the TLS mount, variables and IP SAN wait.
-	// Objects and Pod settings are built; issuing by cert-manager on the
-	// local cluster is not proven yet.
+	// On the local cluster cert-manager's own controller issues the
+	// certificates and real Ray runs with TLS (local e2e TestRayClusterMTLS).
 	RayClusterMTLS featuregate.Feature = "RayClusterMTLS"
 	// RayClusterHistoryServer admits historyServerOptions.collectorOptions:
 	// every Ray Pod gets the ray-history-collector sidecar, a /tmp/ray shared
