@@ -36,8 +36,8 @@ import (
 
 	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
-	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
+	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
