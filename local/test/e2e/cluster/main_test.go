@@ -143,8 +143,9 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// in the log file.
 		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console", "--zap-log-level=error",
 		// KubernetesWAS: only gang-labeled clusters (the gang-scheduling
-		// sample) are affected.
-		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true",
+		// sample) are affected; RayClusterNetworkPolicy: only clusters
+		// with spec.networkPolicy.
+		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterNetworkPolicy=true",
 	})
 	if err != nil {
 		return err

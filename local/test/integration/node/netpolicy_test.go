@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,35 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/ray-operator/ray-operator/local/test/netprobe"
 )
 
-// probeScript connects (tcp) or sends a datagram and waits for its echo
-// (udp) from inside a pod, and prints what happened: "connected", "echo",
-// "timeout" (a dropped packet) or "error ..." (refused, unreachable).
-const probeScript = `
-import socket, sys
-proto, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM)
-s.settimeout(1.0)
-try:
-    if proto == "tcp":
-        s.connect((host, port))
-        print("connected")
-    else:
-        s.sendto(b"ping", (host, port))
-        print("echo" if s.recv(16) == b"ping" else "other")
-except socket.timeout:
-    print("timeout")
-except OSError as e:
-    print("error", e)
-`
-
-// probe runs probeScript in pod ns/pod towards addr and returns its verdict.
-func probe(t *testing.T, c *cluster, ns, pod, proto string, addr netip.AddrPort) string {
+// probe runs a netprobe command in pod ns/pod and returns its verdict.
+func probe(t *testing.T, c *cluster, ns, pod string, cmd []string) string {
 	t.Helper()
 	cfg := &rest.Config{Host: "https://" + c.kubelet.String(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	var out, errOut strings.Builder
-	cmd := []string{"python3", "-c", probeScript, proto, addr.Addr().String(), strconv.Itoa(int(addr.Port()))}
 	if err := kubeletExecIn(t, cfg, ns, pod, cmd, &out, &errOut); err != nil {
 		return fmt.Sprintf("exec failed: %v (%s)", err, errOut.String())
 	}
@@ -54,18 +33,25 @@ func probe(t *testing.T, c *cluster, ns, pod, proto string, addr netip.AddrPort)
 }
 
 // waitProbe probes until the verdict is want.
-func waitProbe(t *testing.T, c *cluster, ns, pod, proto string, addr netip.AddrPort, want string) {
+func waitProbe(t *testing.T, c *cluster, ns, pod string, cmd []string, want string) {
 	t.Helper()
 	var got string
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		got = probe(t, c, ns, pod, proto, addr)
+		got = probe(t, c, ns, pod, cmd)
 		return got == want, nil
 	})
 	if err != nil {
-		t.Fatalf("%s %s from %s/%s: got %q, want %q", proto, addr, ns, pod, got, want)
+		t.Fatalf("%v from %s/%s: got %q, want %q", cmd[3:], ns, pod, got, want)
 	}
 }
 
+// python is the host's python3, which the Ray-image pods of this node see
+// (their Ray virtualenv is empty here).
+const python = "python3"
+
+// testNetworkPolicies: pods on the node are isolated as NetworkPolicies
+// say, by the enforcer startCluster runs. Each denial is shown after the
+// same path was seen open, and is a drop (timeout), not a refusal.
 func testNetworkPolicies(t *testing.T, c *cluster) {
 	nsA, nsB := "np-a", "np-b"
 	for _, ns := range []string{nsA, nsB} {
@@ -77,20 +63,20 @@ func testNetworkPolicies(t *testing.T, c *cluster) {
 	serverAddr := netip.AddrPortFrom(netip.MustParseAddr(server.Status.PodIP), 8080)
 
 	t.Run("ingress", func(t *testing.T) {
-		waitProbe(t, c, nsB, "client", "tcp", serverAddr, "connected")
+		waitProbe(t, c, nsB, "client", netprobe.TCP(python, serverAddr), netprobe.Connected)
 		createPolicy(t, c, nsA, networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}})
-		waitProbe(t, c, nsB, "client", "tcp", serverAddr, "timeout")
+		waitProbe(t, c, nsB, "client", netprobe.TCP(python, serverAddr), netprobe.Timeout)
 		if err := c.cs.NetworkingV1().NetworkPolicies(nsA).Delete(t.Context(), "policy", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitProbe(t, c, nsB, "client", "tcp", serverAddr, "connected")
+		waitProbe(t, c, nsB, "client", netprobe.TCP(python, serverAddr), netprobe.Connected)
 	})
 
 	t.Run("egress", func(t *testing.T) {
 		hostTCP := listenTCP(t, c.gateway)
 		dns := echoUDP(t, netip.AddrPortFrom(c.gateway, 53))
-		waitProbe(t, c, nsB, "client", "tcp", hostTCP, "connected")
-		waitProbe(t, c, nsB, "client", "udp", dns, "echo")
+		waitProbe(t, c, nsB, "client", netprobe.TCP(python, hostTCP), netprobe.Connected)
+		waitProbe(t, c, nsB, "client", netprobe.UDP(python, dns), netprobe.Answered)
 		udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
 		port53 := intstr.FromInt32(53)
 		createPolicy(t, c, nsB, networkingv1.NetworkPolicySpec{
@@ -99,12 +85,12 @@ func testNetworkPolicies(t *testing.T, c *cluster) {
 				{Protocol: &udp, Port: &port53}, {Protocol: &tcp, Port: &port53},
 			}}},
 		})
-		waitProbe(t, c, nsB, "client", "tcp", hostTCP, "timeout")
-		if got := probe(t, c, nsB, "client", "udp", dns); got != "echo" {
-			t.Errorf("udp %s (allowed by the policy) from the isolated pod: %q, want echo", dns, got)
+		waitProbe(t, c, nsB, "client", netprobe.TCP(python, hostTCP), netprobe.Timeout)
+		if got := probe(t, c, nsB, "client", netprobe.UDP(python, dns)); got != netprobe.Answered {
+			t.Errorf("udp %s (allowed by the policy) from the isolated pod: %q, want %q", dns, got, netprobe.Answered)
 		}
-		if got := probe(t, c, nsB, "client", "tcp", serverAddr); got != "timeout" {
-			t.Errorf("tcp %s (another pod) from the isolated pod: %q, want timeout", serverAddr, got)
+		if got := probe(t, c, nsB, "client", netprobe.TCP(python, serverAddr)); got != netprobe.Timeout {
+			t.Errorf("tcp %s (another pod) from the isolated pod: %q, want %q", serverAddr, got, netprobe.Timeout)
 		}
 	})
 }
