@@ -184,7 +184,7 @@ func (s *suite) proberPod(t *testing.T, ns string) string {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "prober", Namespace: ns},
 		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "probe", Image: "rayproject/ray:2.60.0", Command: []string{"sleep", "3600"}}},
+			Containers:                    []corev1.Container{{Name: "probe", Image: "rayproject/ray:2.60.0", Command: []string{"sleep", "3600"}}},
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 		},
 	}
