@@ -37,7 +37,8 @@ kind: RayJob
 metadata:
   name: netpol
 spec:
-  entrypoint: python -c "import ray; ray.init(); print('task says', ray.get(ray.remote(lambda: 'hello').remote()))"
+  entrypoint: |-
+    python -c "import ray; ray.init(); print('task says', ray.get(ray.remote(lambda: 'hello').remote()))"
   shutdownAfterJobFinishes: false
   submitterPodTemplate:
     spec:
