@@ -23,8 +23,9 @@ import (
 const (
 	// DefaultQueueID is the nfqueue the local cluster's enforcer reads.
 	DefaultQueueID = 2470
-	// DefaultTable is the inet table of kube-network-policies' chains;
-	// the input chain's table is its name with "-host" appended.
+	// DefaultTable is the ip table of the rules that send packets to the
+	// queue (installDataplane). kube-network-policies' own table (inet) is
+	// named after it with "-knp" appended.
 	DefaultTable = "ray-local-netpol"
 )
 
@@ -74,7 +75,7 @@ func Start(ctx context.Context, cfg Config) (*Enforcer, error) {
 		nil, nil, nil, nil, networkpolicy.Config{
 			QueueID:     int(cfg.QueueID),
 			NodeName:    cfg.NodeName,
-			NFTableName: cfg.Table,
+			NFTableName: cfg.upstreamTable(),
 			// NRI is containerd's; this node has none.
 			NRIdisabled: true,
 			// The workaround for a conntrack race fixed in 6.12 sends DNS
@@ -84,14 +85,16 @@ func Start(ctx context.Context, cfg Config) (*Enforcer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network policy enforcer: %w", err)
 	}
-	if err := installHostChain(cfg.hostTable(), cfg.Bridge, cfg.PodCIDR, cfg.QueueID); err != nil {
-		return nil, err
-	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e := &Enforcer{cfg: cfg, cancel: cancel, done: make(chan error, 1), factory: factory}
 	go func() { e.done <- ctrl.Run(runCtx) }()
 	factory.Start(runCtx.Done())
 	if err := e.waitBound(ctx); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
+	// Only now that the queue is read: a packet sent to it before would be
+	// dropped.
+	if err := installDataplane(cfg.Table, cfg.Bridge, cfg.PodCIDR, cfg.QueueID); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}
 	cfg.Log.Info("Network policy enforcer ready", "queue", cfg.QueueID, "table", cfg.Table, "bridge", cfg.Bridge)
@@ -108,7 +111,11 @@ func withDefaults(cfg Config) Config {
 	return cfg
 }
 
-func (c Config) hostTable() string { return c.Table + "-host" }
+// upstreamTable is the table kube-network-policies writes its own rules
+// to. On a kernel without nftables' queue statement it cannot (its sync
+// logs the error and is retried); where it can, a packet is judged twice,
+// with the same verdict.
+func (c Config) upstreamTable() string { return c.Table + "-knp" }
 
 // waitBound waits until the controller reads its queue, which it opens
 // after its caches synced and it wrote its first rules.
@@ -149,12 +156,14 @@ func queueBound(path string, queue uint16) (bool, error) {
 	return false, s.Err()
 }
 
-// Stop stops the controller, which removes its table, and removes the
-// input chain's table. Until then the rules stay, and with nothing reading
-// the queue the packets sent to it are dropped.
+// Stop removes the rules that send packets to the queue, then stops the
+// controller (which removes its own table). Should the process end without
+// Stop, the rules stay and, with nothing reading the queue, the packets
+// they send to it are dropped until the next Start replaces them.
 func (e *Enforcer) Stop() error {
+	err := deleteTable(e.cfg.Table)
 	e.cancel()
-	err := <-e.done
+	err = errors.Join(err, <-e.done)
 	e.factory.Shutdown()
-	return errors.Join(err, deleteTable(e.cfg.hostTable()))
+	return err
 }

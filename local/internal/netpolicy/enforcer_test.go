@@ -28,8 +28,8 @@ func TestQueueBound(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	got := withDefaults(Config{})
-	if got.QueueID != DefaultQueueID || got.Table != DefaultTable || got.hostTable() != DefaultTable+"-host" {
-		t.Errorf("defaults: queue %d, table %q, host table %q", got.QueueID, got.Table, got.hostTable())
+	if got.QueueID != DefaultQueueID || got.Table != DefaultTable || got.upstreamTable() != DefaultTable+"-knp" {
+		t.Errorf("defaults: queue %d, table %q, upstream table %q", got.QueueID, got.Table, got.upstreamTable())
 	}
 	set := withDefaults(Config{QueueID: 7, Table: "t"})
 	if set.QueueID != 7 || set.Table != "t" {
