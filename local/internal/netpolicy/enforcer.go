@@ -76,8 +76,13 @@ func Start(ctx context.Context, cfg Config) (*Enforcer, error) {
 			QueueID:     int(cfg.QueueID),
 			NodeName:    cfg.NodeName,
 			NFTableName: cfg.upstreamTable(),
-			// NRI is containerd's; this node has none.
-			NRIdisabled: true,
+			// NRI (containerd's) is not used by this node, but must stay
+			// on: with it off, v0.8.0 dereferences a nil plugin for every
+			// packet whose address is no Pod's (the node's, say). Its
+			// client finds no socket at /var/run/nri/nri.sock, logs that
+			// and stops; where a containerd serves one, it only learns that
+			// runtime's pod addresses, none of which are this node's.
+			NRIdisabled: false,
 			// The workaround for a conntrack race fixed in 6.12 sends DNS
 			// through prerouting; this project's kernels have the fix.
 			NetfilterBug1766Fix: false,
