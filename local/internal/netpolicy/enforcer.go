@@ -71,7 +71,8 @@ func Start(ctx context.Context, cfg Config) (*Enforcer, error) {
 	}
 	factory := informers.NewSharedInformerFactory(clientset, 0)
 	ctrl, err := networkpolicy.NewController(clientset,
-		factory.Networking().V1().NetworkPolicies(), factory.Core().V1().Namespaces(), factory.Core().V1().Pods(),
+		policiesWithoutHandlers{factory.Networking().V1().NetworkPolicies()}, factory.Core().V1().Namespaces(),
+		podsWithoutHandlers{factory.Core().V1().Pods()},
 		nil, nil, nil, nil, networkpolicy.Config{
 			QueueID:     int(cfg.QueueID),
 			NodeName:    cfg.NodeName,

@@ -36,3 +36,4 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("set values overridden: %+v", set)
 	}
 }
+
