@@ -36,4 +36,3 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("set values overridden: %+v", set)
 	}
 }
-
