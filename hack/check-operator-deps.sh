@@ -18,6 +18,8 @@ local_only=(
 	github.com/moby/sys/mountinfo
 	github.com/distribution/reference
 	sigs.k8s.io/sig-storage-lib-external-provisioner/v13
+	sigs.k8s.io/kube-network-policies
+	github.com/florianl/go-nfqueue
 )
 pattern="$(printf '%s|' "${local_only[@]}" github.com/ray-operator/ray-operator/local)"
 pattern="^(${pattern%|})(/|\$)"

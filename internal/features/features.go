@@ -40,7 +40,8 @@ const (
 	// RayClusterNetworkPolicy admits RayCluster spec.networkPolicy and
 	// makes the RayCluster controller create the cluster's NetworkPolicies;
 	// with it off, the operator removes at start-up those a run with it on
-	// made. The local cluster does not enforce NetworkPolicies yet.
+	// made. The local cluster enforces NetworkPolicies (kube-network-policies
+	// on its node).
 	RayClusterNetworkPolicy featuregate.Feature = "RayClusterNetworkPolicy"
 	// GCSFaultToleranceEmbeddedStorage admits the embedded RocksDB backend of
 	// GCS fault tolerance (gcsFaultToleranceOptions.backend: rocksdb): the

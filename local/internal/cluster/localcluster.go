@@ -1,8 +1,9 @@
 // Package localcluster starts a whole Kubernetes cluster on this machine
 // whose pods are real processes: a bridge with a pod network (the node's
 // sandbox host), the local control plane with cluster DNS, kube-proxy and
-// metrics-server on that network, and the local node that runs the pods
-// scheduled to it.
+// metrics-server on that network, a NetworkPolicy enforcer
+// (kube-network-policies), and the local node that runs the pods scheduled
+// to it.
 // `make run` and the end-to-end suites that run real Ray use it; Stop, or
 // canceling the context given to Start, takes it all down again.
 package cluster
@@ -26,6 +27,7 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/hostlock"
 	"github.com/ray-operator/ray-operator/local/internal/metricsserver"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
+	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
 	"github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
@@ -76,6 +78,8 @@ type Cluster struct {
 	ControlPlane *controlplane.ControlPlane
 	// Host owns the bridge and the pods' sandboxes.
 	Host *sandbox.Host
+	// NetworkPolicies enforces the NetworkPolicies on the node's pods.
+	NetworkPolicies *netpolicy.Enforcer
 	// Node is the node that runs the pods.
 	Node *node.Node
 	// NodeName is the Node's name.
@@ -182,6 +186,14 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return err
 	}
 	c.ControlPlane = cp
+	// Before the node: no pod runs without its policies.
+	c.NetworkPolicies, err = netpolicy.Start(ctx, netpolicy.Config{
+		RESTConfig: cp.RESTConfig, NodeName: opts.NodeName, Bridge: host.Bridge(), PodCIDR: host.PodCIDR(),
+		Log: opts.Logger.WithName("netpolicy"),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the network policy enforcer: %w", err)
+	}
 	port, err := controlplane.FreePorts(1)
 	if err != nil {
 		return err
@@ -214,6 +226,9 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	var errs []error
 	if c.Node != nil {
 		errs = append(errs, c.Node.Stop(ctx))
+	}
+	if c.NetworkPolicies != nil {
+		errs = append(errs, c.NetworkPolicies.Stop())
 	}
 	if c.ControlPlane != nil {
 		errs = append(errs, c.ControlPlane.Stop())

@@ -150,6 +150,9 @@ func (h *Host) setUp() error {
 // Gateway is the bridge address: the node's InternalIP, where DNS listens.
 func (h *Host) Gateway() netip.Addr { return h.gateway }
 
+// Bridge is the name of the pods' bridge.
+func (h *Host) Bridge() string { return h.cfg.BridgeName }
+
 // PodCIDR is the prefix pod addresses come from.
 func (h *Host) PodCIDR() netip.Prefix { return h.cfg.PodCIDR }
 

@@ -147,8 +147,9 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// RayClusterMTLS: only clusters with tlsOptions.enabled (the
 		// mTLS sample) are affected.
 		// KubernetesWAS: only gang-labeled clusters (the gang-scheduling
-		// sample) are affected.
-		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterMTLS=true",
+		// sample) are affected; RayClusterNetworkPolicy: only clusters
+		// with spec.networkPolicy.
+		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterNetworkPolicy=true,RayClusterMTLS=true",
 	})
 	if err != nil {
 		return err

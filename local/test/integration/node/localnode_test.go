@@ -36,6 +36,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
 	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
@@ -52,6 +53,8 @@ type cluster struct {
 	cs      kubernetes.Interface
 	node    *localnode.Node
 	kubelet netip.AddrPort
+	// gateway is the node's address on the pods' bridge.
+	gateway netip.Addr
 	// shared is the host directory the node shares with hostPath volumes.
 	shared string
 	// volumes is the node's volume directory.
@@ -81,6 +84,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("a lowered activeDeadlineSeconds fails the pod", func(t *testing.T) { testActiveDeadline(t, c) })
 	t.Run("an image change restarts the container", func(t *testing.T) { testImageChange(t, c) })
 	t.Run("a container restartPolicy OnFailure restarts it in a Never pod", func(t *testing.T) { testContainerRestartPolicy(t, c) })
+	t.Run("NetworkPolicies: ingress deny isolates a pod until deleted; egress deny blocks the node but the DNS port it allows", func(t *testing.T) { testNetworkPolicies(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
@@ -106,6 +110,20 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 			t.Errorf("closing the sandbox host: %v", err)
 		}
 	})
+	// Before the node, as the local cluster does: no pod runs unpoliced.
+	// Queue and table differ from the local cluster's, which may run too.
+	enforcer, err := netpolicy.Start(t.Context(), netpolicy.Config{
+		RESTConfig: env.Config, NodeName: "ray-local", Bridge: host.Bridge(), PodCIDR: host.PodCIDR(),
+		QueueID: netpolicy.DefaultQueueID + 1, Table: "rlntest-netpol", Log: testr.New(t),
+	})
+	if err != nil {
+		t.Fatalf("starting the network policy enforcer: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := enforcer.Stop(); err != nil {
+			t.Errorf("stopping the network policy enforcer: %v", err)
+		}
+	})
 	port := freePort(t)
 	listen := netip.AddrPortFrom(host.Gateway(), port)
 	shared := sharedDir(t)
@@ -127,7 +145,7 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{cs: cs, node: node, kubelet: listen, shared: shared, volumes: volumes}
+	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes}
 }
 
 // sharedDir makes the directory the node shares, readable by all: a pod's
@@ -383,8 +401,14 @@ func testExecPortForward(t *testing.T, c *cluster) {
 // kubeletExec runs cmd in the pod's main container as kubectl exec does.
 func kubeletExec(t *testing.T, cfg *rest.Config, pod string, cmd []string, stdout, stderr io.Writer) error {
 	t.Helper()
+	return kubeletExecIn(t, cfg, namespace, pod, cmd, stdout, stderr)
+}
+
+// kubeletExecIn runs cmd in the main container of pod in namespace ns.
+func kubeletExecIn(t *testing.T, cfg *rest.Config, ns, pod string, cmd []string, stdout, stderr io.Writer) error {
+	t.Helper()
 	q := url.Values{"output": {"1"}, "error": {"1"}, "command": cmd}
-	u, _ := url.Parse(fmt.Sprintf("%s/exec/%s/%s/main?%s", cfg.Host, namespace, pod, q.Encode()))
+	u, _ := url.Parse(fmt.Sprintf("%s/exec/%s/%s/main?%s", cfg.Host, ns, pod, q.Encode()))
 	exec, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, u)
 	if err != nil {
 		t.Fatal(err)
