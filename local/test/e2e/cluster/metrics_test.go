@@ -76,7 +76,7 @@ func TestResourceMetrics(t *testing.T) {
 	rec := recordCgroup(ctx, t, cg)
 	shared.checkSummary(ctx, t, ns, cg)
 	running := time.Now()
-	m := shared.waitPodMetrics(ctx, t, ns, "burn")
+	m := shared.waitPodMetrics(ctx, t, ns, "burn", rec.covers)
 	t.Logf("PodMetrics %v after the pod was running", time.Since(running).Round(time.Second))
 	rec.check(t, m)
 	for _, args := range [][]string{{"top", "pods", "-n", ns}, {"top", "nodes"}} {
@@ -105,8 +105,8 @@ type podMetrics struct {
 }
 
 // waitPodMetrics polls the pod's PodMetrics through the API server until
-// metrics-server has them.
-func (s *suite) waitPodMetrics(ctx context.Context, t *testing.T, ns, name string) *podMetrics {
+// metrics-server has some that ok accepts.
+func (s *suite) waitPodMetrics(ctx context.Context, t *testing.T, ns, name string, ok func(*podMetrics) bool) *podMetrics {
 	t.Helper()
 	var m podMetrics
 	path := fmt.Sprintf("/apis/metrics.k8s.io/v1beta1/namespaces/%s/pods/%s", ns, name)
@@ -115,7 +115,7 @@ func (s *suite) waitPodMetrics(ctx context.Context, t *testing.T, ns, name strin
 		if err != nil {
 			return false, err
 		}
-		return json.Unmarshal(data, &m) == nil && len(m.Containers) == 1, fmt.Errorf("PodMetrics: %s", data)
+		return json.Unmarshal(data, &m) == nil && len(m.Containers) == 1 && ok(&m), fmt.Errorf("PodMetrics: %s", data)
 	})
 	if err != nil {
 		t.Fatalf("no PodMetrics for %s/%s: %v", ns, name, err)
@@ -242,6 +242,16 @@ func recordCgroup(ctx context.Context, t *testing.T, rel string) *cgroupRecord {
 		}
 	}()
 	return rec
+}
+
+// covers reports whether the readings began before m's window did: the
+// first PodMetrics may have a window that starts with the container, before
+// the test found its cgroup and began reading; metrics-server's next scrape
+// gives a window inside the readings.
+func (rec *cgroupRecord) covers(m *podMetrics) bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return len(rec.readings) > 0 && !rec.readings[0].at.After(m.Timestamp.Add(-m.Window.Duration).Add(time.Second))
 }
 
 // nearest is the reading closest to at.
