@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 )
 
 // collectorParts are the parts of a Ray Pod the history server collector
@@ -79,26 +79,13 @@ func kubeRayPods(t *testing.T, ns string) map[string]corev1.Pod {
 	return pods
 }
 
-func historyServerSample(t *testing.T) *rayv1.RayCluster {
-	t.Helper()
-	data, err := os.ReadFile("../../../config/samples/ray-cluster.historyserver.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rayv1.RayCluster{}
-	if err := yaml.UnmarshalStrict(data, rc); err != nil {
-		t.Fatal(err)
-	}
-	return rc
-}
-
 // TestHistoryServerCollectorMatchesKubeRay creates the history server
 // sample and compares what the collector adds to our head and worker Pods
 // with what KubeRay's operator builds for the same RayCluster
 // (testdata/kuberay-historyserver-pods.yaml).
 func TestHistoryServerCollectorMatchesKubeRay(t *testing.T) {
 	w := newWorld(t, withGates(t, features.RayClusterHistoryServer))
-	rc := historyServerSample(t)
+	rc := installcheck.Sample(t, "ray-cluster.historyserver.yaml")
 	w.Create(rc)
 	want := kubeRayPods(t, w.NS)
 	got := map[string]corev1.Pod{
@@ -116,7 +103,7 @@ func TestHistoryServerCollectorMatchesKubeRay(t *testing.T) {
 // Pod is created.
 func TestHistoryServerGateOff(t *testing.T) {
 	w := newWorld(t)
-	rc := historyServerSample(t)
+	rc := installcheck.Sample(t, "ray-cluster.historyserver.yaml")
 	w.Create(rc)
 	e := w.WaitEvent(rc.Name, "InvalidRayClusterSpec")
 	if !strings.Contains(e.Note, "RayClusterHistoryServer feature gate is not enabled") {

@@ -25,6 +25,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -61,19 +62,6 @@ func readKubeRayMTLS(t *testing.T, rc *rayv1.RayCluster) kubeRayMTLS {
 		t.Fatal(err)
 	}
 	return k
-}
-
-func mtlsSample(t *testing.T) *rayv1.RayCluster {
-	t.Helper()
-	data, err := os.ReadFile("../../../config/samples/ray-cluster.mtls.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rayv1.RayCluster{}
-	if err := yaml.UnmarshalStrict(data, rc); err != nil {
-		t.Fatal(err)
-	}
-	return rc
 }
 
 // tlsParts are the parts of a Ray Pod mTLS decides: the init containers in
@@ -197,7 +185,7 @@ func resourceVersion(t *testing.T, o client.Object) int {
 // Certificates.
 func TestMTLSMatchesKubeRay(t *testing.T) {
 	w := newWorld(t, withGates(t, features.RayClusterMTLS))
-	rc := mtlsSample(t)
+	rc := installcheck.Sample(t, "ray-cluster.mtls.yaml")
 	w.Create(rc)
 	want := readKubeRayMTLS(t, rc)
 
@@ -310,7 +298,7 @@ func TestMTLSGateOnFieldUnset(t *testing.T) {
 	w := newWorld(t, withGates(t, features.RayClusterMTLS))
 	unset := w.newCluster("unset", group("small", 1))
 	w.Create(unset)
-	disabled := mtlsSample(t)
+	disabled := installcheck.Sample(t, "ray-cluster.mtls.yaml")
 	disabled.Spec.TLSOptions.Enabled = ptr.To(false)
 	w.Create(disabled)
 	w.waitNoMTLS(unset.Name, w.WaitPods(unset.Name, nil, 2))
@@ -321,7 +309,7 @@ func TestMTLSGateOnFieldUnset(t *testing.T) {
 // message, and neither Pods nor cert-manager objects are made.
 func TestMTLSGateOff(t *testing.T) {
 	w := newWorld(t)
-	rc := mtlsSample(t)
+	rc := installcheck.Sample(t, "ray-cluster.mtls.yaml")
 	w.Create(rc)
 	e := w.WaitEvent(rc.Name, "InvalidRayClusterSpec")
 	if !strings.Contains(e.Note, "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled") {
@@ -338,7 +326,7 @@ func TestMTLSGateOff(t *testing.T) {
 // gets nothing.
 func TestMTLSRefusesManagedSettings(t *testing.T) {
 	w := newWorld(t, withGates(t, features.RayClusterMTLS))
-	rc := mtlsSample(t)
+	rc := installcheck.Sample(t, "ray-cluster.mtls.yaml")
 	ray := &rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0]
 	ray.Env = append(ray.Env, corev1.EnvVar{Name: "RAY_TLS_SERVER_KEY", Value: "/mine/tls.key"})
 	w.Create(rc)
@@ -365,7 +353,7 @@ func TestMTLSWithoutCertManager(t *testing.T) {
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
 		return raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock}, opts).SetupWithManager(mgr, 1)
 	})
-	rc := mtlsSample(t)
+	rc := installcheck.Sample(t, "ray-cluster.mtls.yaml")
 	w.Create(rc)
 	plain := w.newCluster("plain", group("small", 1))
 	w.Create(plain)
@@ -384,7 +372,7 @@ func TestMTLSWithoutCertManager(t *testing.T) {
 // variables), and the rest of the head's mTLS parts stay KubeRay's.
 func TestMTLSAutoscalerMatchesKubeRay(t *testing.T) {
 	w := newWorld(t, withGates(t, features.RayClusterMTLS))
-	rc := mtlsSample(t)
+	rc := installcheck.Sample(t, "ray-cluster.mtls.yaml")
 	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
 	w.Create(rc)
 	want := readKubeRayMTLS(t, rc).Pods["head-autoscaler"]
