@@ -199,3 +199,37 @@ func MissingKey(secret *corev1.Secret) string {
 	}
 	return ""
 }
+
+// Where a cluster's certificates come from: cert-manager (KubeRay's way,
+// the default) or the operator itself (internal/clusterpki).
+const (
+	SourceCertManager = "cert-manager"
+	SourceOperator    = "operator"
+	// AnnotationCertificates chooses the source of one cluster's
+	// certificates over the operator's mtlsCertificates setting. Not a
+	// KubeRay annotation.
+	AnnotationCertificates = "ray.io/mtls-certificates"
+)
+
+// Source is where the cluster's certificates come from: its
+// ray.io/mtls-certificates annotation, else def (the operator's setting).
+// Validation refuses other annotation values.
+func Source(cluster *rayv1.RayCluster, def string) string {
+	if v, ok := cluster.Annotations[AnnotationCertificates]; ok {
+		return v
+	}
+	if def == "" {
+		return SourceCertManager
+	}
+	return def
+}
+
+// PKISecretNames are the Secrets of the cluster's PKI: the CA's, the
+// head's and the workers'.
+func PKISecretNames(cluster *rayv1.RayCluster) []string {
+	return []string{
+		naming.TLSCASecretName(cluster.Name, cluster.UID),
+		naming.TLSSecretName(cluster.Name, rayv1.HeadNode),
+		naming.TLSSecretName(cluster.Name, rayv1.WorkerNode),
+	}
+}

@@ -461,3 +461,16 @@ func authOptions(c *specCheck) error {
 	}
 	return nil
 }
+
+// RayClusterGatedFields checks only spec.networkPolicy and spec.tlsOptions
+// (and the annotation choosing the certificates), the alpha fields whose
+// gate must be on: the RayCluster webhook refuses them with the
+// controller's messages, where KubeRay's webhook lets them through to fail
+// in the controller.
+func RayClusterGatedFields(spec *rayv1.RayClusterSpec, annotations map[string]string, gates FeatureGates) error {
+	c := &specCheck{spec: spec, annotations: annotations, gates: gates}
+	if err := networkPolicy(c); err != nil {
+		return err
+	}
+	return tlsOptions(c)
+}

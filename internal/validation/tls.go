@@ -7,6 +7,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/raytls"
 )
 
 // Environment variables the operator manages when mutual TLS is on, and
@@ -22,7 +23,8 @@ const (
 // tlsOptions needs the RayClusterMTLS gate for spec.tlsOptions and, when
 // it is enabled, refuses what would clash with what the operator sets: the
 // TLS variables and a ray-tls or /etc/ray/tls mount in the Ray containers
-// (head, then each worker group) and in autoscalerOptions.
+// (head, then each worker group) and in autoscalerOptions. The
+// ray.io/mtls-certificates annotation, when set, must name a source.
 func tlsOptions(c *specCheck) error {
 	opts := c.spec.TLSOptions
 	if opts == nil {
@@ -33,6 +35,10 @@ func tlsOptions(c *specCheck) error {
 	}
 	if opts.Enabled == nil || !*opts.Enabled {
 		return nil
+	}
+	if v, ok := c.annotations[raytls.AnnotationCertificates]; ok && v != raytls.SourceCertManager && v != raytls.SourceOperator {
+		return fmt.Errorf("annotation %s must be %q or %q, got %q",
+			raytls.AnnotationCertificates, raytls.SourceCertManager, raytls.SourceOperator, v)
 	}
 	if err := tlsContainerConflict(c.head(), "head Pod"); err != nil {
 		return err

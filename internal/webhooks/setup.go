@@ -124,7 +124,7 @@ func readyCheck(mgr manager.Manager, ready <-chan struct{}) func(*http.Request) 
 func register(mgr manager.Manager, gates validation.FeatureGates) error {
 	errs := []error{
 		ctrl.NewWebhookManagedBy(mgr, &rayv1.RayCluster{}).
-			WithValidator(validator[*rayv1.RayCluster]{kind: rayv1.KindRayCluster, check: rayClusterErrors}).Complete(),
+			WithValidator(validator[*rayv1.RayCluster]{kind: rayv1.KindRayCluster, check: rayClusterErrors(gates)}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &rayv1.RayJob{}).
 			WithValidator(validator[*rayv1.RayJob]{kind: rayv1.KindRayJob, check: rayJobErrors}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &rayv1.RayService{}).

@@ -66,23 +66,31 @@ func (v validator[T]) validate(obj T) error {
 
 var namePath = field.NewPath("metadata", "name")
 
-// rayClusterErrors: the name (at most 53 characters, DNS-1035) and unique
-// worker group names.
-func rayClusterErrors(rc *rayv1.RayCluster) field.ErrorList {
-	var errs field.ErrorList
-	if err := validation.RayClusterMetadata(rc.ObjectMeta); err != nil {
-		errs = append(errs, field.Invalid(namePath, rc.Name, err.Error()))
-	}
-	seen := map[string]bool{}
-	for i, g := range rc.Spec.WorkerGroupSpecs {
-		if seen[g.GroupName] {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "workerGroupSpecs").Index(i).Child("groupName"),
-				g.GroupName, "worker group names must be unique"))
-			break
+// rayClusterErrors returns a function checking the name (at most 53
+// characters, DNS-1035), unique worker group names and, beyond KubeRay's
+// webhook, the gated alpha fields (networkPolicy, tlsOptions) with the
+// controller's messages, so a cluster the controller would refuse is not
+// stored.
+func rayClusterErrors(gates validation.FeatureGates) check[*rayv1.RayCluster] {
+	return func(rc *rayv1.RayCluster) field.ErrorList {
+		var errs field.ErrorList
+		if err := validation.RayClusterMetadata(rc.ObjectMeta); err != nil {
+			errs = append(errs, field.Invalid(namePath, rc.Name, err.Error()))
 		}
-		seen[g.GroupName] = true
+		seen := map[string]bool{}
+		for i, g := range rc.Spec.WorkerGroupSpecs {
+			if seen[g.GroupName] {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "workerGroupSpecs").Index(i).Child("groupName"),
+					g.GroupName, "worker group names must be unique"))
+				break
+			}
+			seen[g.GroupName] = true
+		}
+		if err := validation.RayClusterGatedFields(&rc.Spec, rc.Annotations, gates); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("spec"), field.OmitValueType{}, err.Error()))
+		}
+		return errs
 	}
-	return errs
 }
 
 // rayJobErrors: the name (at most 47 characters, DNS-1035).

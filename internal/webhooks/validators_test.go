@@ -20,8 +20,18 @@ func cluster(name string, groups ...string) *rayv1.RayCluster {
 	return &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec.Obj()}
 }
 
+func withTLS(rc *rayv1.RayCluster) *rayv1.RayCluster {
+	rc.Spec.TLSOptions = &rayv1.TLSOptions{Enabled: new(true)}
+	return rc
+}
+
+func withNetworkPolicy(rc *rayv1.RayCluster) *rayv1.RayCluster {
+	rc.Spec.NetworkPolicy = &rayv1.NetworkPolicyConfig{}
+	return rc
+}
+
 func TestValidators(t *testing.T) {
-	rc := validator[*rayv1.RayCluster]{kind: rayv1.KindRayCluster, check: rayClusterErrors}
+	rc := validator[*rayv1.RayCluster]{kind: rayv1.KindRayCluster, check: rayClusterErrors(validation.NoFeatureGates{})}
 	rj := validator[*rayv1.RayJob]{kind: rayv1.KindRayJob, check: rayJobErrors}
 	rs := validator[*rayv1.RayService]{kind: rayv1.KindRayService, check: rayServiceErrors}
 	cj := validator[*rayv1.RayCronJob]{kind: rayv1.KindRayCronJob, check: rayCronJobErrors(validation.NoFeatureGates{})}
@@ -36,8 +46,16 @@ func TestValidators(t *testing.T) {
 	}{
 		"valid RayCluster":             {err: rc.validate(cluster("ok", "a", "b"))},
 		"RayCluster long name and dup": {err: rc.validate(cluster(strings.Repeat("a", 54), "a", "a")), want: []string{"metadata.name", "no more than 53", "spec.workerGroupSpecs[1].groupName", "must be unique"}},
-		"valid RayJob":                 {err: rj.validate(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "job"}})},
-		"RayJob not DNS-1035":          {err: rj.validate(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "Job"}}), want: []string{"metadata.name", "DNS1035"}},
+		"RayCluster tlsOptions without the gate": {
+			err:  rc.validate(withTLS(cluster("tls", "a"))),
+			want: []string{"spec:", "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled"},
+		},
+		"RayCluster networkPolicy without the gate": {
+			err:  rc.validate(withNetworkPolicy(cluster("np", "a"))),
+			want: []string{"spec:", "spec.networkPolicy requires the RayClusterNetworkPolicy feature gate to be enabled"},
+		},
+		"valid RayJob":        {err: rj.validate(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "job"}})},
+		"RayJob not DNS-1035": {err: rj.validate(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "Job"}}), want: []string{"metadata.name", "DNS1035"}},
 		"RayService bad timeout only": {
 			err:  rs.validate(&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "svc", Annotations: map[string]string{rayv1.AnnotationInitializingTimeout: "-5"}}}),
 			want: []string{"metadata.annotations[ray.io/initializing-timeout]", "positive integer"},

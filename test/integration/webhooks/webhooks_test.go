@@ -18,6 +18,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -88,7 +89,7 @@ func (w *world) runOperator(hooks webhooks.Options) {
 	configv1alpha1.SetDefaults(&cfg)
 	// The samples of alpha features are accepted with their gates on.
 	gate := features.NewGate()
-	if err := gate.Set("GCSFaultToleranceEmbeddedStorage=true,RayClusterHistoryServer=true"); err != nil {
+	if err := gate.Set("GCSFaultToleranceEmbeddedStorage=true,RayClusterHistoryServer=true,RayClusterMTLS=true,RayClusterNetworkPolicy=true"); err != nil {
 		w.t.Fatal(err)
 	}
 	mgr, err := operator.New(operator.Settings{
@@ -138,6 +139,10 @@ func (w *world) rejectsInvalidObjects(t *testing.T) {
 			w.rayCluster("1cluster", "a"), []string{"metadata.name", "RayCluster name should be a valid DNS1035 label"}},
 		"RayCluster worker group names repeated": {
 			w.rayCluster("dup", "a", "b", "a"), []string{"spec.workerGroupSpecs[2].groupName", "worker group names must be unique"}},
+		"RayCluster networkPolicy rules that would never apply": {
+			w.withNetworkPolicy(w.rayCluster("np", "a")), []string{"spec:", `networkPolicy.head.ingressRules cannot be set when mode is "DenyAllEgress" (ingress is not restricted)`}},
+		"RayCluster mTLS certificates from an unknown source": {
+			w.withTLS(w.rayCluster("tls", "a"), "vault"), []string{"spec:", `annotation ray.io/mtls-certificates must be "cert-manager" or "operator", got "vault"`}},
 		"RayJob name over 47 characters": {
 			w.rayJob(long(48)), []string{`RayJob.ray.io "` + long(48) + `" is invalid`, "metadata.name", "RayJob name should be no more than 47 characters"}},
 		"RayService name over 47 characters": {
@@ -155,6 +160,22 @@ func (w *world) rejectsInvalidObjects(t *testing.T) {
 			wantInvalid(t, err, tc.want...)
 		})
 	}
+}
+
+// withNetworkPolicy denies egress only but gives the head ingress rules.
+func (w *world) withNetworkPolicy(rc *rayv1.RayCluster) *rayv1.RayCluster {
+	rc.Spec.NetworkPolicy = &rayv1.NetworkPolicyConfig{
+		Mode: ptr.To(rayv1.NetworkPolicyDenyAllEgress),
+		Head: &rayv1.NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}},
+	}
+	return rc
+}
+
+// withTLS turns mutual TLS on with certificates from source.
+func (w *world) withTLS(rc *rayv1.RayCluster, source string) *rayv1.RayCluster {
+	rc.Spec.TLSOptions = &rayv1.TLSOptions{Enabled: ptr.To(true)}
+	rc.Annotations = map[string]string{"ray.io/mtls-certificates": source}
+	return rc
 }
 
 func (w *world) acceptsEverySample(t *testing.T) {
