@@ -27,6 +27,7 @@ type Flags struct {
 	qps                  float64
 	burst                int
 	rayServicePoll       time.Duration
+	mtlsDuration         time.Duration
 	cfg                  configv1alpha1.Configuration
 	version              bool
 	webhook              webhooks.Options
@@ -61,6 +62,10 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&f.burst, "burst", configv1alpha1.DefaultBurst, "Request burst to the API server, when --qps is set.")
 	fs.StringVar(&c.CreationEvents, "creation-events", configv1alpha1.DefaultCreationEvents,
 		`How RayClusters report the objects they create: "per-group" (KubeRay's event reasons) or "per-pass" (one CreatedResources event per pass that creates several kinds).`)
+	fs.StringVar(&c.MTLSCertificates, "mtls-certificates", configv1alpha1.DefaultMTLSCertificates,
+		`Where the certificates of RayClusters with tlsOptions come from: "cert-manager" (KubeRay's) or "operator" (issued by the operator, no cert-manager needed); a cluster's ray.io/mtls-certificates annotation overrides it.`)
+	fs.DurationVar(&f.mtlsDuration, "mtls-certificate-duration", configv1alpha1.DefaultMTLSCertificateDuration,
+		"Lifetime of the head and worker certificates the operator issues (--mtls-certificates=operator); renewed when a third of it, or 15 days, is left.")
 	fs.BoolVar(&f.version, "version", false, "Print the operator's version and exit.")
 	bindWebhookFlags(fs, f)
 	f.Zap.BindFlags(fs)
@@ -145,6 +150,7 @@ func (f *Flags) configuration() (configv1alpha1.Configuration, []string, error) 
 		cfg.QPS = new(f.qps)
 		cfg.Burst = new(f.burst)
 		cfg.RayServiceStatusPollInterval = &metav1.Duration{Duration: f.rayServicePoll}
+		cfg.MTLSCertificateDuration = &metav1.Duration{Duration: f.mtlsDuration}
 		return cfg, nil, nil
 	}
 	data, err := os.ReadFile(f.configFile)

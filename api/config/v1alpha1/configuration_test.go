@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,9 @@ func TestSetDefaults(t *testing.T) {
 		QPS:                  new(float64(0)),
 		Burst:                new(200),
 		CreationEvents:       CreationEventsPerGroup,
+		MTLSCertificates:     MTLSCertificatesCertManager,
 
+		MTLSCertificateDuration:      &metav1.Duration{Duration: 2160 * time.Hour},
 		RayServiceStatusPollInterval: &metav1.Duration{Duration: DefaultRayServiceStatusPollInterval},
 	}
 	if !reflect.DeepEqual(want, got) {
@@ -153,6 +156,17 @@ func TestValidate(t *testing.T) {
 		"unknown creation events": {
 			cfg:      valid(func(c *Configuration) { c.CreationEvents = "per-object" }),
 			wantErrs: []string{`creationEvents: "per-object" is not "per-group" or "per-pass"`},
+		},
+		"operator-issued mTLS certificates, short-lived": {cfg: valid(func(c *Configuration) {
+			c.MTLSCertificates = MTLSCertificatesOperator
+			c.MTLSCertificateDuration = &metav1.Duration{Duration: time.Minute}
+		})},
+		"unknown mTLS certificates source, too short": {
+			cfg: valid(func(c *Configuration) {
+				c.MTLSCertificates = "vault"
+				c.MTLSCertificateDuration = &metav1.Duration{Duration: 30 * time.Second}
+			}),
+			wantErrs: []string{`mtlsCertificates: "vault" is not "cert-manager" or "operator"`, "mtlsCertificateDuration: 30s is shorter than 1m0s"},
 		},
 		"unknown scheduler": {
 			cfg:      valid(func(c *Configuration) { c.BatchScheduler = "slurm" }),

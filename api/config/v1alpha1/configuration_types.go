@@ -100,6 +100,21 @@ type Configuration struct {
 	// KubeRay setting.
 	CreationEvents string `json:"creationEvents,omitempty"`
 
+	// MTLSCertificates is where the certificates of RayClusters with
+	// spec.tlsOptions.enabled come from: "cert-manager" (the default,
+	// KubeRay's: cert-manager Issuers and Certificates) or "operator" (the
+	// operator issues the same CA and certificates into the same Secrets
+	// itself, without cert-manager). A cluster's ray.io/mtls-certificates
+	// annotation overrides it. Not a KubeRay setting.
+	MTLSCertificates string `json:"mtlsCertificates,omitempty"`
+
+	// MTLSCertificateDuration is the lifetime of the head and worker
+	// certificates the operator issues (MTLSCertificates "operator"; default
+	// 2160h, KubeRay's 90 days; at least 1m). They are issued again when a
+	// third of it, or 15 days, is left, whichever is sooner. Not a KubeRay
+	// setting.
+	MTLSCertificateDuration *metav1.Duration `json:"mtlsCertificateDuration,omitempty"`
+
 	// FeatureGates sets feature gates by name. KubeRay has no such field (it
 	// takes only --feature-gates); here both work and the flag wins.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`

@@ -22,6 +22,19 @@ const (
 	DefaultRayServiceStatusPollInterval = 30 * time.Second
 	// DefaultCreationEvents is the default of Configuration.CreationEvents.
 	DefaultCreationEvents = CreationEventsPerGroup
+	// DefaultMTLSCertificates is the default of Configuration.MTLSCertificates.
+	DefaultMTLSCertificates = MTLSCertificatesCertManager
+	// DefaultMTLSCertificateDuration is the default of
+	// Configuration.MTLSCertificateDuration: KubeRay's leaf lifetime.
+	DefaultMTLSCertificateDuration = 2160 * time.Hour
+	// MinMTLSCertificateDuration is the shortest MTLSCertificateDuration.
+	MinMTLSCertificateDuration = time.Minute
+)
+
+// Values of Configuration.MTLSCertificates.
+const (
+	MTLSCertificatesCertManager = "cert-manager"
+	MTLSCertificatesOperator    = "operator"
 )
 
 // Values of Configuration.CreationEvents.
@@ -81,6 +94,10 @@ func SetDefaults(cfg *Configuration) {
 	setString(&cfg.LogFileEncoder, DefaultLogEncoder)
 	setString(&cfg.LogStdoutEncoder, DefaultLogEncoder)
 	setString(&cfg.CreationEvents, DefaultCreationEvents)
+	setString(&cfg.MTLSCertificates, DefaultMTLSCertificates)
+	if cfg.MTLSCertificateDuration == nil {
+		cfg.MTLSCertificateDuration = &metav1.Duration{Duration: DefaultMTLSCertificateDuration}
+	}
 	if cfg.EnableLeaderElection == nil {
 		cfg.EnableLeaderElection = new(DefaultEnableLeaderElection)
 	}

@@ -40,6 +40,12 @@ func Validate(cfg *Configuration, kubernetesWAS bool) error {
 	if c := cfg.CreationEvents; c != CreationEventsPerGroup && c != CreationEventsPerPass {
 		errs = append(errs, fmt.Errorf("creationEvents: %q is not %q or %q", c, CreationEventsPerGroup, CreationEventsPerPass))
 	}
+	if m := cfg.MTLSCertificates; m != MTLSCertificatesCertManager && m != MTLSCertificatesOperator {
+		errs = append(errs, fmt.Errorf("mtlsCertificates: %q is not %q or %q", m, MTLSCertificatesCertManager, MTLSCertificatesOperator))
+	}
+	if d := cfg.MTLSCertificateDuration; d != nil && d.Duration < MinMTLSCertificateDuration {
+		errs = append(errs, fmt.Errorf("mtlsCertificateDuration: %v is shorter than %v", d.Duration, MinMTLSCertificateDuration))
+	}
 	if cfg.ReconcileConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("reconcileConcurrency: must be at least 1 (or unset for the defaults), got %d", cfg.ReconcileConcurrency))
 	}

@@ -51,6 +51,9 @@ const (
 	reasonNetworkPolicyNameCollision    = "NetworkPolicyNameCollision"
 	reasonMTLSFailedToReconcile         = "MTLSFailedToReconcile"
 	reasonMTLSCertificatesUpdated       = "MTLSCertificatesUpdated"
+	reasonMTLSPKIReady                  = "MTLSPKIReady"
+	reasonMTLSCertsNotReady             = "MTLSCertsNotReady"
+	reasonMTLSCertificateExpiringSoon   = "MTLSCertificateExpiringSoon"
 	// reasonFailedBatchScheduling is this operator's: KubeRay records no
 	// event when its batch scheduler plugin fails.
 	reasonFailedBatchScheduling = "FailedBatchScheduling"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterpki"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
@@ -28,17 +30,19 @@ import (
 // updated (their SANs follow the Pod IPs), the Secrets cert-manager writes
 // are read and given an owner reference to their Certificate. Deleting
 // Issuers and Certificates is this operator's: it removes them when the
-// feature is turned off on a live cluster.
+// feature is turned off on a live cluster; so are creating and deleting
+// the Secrets of the certificates the operator issues itself.
 //
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates/status,verbs=get
-// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;update;delete
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;update;delete
 
 const certificateKind = "Certificate"
 
 // errNoCertManager is KubeRay's refusal of a cluster asking for mutual TLS
 // where cert-manager is not installed.
+// Clusters whose certificates the operator issues need no cert-manager.
 var errNoCertManager = errors.New("tlsOptions requires cert-manager, but cert-manager is not installed")
 
 // watchMTLS watches the Issuers and Certificates the clusters own when the
@@ -60,124 +64,123 @@ func (r *Reconciler) mtlsEnabled(cluster *rayv1.RayCluster) bool {
 	return raypod.TLSEnabled(cluster, r.opts.Features.Enabled(features.RayClusterMTLS))
 }
 
-// reconcileMTLS makes the cluster's cert-manager objects (feature gate
-// RayClusterMTLS): with spec.tlsOptions.enabled the self-signed Issuer,
-// the CA Certificate, the CA Issuer and the head and worker Certificates,
-// in KubeRay's order, each Secret owned by its Certificate; otherwise it
-// deletes the ones the cluster controls. With the gate off, or without
-// cert-manager's API (validation refuses such clusters), it does nothing.
-// It runs before the Pods, which wait for the Secrets.
+// mtlsWaitRequeue is how soon a cluster waiting for its certificates is
+// looked at again when no Certificate event comes first (KubeRay: 30 s).
+const mtlsWaitRequeue = 10 * time.Second
+
+// mtlsExpiryWarning is KubeRay's: certificates closer to their expiry get
+// an MTLSCertificateExpiringSoon warning.
+const mtlsExpiryWarning = 24 * time.Hour
+
+// mtlsSource is where the cluster's certificates come from.
+func (r *Reconciler) mtlsSource(c *rayv1.RayCluster) string {
+	return raytls.Source(c, r.opts.MTLSCertificates)
+}
+
+// reconcileMTLS makes the cluster's PKI (feature gate RayClusterMTLS): with
+// spec.tlsOptions.enabled, through cert-manager (KubeRay's way) or issued
+// by the operator, then reports whether it is ready; otherwise it deletes
+// what the cluster controls. With the gate off it does nothing; without
+// cert-manager's API a cert-manager cluster is refused by validation. It
+// runs before the Pods, which wait for the Secrets.
 func (r *Reconciler) reconcileMTLS(ctx context.Context, s *scope) (passsteps.Result, error) {
-	if !r.opts.Features.Enabled(features.RayClusterMTLS) || r.opts.CertManagerMissing {
+	if !r.opts.Features.Enabled(features.RayClusterMTLS) {
 		return passsteps.Result{}, nil
 	}
 	if !r.mtlsEnabled(s.cluster) {
-		return passsteps.Result{}, r.deleteMTLSObjects(ctx, s)
+		return passsteps.Result{}, r.deleteMTLSObjects(ctx, s, true)
+	}
+	var res passsteps.Result
+	if r.mtlsSource(s.cluster) == raytls.SourceOperator {
+		var err error
+		if res, err = r.reconcileOperatorPKI(ctx, s); err != nil {
+			return res, err
+		}
+		// cert-manager's objects of an earlier choice go once the Secrets
+		// are the operator's.
+		if err := r.deleteMTLSObjects(ctx, s, false); err != nil {
+			return res, err
+		}
+	} else if err := r.reconcileCertManagerPKI(ctx, s); err != nil {
+		return res, err
+	}
+	return res.Merge(r.reportPKI(ctx, s)), nil
+}
+
+// reconcileCertManagerPKI makes KubeRay's cert-manager objects in its order:
+// the self-signed Issuer, the CA Certificate, the CA Issuer and the head
+// and worker Certificates, each Secret owned by its Certificate.
+func (r *Reconciler) reconcileCertManagerPKI(ctx context.Context, s *scope) error {
+	if r.opts.CertManagerMissing {
+		return nil
 	}
 	for _, step := range r.mtlsSteps(s.cluster) {
 		if err := step.run(ctx, s); err != nil {
 			r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonMTLSFailedToReconcile, actionReconcile,
 				"Failed to reconcile mTLS %s: %v", step.name, err)
-			return passsteps.Result{}, err
-		}
-	}
-	return passsteps.Result{}, nil
-}
-
-type mtlsStep struct {
-	name string
-	run  func(context.Context, *scope) error
-}
-
-// mtlsSteps are KubeRay's, in its order.
-func (r *Reconciler) mtlsSteps(c *rayv1.RayCluster) []mtlsStep {
-	issuers := raytls.Issuers(c)
-	leaf := func(t rayv1.RayNodeType) func(context.Context, *scope) error {
-		return func(ctx context.Context, s *scope) error {
-			pods, err := r.listPods(ctx, c, nil)
-			if err != nil {
-				return err
-			}
-			fqdn := naming.HeadServiceFQDN(c, r.opts.Pod.ClusterDomain)
-			return r.applyCertificate(ctx, s, raytls.LeafCertificate(c, t, fqdn, raytls.PodIPs(pods, t)), true)
-		}
-	}
-	return []mtlsStep{
-		{"self-signed issuer", func(ctx context.Context, _ *scope) error { return r.createIssuer(ctx, issuers[0]) }},
-		{"CA certificate", func(ctx context.Context, s *scope) error {
-			return r.applyCertificate(ctx, s, raytls.CACertificate(c), false)
-		}},
-		{"CA issuer", func(ctx context.Context, _ *scope) error { return r.createIssuer(ctx, issuers[1]) }},
-		{"head certificate", leaf(rayv1.HeadNode)},
-		{"worker certificate", leaf(rayv1.WorkerNode)},
-	}
-}
-
-// createIfMissing creates obj; one that already exists is left alone.
-func (r *Reconciler) createIfMissing(ctx context.Context, obj client.Object) error {
-	err := r.Client.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	if err == nil {
-		ctrl.LoggerFrom(ctx).Info("Created mTLS object", "object", klog.KObj(obj))
-	}
-	return err
-}
-
-// createIssuer creates the Issuer unless it exists: its spec never changes.
-func (r *Reconciler) createIssuer(ctx context.Context, issuer *certmanagerv1.Issuer) error {
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(issuer), &certmanagerv1.Issuer{})
-	if apierrors.IsNotFound(err) {
-		return r.createIfMissing(ctx, issuer)
-	}
-	return err
-}
-
-// applyCertificate creates the Certificate, or, for a leaf (update), brings
-// its labels and SANs to desired's, then owns its Secret by it.
-func (r *Reconciler) applyCertificate(ctx context.Context, s *scope, desired *certmanagerv1.Certificate, update bool) error {
-	existing := &certmanagerv1.Certificate{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	if apierrors.IsNotFound(err) {
-		return r.createIfMissing(ctx, desired)
-	}
-	if err != nil {
-		return err
-	}
-	if update && !raytls.LeafUpToDate(existing, desired) {
-		existing.Labels, existing.Spec = desired.Labels, desired.Spec
-		existing.OwnerReferences = desired.OwnerReferences
-		if err := r.Client.Update(ctx, existing); err != nil {
 			return err
 		}
-		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonMTLSCertificatesUpdated, actionUpdate,
-			"Updated %s SANs (IPs: %v)", raytls.Noun(desired), desired.Spec.IPAddresses)
 	}
-	return r.ownSecret(ctx, existing)
+	return nil
 }
 
-// ownSecret gives the Certificate's Secret, once cert-manager wrote it, an
-// owner reference to the Certificate, so that it goes with it. The Secret
-// carries none of the cache's labels: it is read from the API server.
-func (r *Reconciler) ownSecret(ctx context.Context, cert *certmanagerv1.Certificate) error {
-	secret := &corev1.Secret{}
-	err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: cert.Namespace, Name: cert.Spec.SecretName}, secret)
-	if apierrors.IsNotFound(err) {
-		return nil
+// reportPKI checks, once per pass, that the leaf certificates are issued:
+// while they are not, an MTLSCertsNotReady event and a requeue (Pods are
+// not created meanwhile); then an MTLSPKIReady event and a warning for any
+// certificate that expires within a day, as KubeRay's.
+func (r *Reconciler) reportPKI(ctx context.Context, s *scope) passsteps.Result {
+	if err := r.mtlsReady(ctx, s); err != nil {
+		issuer := "cert-manager"
+		if r.mtlsSource(s.cluster) == raytls.SourceOperator {
+			issuer = "the operator"
+		}
+		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonMTLSCertsNotReady, actionReconcile,
+			"Waiting for %s to issue mTLS certificates", issuer)
+		return passsteps.Requeue(mtlsWaitRequeue)
 	}
-	if err != nil {
-		return err
-	}
-	for _, o := range secret.OwnerReferences {
-		if o.UID == cert.UID {
-			return nil
+	r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonMTLSPKIReady, actionReconcile,
+		"mTLS PKI is ready: CA, head, and worker certificates issued")
+	now := r.Clock.Now()
+	for name, notAfter := range r.certificateExpiries(ctx, s.cluster) {
+		if left := notAfter.Sub(now); left < mtlsExpiryWarning {
+			r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonMTLSCertificateExpiringSoon, actionReconcile,
+				"TLS certificate %s expires in %.1f hours; Ray does not hot-reload certs so a pod restart will be needed after renewal",
+				name, left.Hours())
 		}
 	}
-	secret.OwnerReferences = append(secret.OwnerReferences, metav1.OwnerReference{
-		APIVersion: certmanagerv1.SchemeGroupVersion.String(), Kind: certificateKind, Name: cert.Name, UID: cert.UID,
-	})
-	return r.Client.Update(ctx, secret)
+	return passsteps.Result{}
+}
+
+// certificateExpiries are the expiry times of the head, worker and CA
+// certificates, by Certificate name (cert-manager's status, or the
+// certificates in the operator's Secrets); unknown ones are left out.
+func (r *Reconciler) certificateExpiries(ctx context.Context, c *rayv1.RayCluster) map[string]time.Time {
+	out := map[string]time.Time{}
+	names := []string{
+		naming.TLSCertificateName(c.Name, rayv1.HeadNode), naming.TLSCertificateName(c.Name, rayv1.WorkerNode),
+		naming.TLSCACertificateName(c.Name),
+	}
+	secrets := []string{
+		naming.TLSSecretName(c.Name, rayv1.HeadNode), naming.TLSSecretName(c.Name, rayv1.WorkerNode),
+		naming.TLSCASecretName(c.Name, c.UID),
+	}
+	for i, name := range names {
+		if r.mtlsSource(c) == raytls.SourceOperator {
+			secret := &corev1.Secret{}
+			if err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: secrets[i]}, secret); err != nil {
+				continue
+			}
+			if kp, err := clusterpki.FromSecret(secret.Data); err == nil {
+				out[name] = kp.Cert.NotAfter
+			}
+			continue
+		}
+		cert := &certmanagerv1.Certificate{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, cert); err == nil && cert.Status.NotAfter != nil {
+			out[name] = cert.Status.NotAfter.Time
+		}
+	}
+	return out
 }
 
 func (r *Reconciler) liveReader() client.Reader {
@@ -188,18 +191,46 @@ func (r *Reconciler) liveReader() client.Reader {
 }
 
 // deleteMTLSObjects deletes the Certificates and Issuers the cluster
-// controls (their Secrets follow through their owner references). Without
-// cert-manager's API there is nothing to delete.
-func (r *Reconciler) deleteMTLSObjects(ctx context.Context, s *scope) error {
-	sel := []client.ListOption{client.InNamespace(s.cluster.Namespace), client.MatchingLabels(raytls.SelectorLabels(s.cluster.Name))}
+// controls (the Secrets cert-manager wrote follow through their owner
+// references) and, with secrets, the Secrets the operator issued. Without
+// cert-manager's API there are no Certificates or Issuers.
+func (r *Reconciler) deleteMTLSObjects(ctx context.Context, s *scope, secrets bool) error {
+	objs, err := r.certManagerObjects(ctx, s.cluster)
+	if err != nil {
+		return err
+	}
+	if secrets {
+		if objs, err = r.appendPKISecrets(ctx, s.cluster, objs); err != nil {
+			return err
+		}
+	}
+	for _, o := range objs {
+		if !metav1.IsControlledBy(o, s.cluster) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleted mTLS object", "object", klog.KObj(o), "kind", o.GetObjectKind().GroupVersionKind().Kind)
+	}
+	return nil
+}
+
+// certManagerObjects are the cluster's Certificates and Issuers, none when
+// the API server does not serve cert-manager's API.
+func (r *Reconciler) certManagerObjects(ctx context.Context, c *rayv1.RayCluster) ([]client.Object, error) {
+	if r.opts.CertManagerMissing {
+		return nil, nil
+	}
+	sel := []client.ListOption{client.InNamespace(c.Namespace), client.MatchingLabels(raytls.SelectorLabels(c.Name))}
 	certs := &certmanagerv1.CertificateList{}
 	issuers := &certmanagerv1.IssuerList{}
 	for _, list := range []client.ObjectList{certs, issuers} {
 		if err := r.Client.List(ctx, list, sel...); err != nil {
 			if apimeta.IsNoMatchError(err) {
-				return nil
+				return nil, nil
 			}
-			return err
+			return nil, err
 		}
 	}
 	var objs []client.Object
@@ -209,25 +240,33 @@ func (r *Reconciler) deleteMTLSObjects(ctx context.Context, s *scope) error {
 	for i := range issuers.Items {
 		objs = append(objs, &issuers.Items[i])
 	}
-	for _, o := range objs {
-		if !metav1.IsControlledBy(o, s.cluster) {
-			continue
-		}
-		if err := r.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-		ctrl.LoggerFrom(ctx).Info("Deleted mTLS object, tlsOptions no longer enabled", "object", klog.KObj(o))
-	}
-	return nil
+	return objs, nil
 }
 
-// errMTLSNotReady holds Pod creation back until cert-manager has issued
-// both leaf certificates.
+// appendPKISecrets adds the cluster's PKI Secrets that exist to objs.
+func (r *Reconciler) appendPKISecrets(ctx context.Context, c *rayv1.RayCluster, objs []client.Object) ([]client.Object, error) {
+	for _, name := range raytls.PKISecretNames(c) {
+		secret := &corev1.Secret{}
+		err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, secret)
+	}
+	return objs, nil
+}
+
+// errMTLSNotReady holds Pod creation back until both leaf certificates are
+// issued; the Pods step turns it into a requeue.
 var errMTLSNotReady = errors.New("mTLS secrets not ready")
 
 // mtlsReady reports, once per pass, whether the head and worker
-// Certificates are Ready at their generation and their Secrets hold the
-// certificate, key and CA. Pods mounting them are created only then.
+// certificates are issued: for cert-manager, their Certificates are Ready
+// at their generation; and their Secrets hold the certificate, key and CA.
+// Pods mounting them are created only then.
 func (r *Reconciler) mtlsReady(ctx context.Context, s *scope) error {
 	if !r.mtlsEnabled(s.cluster) {
 		return nil
@@ -245,16 +284,18 @@ func (r *Reconciler) mtlsReady(ctx context.Context, s *scope) error {
 
 func (r *Reconciler) checkMTLSSecrets(ctx context.Context, c *rayv1.RayCluster) error {
 	for _, t := range []rayv1.RayNodeType{rayv1.HeadNode, rayv1.WorkerNode} {
-		cert := &certmanagerv1.Certificate{}
-		name := naming.TLSCertificateName(c.Name, t)
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, cert); err != nil {
-			return fmt.Errorf("%w: certificate %s not found: %w", errMTLSNotReady, name, err)
-		}
-		if !raytls.Ready(cert) {
-			return fmt.Errorf("%w: certificate %s is not ready at current generation %d", errMTLSNotReady, name, cert.Generation)
+		if r.mtlsSource(c) == raytls.SourceCertManager {
+			cert := &certmanagerv1.Certificate{}
+			name := naming.TLSCertificateName(c.Name, t)
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, cert); err != nil {
+				return fmt.Errorf("%w: certificate %s not found: %w", errMTLSNotReady, name, err)
+			}
+			if !raytls.Ready(cert) {
+				return fmt.Errorf("%w: certificate %s is not ready at current generation %d", errMTLSNotReady, name, cert.Generation)
+			}
 		}
 		secret := &corev1.Secret{}
-		name = naming.TLSSecretName(c.Name, t)
+		name := naming.TLSSecretName(c.Name, t)
 		if err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret); err != nil {
 			return fmt.Errorf("%w: secret %s not found: %w", errMTLSNotReady, name, err)
 		}

@@ -21,6 +21,18 @@ import (
 // then the head, then each worker group in order, and finally clears the
 // workersToDelete lists it carried out.
 func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (passsteps.Result, error) {
+	res, err := r.reconcilePodSets(ctx, s)
+	if errors.Is(err, errMTLSNotReady) {
+		// Waiting for certificates is not a failure: the MTLS step has
+		// reported it (MTLSCertsNotReady) and a Certificate event or the
+		// requeue brings the next pass.
+		return passsteps.Requeue(mtlsWaitRequeue), nil
+	}
+	return res, err
+}
+
+// reconcilePodSets is reconcilePods without the mTLS wait's translation.
+func (r *Reconciler) reconcilePodSets(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if stop, err := r.reconcileSuspension(ctx, s); stop {
 		return passsteps.Result{Stop: true}, err
 	}

@@ -86,6 +86,13 @@ type Options struct {
 	// Certificates: clusters asking for mutual TLS are then refused.
 	// SetupWithManager finds it out with the RayClusterMTLS gate on.
 	CertManagerMissing bool
+	// MTLSCertificates is where TLS clusters' certificates come from unless
+	// their annotation says otherwise (--mtls-certificates): cert-manager
+	// (also when empty) or the operator.
+	MTLSCertificates string
+	// MTLSCertificateDuration is the lifetime of the leaf certificates the
+	// operator issues; zero means KubeRay's 90 days.
+	MTLSCertificateDuration time.Duration
 	// BatchScheduler is the batch scheduler plugin (--batch-scheduler): it
 	// prepares each pass before the Pods (a PodGroup) and decorates every
 	// Pod. Nil means none.

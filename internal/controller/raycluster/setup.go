@@ -3,12 +3,14 @@ package raycluster
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,14 +34,16 @@ const ControllerName = "raycluster-controller"
 // OptionsFrom derives the controller's options from the operator settings.
 func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, gates featuregate.FeatureGate, isOpenShift bool) Options {
 	return Options{
-		RequeueAfter:         knobs.RayClusterRequeue,
-		GCSFTRedisCleanup:    knobs.GCSFTRedisCleanup,
-		RandomPodDelete:      knobs.RandomPodDelete,
-		HeadServiceClusterIP: knobs.RayHeadClusterIPService,
-		UseRoute:             isOpenShift && !knobs.IngressOnOpenShift,
-		Features:             gates,
-		CreationEvents:       cfg.CreationEvents,
-		WatchNamespaces:      watchNamespaces(cfg.WatchNamespace),
+		RequeueAfter:            knobs.RayClusterRequeue,
+		GCSFTRedisCleanup:       knobs.GCSFTRedisCleanup,
+		RandomPodDelete:         knobs.RandomPodDelete,
+		HeadServiceClusterIP:    knobs.RayHeadClusterIPService,
+		UseRoute:                isOpenShift && !knobs.IngressOnOpenShift,
+		Features:                gates,
+		CreationEvents:          cfg.CreationEvents,
+		MTLSCertificates:        cfg.MTLSCertificates,
+		MTLSCertificateDuration: durationOf(cfg.MTLSCertificateDuration),
+		WatchNamespaces:         watchNamespaces(cfg.WatchNamespace),
 		Pod: raypod.Options{
 			DisableInitContainerInjection: !knobs.InitContainerInjection,
 			DeterministicHeadPodName:      knobs.DeterministicHeadPodName,
@@ -144,4 +148,12 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 	opts.BatchScheduler, opts.BatchSchedulerFactory = s.BatchScheduler, s.BatchSchedulerFactory
 	r := NewForManager(mgr, deps, opts)
 	return r.SetupWithManager(mgr, s.Config.Concurrency())
+}
+
+// durationOf is d's duration, zero when unset.
+func durationOf(d *metav1.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.Duration
 }

@@ -10,6 +10,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/invalidspec"
+	"github.com/ray-operator/ray-operator/internal/raytls"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -27,7 +28,7 @@ func (r *Reconciler) validateCluster(cluster *rayv1.RayCluster) error {
 	if err := validation.RayClusterSpec(&cluster.Spec, cluster.Annotations, r.opts.Features); err != nil {
 		return &invalidspec.Error{Reason: reasonInvalidSpec, NotePrefix: invalidSpecNote, Err: err}
 	}
-	if r.opts.CertManagerMissing && r.mtlsEnabled(cluster) {
+	if r.opts.CertManagerMissing && r.mtlsEnabled(cluster) && r.mtlsSource(cluster) == raytls.SourceCertManager {
 		return &invalidspec.Error{Reason: reasonInvalidSpec, NotePrefix: invalidSpecNote, Err: errNoCertManager}
 	}
 	if err := validation.RayClusterUpgradeOptions(cluster); err != nil {

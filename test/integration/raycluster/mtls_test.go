@@ -134,12 +134,13 @@ func (w *world) mtlsObjects() (issuers []certmanagerv1.Issuer, certs []certmanag
 }
 
 // issue does what cert-manager would once it has issued a Certificate:
-// it writes the Secret with the certificate, key and CA, and marks the
-// Certificate Ready at its generation.
+// it writes the Secret with the certificate, key and CA (and its
+// annotation naming the Certificate), and marks the Certificate Ready at
+// its generation.
 func (w *world) issue(cert *certmanagerv1.Certificate) {
 	w.T.Helper()
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: cert.Spec.SecretName},
+		ObjectMeta: metav1.ObjectMeta{Name: cert.Spec.SecretName, Annotations: map[string]string{"cert-manager.io/certificate-name": cert.Name}},
 		Type:       corev1.SecretTypeTLS,
 		Data:       map[string][]byte{"tls.crt": []byte("crt"), "tls.key": []byte("key"), "ca.crt": []byte("ca")},
 	}
