@@ -54,6 +54,9 @@ const (
 	// are issued and gives the Pods the TLS mount, variables and IP SAN wait.
 	// On the local cluster cert-manager's own controller issues the
 	// certificates and real Ray runs with TLS (local e2e TestRayClusterMTLS).
+	// With --mtls-certificates=operator (or the cluster's annotation
+	// ray.io/mtls-certificates) the operator issues the same certificates
+	// itself and renews them (local e2e TestRayClusterMTLSOperatorPKI).
 	RayClusterMTLS featuregate.Feature = "RayClusterMTLS"
 	// RayClusterHistoryServer admits historyServerOptions.collectorOptions:
 	// every Ray Pod gets the ray-history-collector sidecar, a /tmp/ray shared

@@ -94,6 +94,8 @@ func (r *Reconciler) reconcileMTLS(ctx context.Context, s *scope) (passsteps.Res
 	if r.mtlsSource(s.cluster) == raytls.SourceOperator {
 		var err error
 		if res, err = r.reconcileOperatorPKI(ctx, s); err != nil {
+			r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonMTLSFailedToReconcile, actionReconcile,
+				"Failed to reconcile mTLS certificates: %v", err)
 			return res, err
 		}
 		// cert-manager's objects of an earlier choice go once the Secrets

@@ -189,3 +189,29 @@ func TestMTLSOperatorPKIWithoutCertManager(t *testing.T) {
 		t.Errorf("event note = %q", e.Note)
 	}
 }
+
+// TestMTLSOperatorPKILeavesForeignSecret: a Secret of a certificate's name
+// that is neither the cluster's nor cert-manager's is not overwritten; the
+// cluster is reported (MTLSFailedToReconcile) and gets no Pod.
+func TestMTLSOperatorPKILeavesForeignSecret(t *testing.T) {
+	w := newWorld(t, withGates(t, features.RayClusterMTLS))
+	foreign := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "ray-head-secret-raycluster-mtls"},
+		Data:       map[string][]byte{"tls.crt": []byte("mine")},
+	}
+	w.Create(foreign)
+	rc := operatorPKISample(t)
+	w.Create(rc)
+	e := w.WaitEvent(rc.Name, "MTLSFailedToReconcile")
+	if !strings.Contains(e.Note, "secret ray-head-secret-raycluster-mtls exists and is neither this RayCluster's nor written by cert-manager for it") {
+		t.Errorf("event note = %q", e.Note)
+	}
+	got := &corev1.Secret{}
+	w.Get(foreign.Name, got)
+	if string(got.Data["tls.crt"]) != "mine" || len(got.OwnerReferences) != 0 {
+		t.Errorf("the foreign Secret was changed: %v, owners %v", got.Data, got.OwnerReferences)
+	}
+	if pods := w.Pods(rc.Name, nil); len(pods) != 0 {
+		t.Errorf("%d Pods created without the head certificate", len(pods))
+	}
+}

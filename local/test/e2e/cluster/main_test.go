@@ -149,6 +149,9 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// KubernetesWAS: only gang-labeled clusters (the gang-scheduling
 		// sample) are affected; RayClusterNetworkPolicy: only clusters
 		// with spec.networkPolicy.
+		// Leaves the operator issues (the operator-issued mTLS sample
+		// only) live 90 s, so that their renewal is seen.
+		"--mtls-certificate-duration=90s",
 		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterNetworkPolicy=true,RayClusterMTLS=true",
 	})
 	if err != nil {

@@ -1,7 +1,10 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +12,7 @@ import (
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -152,4 +156,128 @@ func requireCertificatesReady(t *testing.T, ns string) {
 			t.Errorf("Certificate %s is not issued: %+v", c.Name, c.Status)
 		}
 	}
+}
+
+// handshakeWithPEMs connects to the head's GCS port as a client that trusts
+// the CA and presents the given certificate and key (PEM text, written to
+// temporary files in the Pod), and prints the outcome.
+const handshakeWithPEMs = `
+import os, socket, ssl, tempfile
+addr = (%q, %d)
+d = tempfile.mkdtemp()
+for name, text in (("ca.crt", %q), ("tls.crt", %q), ("tls.key", %q)):
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text)
+ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+ctx.check_hostname = False
+ctx.load_cert_chain(os.path.join(d, "tls.crt"), os.path.join(d, "tls.key"))
+ctx.set_alpn_protocols(["h2"])
+try:
+    with socket.create_connection(addr, timeout=10) as s, ctx.wrap_socket(s) as t:
+        t.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        if t.recv(1) == b"":
+            raise ConnectionError("closed by the server")
+        print("renewed certificate: accepted", t.version())
+except (ssl.SSLError, ConnectionError) as e:
+    print("renewed certificate: refused:", e)
+`
+
+// TestRayClusterMTLSOperatorPKI: the operator-issued mTLS sample (no
+// cert-manager object). The operator issues the cluster's CA and the head's
+// and workers' certificates; the worker joins the head with TLS and a
+// RayJob succeeds; the GCS port refuses a client without the CA. The suite's
+// operator issues 90 s leaves (--mtls-certificate-duration): the head's is
+// issued again 60 s after it was, before it expires, by the same CA, and
+// the head's running GCS accepts a client presenting the renewed
+// certificate.
+func TestRayClusterMTLSOperatorPKI(t *testing.T) {
+	began := time.Now()
+	ns := shared.namespace(t)
+	rc := shared.applySample(t, ns, "ray-cluster.mtls-operator.yaml").(*rayv1.RayCluster)
+	ctx, cancel := context.WithTimeout(t.Context(), mtlsTimeout)
+	defer cancel()
+	head := shared.waitHead(ctx, t, ns, rc.Name, "")
+	var out string
+	err := poll(ctx, func() (bool, error) {
+		var err error
+		out, err = shared.rayPython(ctx, ns, head, countAliveTLSNodes)
+		return err == nil && strings.Contains(out, "alive 2"), nil
+	})
+	if err != nil {
+		t.Fatalf("the worker did not join the head with TLS: %v\n%s", err, out)
+	}
+	t.Logf("head and worker up with operator-issued certificates after %v", time.Since(began).Round(time.Second))
+	certs := &certmanagerv1.CertificateList{}
+	if err := shared.client.List(t.Context(), certs, client.InNamespace(ns)); err != nil || len(certs.Items) != 0 {
+		t.Errorf("Certificates in the namespace: %d (%v), want none", len(certs.Items), err)
+	}
+	pod, err := shared.clientset.CoreV1().Pods(ns).Get(t.Context(), head, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = shared.rayPython(t.Context(), ns, head, fmt.Sprintf(tlsHandshakes, pod.Status.PodIP, gcsPort))
+	if err != nil || !strings.Contains(out, "without the CA: refused: [SSL: CERTIFICATE_VERIFY_FAILED]") ||
+		!strings.Contains(out, "with the CA and a certificate: accepted TLS") {
+		t.Errorf("handshakes with %s:%d (%v):\n%s", pod.Status.PodIP, gcsPort, err, out)
+	}
+	first := headLeafSecret(t, ns, rc.Name)
+
+	job := &rayv1.RayJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rayjob-mtls-operator"},
+		Spec: rayv1.RayJobSpec{
+			Entrypoint: mtlsEntrypoint, SubmissionMode: rayv1.HTTPMode,
+			ClusterSelector: map[string]string{rayv1.LabelCluster: rc.Name},
+		},
+	}
+	if err := shared.client.Create(t.Context(), job); err != nil {
+		t.Fatalf("creating RayJob: %v", err)
+	}
+	requireSucceeded(t, shared.waitRayJob(t, ns, job.Name, rayJobTimeout), rc.Name)
+
+	t.Run("renewal", func(t *testing.T) {
+		var renewed *corev1.Secret
+		err := poll(ctx, func() (bool, error) {
+			renewed = headLeafSecret(t, ns, rc.Name)
+			return !bytes.Equal(renewed.Data["tls.crt"], first.Data["tls.crt"]), nil
+		})
+		if err != nil {
+			t.Fatalf("the head certificate was not issued again: %v", err)
+		}
+		old, now := parseLeaf(t, first), parseLeaf(t, renewed)
+		t.Logf("head certificate %v..%v renewed at %v with %v..%v", old.NotBefore, old.NotAfter, time.Now().UTC(), now.NotBefore, now.NotAfter)
+		if !time.Now().Before(old.NotAfter) || !now.NotAfter.After(old.NotAfter) {
+			t.Errorf("renewed after the old certificate expired, or not extended")
+		}
+		if !bytes.Equal(renewed.Data["ca.crt"], first.Data["ca.crt"]) {
+			t.Error("the CA changed with the leaf's renewal")
+		}
+		out, err := shared.rayPython(t.Context(), ns, head, fmt.Sprintf(handshakeWithPEMs, pod.Status.PodIP, gcsPort,
+			renewed.Data["ca.crt"], renewed.Data["tls.crt"], renewed.Data["tls.key"]))
+		if err != nil || !strings.Contains(out, "renewed certificate: accepted TLS") {
+			t.Errorf("the head's GCS and the renewed certificate (%v):\n%s", err, out)
+		}
+	})
+}
+
+// headLeafSecret reads the head's certificate Secret.
+func headLeafSecret(t *testing.T, ns, cluster string) *corev1.Secret {
+	t.Helper()
+	s, err := shared.clientset.CoreV1().Secrets(ns).Get(t.Context(), "ray-head-secret-"+cluster, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the head certificate Secret: %v", err)
+	}
+	return s
+}
+
+func parseLeaf(t *testing.T, s *corev1.Secret) *x509.Certificate {
+	t.Helper()
+	block, _ := pem.Decode(s.Data["tls.crt"])
+	if block == nil {
+		t.Fatalf("Secret %s holds no PEM certificate", s.Name)
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
