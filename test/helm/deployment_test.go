@@ -3,6 +3,7 @@ package helm_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -43,6 +44,8 @@ func TestDeploymentSettings(t *testing.T) {
 				t.Errorf("creationEvents = %q, want per-pass", got)
 			}
 		}},
+		{values: "default", sets: []string{"mtls.certificates=operator", "mtls.certificateDuration=36h"}, check: checkMTLSValues},
+		{values: "default", sets: []string{"configuration.enabled=true", "mtls.certificates=operator", "mtls.certificateDuration=36h"}, check: checkMTLSValues},
 	}
 	for _, tt := range tests {
 		t.Run(tt.values+strings.Join(tt.sets, ","), func(t *testing.T) {
@@ -115,6 +118,8 @@ func checkKubeRayValues(t *testing.T, s operator.Settings, d *appsv1.Deployment)
 		BatchScheduler:          "volcano",
 		ReconcileConcurrency:    4,
 		CreationEvents:          configv1alpha1.CreationEventsPerGroup,
+		MTLSCertificates:        configv1alpha1.MTLSCertificatesCertManager,
+		MTLSCertificateDuration: &metav1.Duration{Duration: configv1alpha1.DefaultMTLSCertificateDuration},
 		EnableMetrics:           true,
 		QPS:                     new(50.5),
 		Burst:                   new(120),
@@ -255,4 +260,16 @@ func objectsOfKind(objs []*unstructured.Unstructured, kind string) []*unstructur
 		}
 	}
 	return out
+}
+
+// checkMTLSValues: the mtls values reach the operator's settings, by flags
+// or through the configuration file.
+func checkMTLSValues(t *testing.T, s operator.Settings, _ *appsv1.Deployment) {
+	t.Helper()
+	if got := s.Config.MTLSCertificates; got != configv1alpha1.MTLSCertificatesOperator {
+		t.Errorf("mtlsCertificates = %q, want operator", got)
+	}
+	if d := s.Config.MTLSCertificateDuration; d == nil || d.Duration != 36*time.Hour {
+		t.Errorf("mtlsCertificateDuration = %v, want 36h", d)
+	}
 }

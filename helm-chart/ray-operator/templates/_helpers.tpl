@@ -115,6 +115,14 @@ text, so that numbers keep their type (no float round trip).
 {{- with $v.creationEvents }}
 {{- $_ = set $c "creationEvents" . }}
 {{- end }}
+{{- with $v.mtls }}
+{{- with .certificates }}
+{{- $_ = set $c "mtlsCertificates" . }}
+{{- end }}
+{{- with .certificateDuration }}
+{{- $_ = set $c "mtlsCertificateDuration" . }}
+{{- end }}
+{{- end }}
 {{- $_ = set $c "qps" (include "ray-operator.number" (dict "key" "kubeClient.qps" "value" $v.kubeClient.qps) | float64) }}
 {{- $_ = set $c "burst" (include "ray-operator.whole" (dict "key" "kubeClient.burst" "value" $v.kubeClient.burst "min" 0) | int64) }}
 {{- with include "ray-operator.watchNamespace" .root }}
@@ -201,6 +209,8 @@ webhook flags apply either way.
     (list "enableLeaderElection" "enable-leader-election")
     (list "reconcileConcurrency" "reconcile-concurrency")
     (list "creationEvents" "creation-events")
+    (list "mtlsCertificates" "mtls-certificates")
+    (list "mtlsCertificateDuration" "mtls-certificate-duration")
     (list "qps" "qps")
     (list "burst" "burst")
     (list "watchNamespace" "watch-namespace")

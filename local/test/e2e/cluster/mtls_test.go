@@ -73,8 +73,9 @@ const mtlsEntrypoint = `python -c "import ray; ray.init(); print('sum of squares
 // TestRayClusterMTLS: the mTLS sample with the RayClusterMTLS gate on.
 // cert-manager's own controller issues the cluster's CA and the head's and
 // workers' certificates; the Pods start Ray with RAY_USE_TLS=1 and the
-// worker joins the head; an HTTPMode RayJob on the cluster succeeds (the
-// dashboard is HTTP, the driver reaches the GCS with TLS); and the GCS
+// worker joins the head; an HTTPMode and a K8sJobMode RayJob on the
+// cluster succeed (the dashboard is HTTP, the driver reaches the GCS with
+// TLS); and the GCS
 // port refuses a TLS client that lacks the cluster's CA or a client
 // certificate while it accepts one with both.
 func TestRayClusterMTLS(t *testing.T) {
@@ -105,6 +106,22 @@ func TestRayClusterMTLS(t *testing.T) {
 			Spec: rayv1.RayJobSpec{
 				Entrypoint:      mtlsEntrypoint,
 				SubmissionMode:  rayv1.HTTPMode,
+				ClusterSelector: map[string]string{rayv1.LabelCluster: rc.Name},
+			},
+		}
+		if err := shared.client.Create(t.Context(), job); err != nil {
+			t.Fatalf("creating RayJob: %v", err)
+		}
+		requireSucceeded(t, shared.waitRayJob(t, ns, job.Name, rayJobTimeout), rc.Name)
+	})
+	// KubeRay gives the K8sJobMode submitter no TLS setting: it talks to
+	// the dashboard, which is HTTP, and the driver runs on the head.
+	t.Run("K8sJobMode RayJob", func(t *testing.T) {
+		job := &rayv1.RayJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rayjob-mtls-k8s"},
+			Spec: rayv1.RayJobSpec{
+				Entrypoint:      mtlsEntrypoint,
+				SubmissionMode:  rayv1.K8sJobMode,
 				ClusterSelector: map[string]string{rayv1.LabelCluster: rc.Name},
 			},
 		}
