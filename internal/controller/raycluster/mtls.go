@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/clusterpki"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
@@ -143,7 +142,7 @@ func (r *Reconciler) reportPKI(ctx context.Context, s *scope) passsteps.Result {
 	r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonMTLSPKIReady, actionReconcile,
 		"mTLS PKI is ready: CA, head, and worker certificates issued")
 	now := r.Clock.Now()
-	for name, notAfter := range r.certificateExpiries(ctx, s.cluster) {
+	for name, notAfter := range r.certificateExpiries(ctx, s) {
 		if left := notAfter.Sub(now); left < mtlsExpiryWarning {
 			r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonMTLSCertificateExpiringSoon, actionReconcile,
 				"TLS certificate %s expires in %.1f hours; Ray does not hot-reload certs so a pod restart will be needed after renewal",
@@ -154,29 +153,18 @@ func (r *Reconciler) reportPKI(ctx context.Context, s *scope) passsteps.Result {
 }
 
 // certificateExpiries are the expiry times of the head, worker and CA
-// certificates, by Certificate name (cert-manager's status, or the
-// certificates in the operator's Secrets); unknown ones are left out.
-func (r *Reconciler) certificateExpiries(ctx context.Context, c *rayv1.RayCluster) map[string]time.Time {
+// certificates by Certificate name: those the operator issued or read this
+// pass, or cert-manager's Certificate statuses; unknown ones are left out.
+func (r *Reconciler) certificateExpiries(ctx context.Context, s *scope) map[string]time.Time {
+	if s.mtlsExpiries != nil {
+		return s.mtlsExpiries
+	}
+	c := s.cluster
 	out := map[string]time.Time{}
-	names := []string{
+	for _, name := range []string{
 		naming.TLSCertificateName(c.Name, rayv1.HeadNode), naming.TLSCertificateName(c.Name, rayv1.WorkerNode),
 		naming.TLSCACertificateName(c.Name),
-	}
-	secrets := []string{
-		naming.TLSSecretName(c.Name, rayv1.HeadNode), naming.TLSSecretName(c.Name, rayv1.WorkerNode),
-		naming.TLSCASecretName(c.Name, c.UID),
-	}
-	for i, name := range names {
-		if r.mtlsSource(c) == raytls.SourceOperator {
-			secret := &corev1.Secret{}
-			if err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: secrets[i]}, secret); err != nil {
-				continue
-			}
-			if kp, err := clusterpki.FromSecret(secret.Data); err == nil {
-				out[name] = kp.Cert.NotAfter
-			}
-			continue
-		}
+	} {
 		cert := &certmanagerv1.Certificate{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, cert); err == nil && cert.Status.NotAfter != nil {
 			out[name] = cert.Status.NotAfter.Time

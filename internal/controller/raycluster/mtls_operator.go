@@ -40,6 +40,7 @@ func (r *Reconciler) reconcileOperatorPKI(ctx context.Context, s *scope) (passst
 	if err != nil {
 		return passsteps.Result{}, err
 	}
+	s.mtlsExpiries = map[string]time.Time{caSpec.Name: ca.Cert.NotAfter}
 	pods, err := r.listPods(ctx, c, nil)
 	if err != nil {
 		return passsteps.Result{}, err
@@ -47,14 +48,17 @@ func (r *Reconciler) reconcileOperatorPKI(ctx context.Context, s *scope) (passst
 	fqdn := naming.HeadServiceFQDN(c, r.opts.Pod.ClusterDomain)
 	for _, t := range []rayv1.RayNodeType{rayv1.HeadNode, rayv1.WorkerNode} {
 		spec := clusterpki.WithLifetime(raytls.LeafCertificate(c, t, fqdn, raytls.PodIPs(pods, t)), r.leafLifetime())
-		_, renew, err := r.applyPKISecret(ctx, s, spec, ca, now)
+		leaf, renew, err := r.applyPKISecret(ctx, s, spec, ca, now)
 		if err != nil {
 			return passsteps.Result{}, err
 		}
+		s.mtlsExpiries[spec.Name] = leaf.Cert.NotAfter
 		if renew.Before(next) {
 			next = renew
 		}
 	}
+	// The Secrets the Pods mount are written: they are ready.
+	s.mtlsChecked, s.mtlsErr = true, nil
 	return passsteps.Requeue(max(next.Sub(now), time.Second)), nil
 }
 

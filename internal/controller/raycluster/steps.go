@@ -3,6 +3,7 @@ package raycluster
 import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
+	"time"
 )
 
 // scope is what one reconcile pass works on.
@@ -36,6 +37,9 @@ type scope struct {
 	// Secrets the Pods mount.
 	mtlsChecked bool
 	mtlsErr     error
+	// mtlsExpiries are the expiry times of the certificates the operator
+	// issued or read this pass, by Certificate name.
+	mtlsExpiries map[string]time.Time
 }
 
 func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {
