@@ -1,9 +1,10 @@
 package raycluster
 
 import (
+	"time"
+
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
-	"time"
 )
 
 // scope is what one reconcile pass works on.
