@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
 // TestFinishPassErrorOrder checks which error a pass returns when several
@@ -51,10 +53,39 @@ func TestFinishPassErrorOrder(t *testing.T) {
 			if err := c.Get(t.Context(), client.ObjectKey{Namespace: testNamespace, Name: "rc"}, rc); err != nil {
 				t.Fatal(err)
 			}
-			_, err := r.finishPass(t.Context(), newScope(rc, DefaultMaxPodWritesPerPass), tc.reconcileErr)
+			_, err := r.finishPass(t.Context(), newScope(rc, DefaultMaxPodWritesPerPass), passsteps.Result{}, tc.reconcileErr)
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Errorf("finishPass() error = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestFinishPassStepRequeue: a step's requeue sooner than the pass's own is
+// kept (a certificate renewal, the mTLS wait); a later one is not.
+func TestFinishPassStepRequeue(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(makeCluster("rc").obj()).
+		WithStatusSubresource(&rayv1.RayCluster{}).Build()
+	r := New(Deps{Client: c}, Options{})
+	// The first pass writes the status (and asks for a short requeue); the
+	// next ones change nothing and ask for the default interval.
+	for _, tc := range []struct{ step, want time.Duration }{
+		{0, shortRequeue},
+		{0, r.opts.RequeueAfter},
+		{42 * time.Second, 42 * time.Second},
+		{time.Hour, r.opts.RequeueAfter},
+	} {
+		step, want := tc.step, tc.want
+		rc := &rayv1.RayCluster{}
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: testNamespace, Name: "rc"}, rc); err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.finishPass(t.Context(), newScope(rc, DefaultMaxPodWritesPerPass), passsteps.Requeue(step), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequeueAfter != want {
+			t.Errorf("step requeue %v: got %v, want %v", step, res.RequeueAfter, want)
+		}
 	}
 }

@@ -209,9 +209,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
-	_, reconcileErr := passsteps.Run(ctx, r.steps, s)
+	res, reconcileErr := passsteps.Run(ctx, r.steps, s)
 	r.flushEvents(s)
-	return r.finishPass(ctx, s, reconcileErr)
+	return r.finishPass(ctx, s, res, reconcileErr)
 }
 
 // forget drops what the controller keeps in memory about a deleted cluster.

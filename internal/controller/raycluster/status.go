@@ -14,6 +14,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clustersize"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
 	"github.com/ray-operator/ray-operator/internal/statuswrite"
 )
@@ -23,8 +24,21 @@ import (
 // suspension advance on it), otherwise after the default interval, the
 // safety net for lost watch events. Errors are returned in order of how
 // fundamental they are: reconcile, then status calculation, then the
-// status write; controller-runtime then retries with backoff.
-func (r *Reconciler) finishPass(ctx context.Context, s *scope, reconcileErr error) (ctrl.Result, error) {
+// status write; controller-runtime then retries with backoff. A step that
+// asked to be looked at sooner (steps) is: the mTLS wait and the renewal of
+// operator-issued certificates, the batch scheduler's wait.
+func (r *Reconciler) finishPass(ctx context.Context, s *scope, steps passsteps.Result, reconcileErr error) (ctrl.Result, error) {
+	res, err := r.finishStatus(ctx, s, reconcileErr)
+	if err != nil {
+		return res, err
+	}
+	res.RequeueAfter = passsteps.Sooner(res.RequeueAfter, steps.RequeueAfter)
+	return res, nil
+}
+
+// finishStatus writes the status unless deferStatus, and asks for a short
+// requeue after a change, the operator's requeue interval otherwise.
+func (r *Reconciler) finishStatus(ctx context.Context, s *scope, reconcileErr error) (ctrl.Result, error) {
 	if deferStatus(s, reconcileErr) {
 		return ctrl.Result{RequeueAfter: shortRequeue}, nil
 	}

@@ -150,8 +150,9 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// sample) are affected; RayClusterNetworkPolicy: only clusters
 		// with spec.networkPolicy.
 		// Leaves the operator issues (the operator-issued mTLS sample
-		// only) live 90 s, so that their renewal is seen.
-		"--mtls-certificate-duration=90s",
+		// only) live 150 s, so that their renewal is seen (at 100 s, after
+		// the node refreshed the mounted files, every minute).
+		"--mtls-certificate-duration=150s",
 		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterNetworkPolicy=true,RayClusterMTLS=true",
 	})
 	if err != nil {
