@@ -97,6 +97,21 @@ const (
 	JobStatusCheckTimeoutExceeded JobFailedReason = "JobStatusCheckTimeoutExceeded"
 )
 
+// RayJobRetryStrategy is how the next attempt of a RayJob starts after a
+// failed one (spec.backoffLimit) or a suspension.
+// +kubebuilder:validation:Enum=Recreate;BlockingRecreate
+type RayJobRetryStrategy string
+
+// Values of RayJobRetryStrategy.
+const (
+	// RetryRecreate is KubeRay's behaviour: the next attempt starts once
+	// the previous attempt's RayCluster and submitter Job are deleted.
+	RetryRecreate RayJobRetryStrategy = "Recreate"
+	// RetryBlockingRecreate also waits until every Pod of the previous
+	// attempt is gone, and numbers the attempts.
+	RetryBlockingRecreate RayJobRetryStrategy = "BlockingRecreate"
+)
+
 // JobSubmissionMode is how the operator gets the entrypoint to the cluster.
 type JobSubmissionMode string
 
@@ -217,6 +232,17 @@ type RayJobSpec struct {
 	// +kubebuilder:default:=0
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+	// RetryStrategy is how a retry (BackoffLimit) or a resumption starts the
+	// next attempt. Recreate (the default, KubeRay's behaviour) starts it
+	// once the previous RayCluster and submitter Job are deleted, while
+	// their Pods may still be terminating. BlockingRecreate starts it only
+	// once every Pod of the previous attempt is gone, and numbers the
+	// attempts in status.executionAttempt and in the label
+	// ray.io/rayjob-execution-attempt on the RayCluster, its Pods, the
+	// submitter Job and its Pod. Not a KubeRay field (KubeRay issue #5211
+	// proposes it, after JobSet's BlockingRecreate).
+	// +optional
+	RetryStrategy *RayJobRetryStrategy `json:"retryStrategy,omitempty"`
 	// RayClusterSpec is the cluster created for the job. Excludes ClusterSelector.
 	// +optional
 	RayClusterSpec *RayClusterSpec `json:"rayClusterSpec,omitempty"`
@@ -324,6 +350,11 @@ type RayJobStatus struct {
 	// +kubebuilder:default:=0
 	// +optional
 	Failed *int32 `json:"failed,omitempty"`
+	// ExecutionAttempt numbers the RayJob's attempts from 1: every start of
+	// a new attempt (a retry or a resumption) adds one. Set only with
+	// spec.retryStrategy BlockingRecreate. Not a KubeRay field.
+	// +optional
+	ExecutionAttempt *int32 `json:"executionAttempt,omitempty"`
 	// RayClusterStatus mirrors the status of the job's cluster.
 	// +optional
 	RayClusterStatus RayClusterStatus `json:"rayClusterStatus,omitempty"`

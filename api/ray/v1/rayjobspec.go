@@ -20,3 +20,9 @@ func (s *RayJobSpec) EffectiveSubmissionMode() JobSubmissionMode {
 func (s *RayJobSpec) UsesClusterSelector() bool {
 	return len(s.ClusterSelector) > 0
 }
+
+// BlockingRecreate reports whether the next attempt waits for every Pod of
+// the previous one to be gone (spec.retryStrategy BlockingRecreate).
+func (s *RayJobSpec) BlockingRecreate() bool {
+	return s.RetryStrategy != nil && *s.RetryStrategy == RetryBlockingRecreate
+}

@@ -14,6 +14,10 @@ const (
 	LabelIsRayNode = "ray.io/is-ray-node"
 	// LabelIdentifier is "<cluster>-<node type>", trimmed to a valid label value.
 	LabelIdentifier = "ray.io/identifier"
+	// LabelExecutionAttempt carries a RayJob's status.executionAttempt on
+	// the attempt's RayCluster, Pods and submitter Job (spec.retryStrategy
+	// BlockingRecreate). Not a KubeRay label.
+	LabelExecutionAttempt = "ray.io/rayjob-execution-attempt"
 	// LabelOriginatedFromCRName names the custom resource (RayJob, RayService)
 	// a RayCluster or one of its children was created for.
 	LabelOriginatedFromCRName = "ray.io/originated-from-cr-name"

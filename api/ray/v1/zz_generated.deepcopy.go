@@ -960,6 +960,11 @@ func (in *RayJobSpec) DeepCopyInto(out *RayJobSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.RetryStrategy != nil {
+		in, out := &in.RetryStrategy, &out.RetryStrategy
+		*out = new(RayJobRetryStrategy)
+		**out = **in
+	}
 	if in.RayClusterSpec != nil {
 		in, out := &in.RayClusterSpec, &out.RayClusterSpec
 		*out = new(RayClusterSpec)
@@ -1035,6 +1040,11 @@ func (in *RayJobStatus) DeepCopyInto(out *RayJobStatus) {
 	}
 	if in.Failed != nil {
 		in, out := &in.Failed, &out.Failed
+		*out = new(int32)
+		**out = **in
+	}
+	if in.ExecutionAttempt != nil {
+		in, out := &in.ExecutionAttempt, &out.ExecutionAttempt
 		*out = new(int32)
 		**out = **in
 	}

@@ -57,6 +57,7 @@ func constructCluster(job *rayv1.RayJob, sidecarRestart bool) (*rayv1.RayCluster
 	}
 	cluster := clusterowner.Build(job, rayv1.KindRayJob, job.Status.RayClusterName, job.Spec.RayClusterSpec)
 	cluster.Labels[rayv1.LabelJobSubmissionMode] = string(job.Spec.EffectiveSubmissionMode())
+	labelClusterAttempt(job, cluster)
 	if job.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
 		if err := addSidecarSubmitter(job, cluster, sidecarRestart); err != nil {
 			return nil, err

@@ -54,6 +54,7 @@ func initStatus(job *rayv1.RayJob, now metav1.Time) {
 	}
 	status.JobDeploymentStatus = rayv1.JobDeploymentStatusInitializing
 	status.StartTime = &now
+	nextExecutionAttempt(job)
 }
 
 // generateName appends five random characters to a RayJob name, as KubeRay

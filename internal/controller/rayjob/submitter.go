@@ -46,6 +46,8 @@ func (r *Reconciler) createSubmitterJobIfNeeded(ctx context.Context, job *rayv1.
 		return err
 	}
 	batchscheduler.AddMetadata(ctx, r.opts.BatchScheduler, job, &batchJob.Spec.Template, batchscheduler.SubmitterGroup)
+	batchJob.Labels = attemptLabels(job, batchJob.Labels)
+	batchJob.Spec.Template.Labels = attemptLabels(job, batchJob.Spec.Template.Labels)
 	if err := controllerutil.SetControllerReference(job, batchJob, r.Client.Scheme()); err != nil {
 		return err
 	}

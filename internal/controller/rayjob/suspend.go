@@ -3,12 +3,14 @@ package rayjob
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,9 +19,13 @@ import (
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
+// podsGoneRequeue is how soon a BlockingRecreate RayJob looks again for
+// the previous attempt's Pods (the RayJob controller does not watch Pods).
+const podsGoneRequeue = 2 * time.Second
+
 // reconcileReleasing serves Suspending and Retrying: both release the
 // cluster and the submitter Job, wait until they are really gone (no leaked
-// Pods), let the batch scheduler release its reservation, forget the
+// Pods; with retryStrategy BlockingRecreate, no Pod of theirs left), let the batch scheduler release its reservation, forget the
 // attempt in the status, and then go on to Suspended or back to New for the
 // next attempt. It runs to the end whatever spec.suspend
 // becomes meanwhile, which makes suspension atomic.
@@ -42,6 +48,17 @@ func (r *Reconciler) reconcileReleasing(ctx context.Context, s *scope) (passstep
 	if !clusterGone || !submitterGone {
 		ctrl.LoggerFrom(ctx).Info("Waiting for the RayCluster and the submitter to be deleted")
 		return requeue()
+	}
+	if job.Spec.BlockingRecreate() {
+		n, err := r.previousAttemptPods(ctx, job)
+		if err != nil {
+			return passsteps.Result{}, err
+		}
+		if n > 0 {
+			r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonWaitingForPreviousAttempt, actionDelete,
+				"Waiting for %d Pods of execution attempt %d to be gone before the next attempt", n, ptr.Deref(job.Status.ExecutionAttempt, 0))
+			return passsteps.Requeue(podsGoneRequeue), nil
+		}
 	}
 	// Before resetAttempt forgets the cluster's name; a failure keeps the
 	// RayJob here and retries, rather than leaving the reservation behind.
