@@ -1,0 +1,110 @@
+package faults_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// operatorArgs are the flags of `make run`'s operator against its own
+// cluster (local/test/e2e/cluster starts it in-process with the same):
+// dashboards through the API server's proxy, errors on stdout and
+// everything in the log file.
+//
+// Leader election is off: the test never runs two operators at once (it
+// waits for a killed one to exit before it starts the next), and a
+// SIGKILLed leader does not release its Lease, so with election on every
+// restart would first wait out the Lease (15 s), which measures
+// controller-runtime's lease and not the RayJob controller's recovery.
+var operatorArgs = []string{
+	"--use-kubernetes-proxy", "--enable-leader-election=false",
+	"--metrics-addr=0", "--health-probe-bind-address=0",
+	"--log-stdout-encoder=console", "--zap-log-level=info",
+	"--feature-gates=SidecarSubmitterRestart=true",
+}
+
+// operatorProcess is the operator binary run as a child process, so that it
+// can be SIGKILLed and started again. Each start logs to its own file in
+// the state directory (operator-<n>.log).
+type operatorProcess struct {
+	binary, kubeconfig, logDir string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	starts int
+}
+
+func newOperatorProcess(binary, kubeconfig, logDir string) *operatorProcess {
+	return &operatorProcess{binary: binary, kubeconfig: kubeconfig, logDir: logDir}
+}
+
+// start runs a new operator process.
+func (o *operatorProcess) start() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cmd != nil {
+		return errors.New("the operator is already running")
+	}
+	o.starts++
+	logFile := filepath.Join(o.logDir, fmt.Sprintf("operator-%d.log", o.starts))
+	out, err := os.Create(filepath.Join(o.logDir, fmt.Sprintf("operator-%d.out", o.starts)))
+	if err != nil {
+		return err
+	}
+	defer out.Close() // the child holds its own copy
+	cmd := exec.Command(o.binary, append(operatorArgs, "--kubeconfig="+o.kubeconfig, "--log-file-path="+logFile)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the operator: %w", err)
+	}
+	o.cmd = cmd
+	return nil
+}
+
+// kill SIGKILLs the operator and waits until it is gone, so that nothing
+// it had in flight can land afterwards; it returns when it died.
+func (o *operatorProcess) kill() (time.Time, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cmd == nil {
+		return time.Time{}, errors.New("the operator is not running")
+	}
+	if err := o.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return time.Time{}, fmt.Errorf("killing the operator: %w", err)
+	}
+	err := o.cmd.Wait()
+	o.cmd = nil
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		return time.Time{}, fmt.Errorf("the operator had ended before the kill: %w", err)
+	}
+	return time.Now(), nil
+}
+
+// stop ends the operator as its Deployment would (SIGTERM), or SIGKILLs it
+// when it has not stopped after a while.
+func (o *operatorProcess) stop() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cmd == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- o.cmd.Wait() }()
+	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		o.cmd = nil
+		return err
+	case <-time.After(30 * time.Second):
+		_ = o.cmd.Process.Kill()
+		<-done
+		o.cmd = nil
+		return errors.New("the operator did not stop within 30s of SIGTERM")
+	}
+}
