@@ -100,6 +100,8 @@ type killRecord struct {
 	// died is when the killed operator was gone, restarted when the next
 	// one was started.
 	died, restarted time.Time
+	// logFile is the restarted operator's log.
+	logFile string
 }
 
 // killAlong carries out plan while o watches the RayJob: for each kill,
@@ -122,11 +124,13 @@ func (s *suite) killAlong(ctx context.Context, t *testing.T, o *observer, plan [
 			t.Fatal(err)
 		}
 		pause(ctx, k.down)
-		if err := s.operator.start(); err != nil {
+		restarted := time.Now()
+		logFile, err := s.operator.start()
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("killed the operator at %v, restarted %v later; the RayJob was %s", k, time.Since(died).Round(time.Millisecond), describe(o.snapshot()))
-		kills = append(kills, killRecord{planned: k, died: died, restarted: time.Now()})
+		t.Logf("killed the operator at %v, restarted %v later; the RayJob was %s", k, restarted.Sub(died).Round(time.Millisecond), describe(o.snapshot()))
+		kills = append(kills, killRecord{planned: k, died: died, restarted: restarted, logFile: logFile})
 	}
 	return kills
 }
@@ -150,17 +154,29 @@ func describe(s snapshot) error {
 }
 
 // figures is a test's line of figures: runs, kills, duplicate
-// submissions, and for each kill the seconds from the operator's death to
-// the next progress it made visible.
-func figures(mode rayv1.JobSubmissionMode, o *observer, kills []killRecord, duplicates int) string {
-	var recover []string
+// submissions; for each kill the seconds from the operator's death to the
+// next progress it made visible (a status write, or for a kill after
+// Complete the cluster's deletion, which waits for the TTL); how late the
+// cluster was deleted after the TTL expired (status.endTime has whole
+// seconds); and how long the RayJob took.
+func figures(o *observer, done *rayv1.RayJob, kills []killRecord, duplicates int, took time.Duration) string {
+	var recover, startup []string
 	for _, k := range kills {
-		if p, ok := o.progressAfter(k.died); ok {
-			recover = append(recover, fmt.Sprintf("%.1f", p.Sub(k.died).Seconds()))
-		} else {
-			recover = append(recover, "none")
-		}
+		progress, ok := o.progressAfter(k.died)
+		recover = append(recover, secondsSince(k.died, progress, ok))
+		workers, ok := workersStarted(k.logFile)
+		startup = append(startup, secondsSince(k.restarted, workers, ok))
 	}
-	return fmt.Sprintf("FIGURES mode=%s runs=1 kills=%d duplicate_submissions=%d seconds_kill_to_next_status_write=[%s]",
-		mode, len(kills), duplicates, strings.Join(recover, " "))
+	expiry := done.Status.EndTime.Add(ttlSeconds * time.Second)
+	return fmt.Sprintf("FIGURES mode=%s runs=1 kills=%d duplicate_submissions=%d seconds_kill_to_next_progress=[%s] seconds_restart_to_rayjob_workers=[%s] cluster_deleted_s_after_ttl=%.1f seconds_created_to_cluster_deleted=%.0f",
+		done.Spec.SubmissionMode, len(kills), duplicates, strings.Join(recover, " "), strings.Join(startup, " "),
+		o.clusterGone().Sub(expiry).Seconds(), took.Seconds())
+}
+
+// secondsSince formats the seconds from from to to, or "none".
+func secondsSince(from, to time.Time, ok bool) string {
+	if !ok {
+		return "none"
+	}
+	return fmt.Sprintf("%.1f", to.Sub(from).Seconds())
 }

@@ -147,7 +147,8 @@ func startSuite(ctx context.Context, seed uint64) (*suite, error) {
 		return nil, err
 	}
 	s.operator = newOperatorProcess(binary, c.KubeconfigPath(), stateDir)
-	return s, s.operator.start()
+	_, err = s.operator.start()
+	return s, err
 }
 
 // connect builds the suite's clients from the cluster's admin config.

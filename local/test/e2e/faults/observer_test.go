@@ -50,6 +50,8 @@ type observer struct {
 	// submissions are the SUBMISSION-type jobs Ray listed, by submission id.
 	submissions map[string]dashboard.JobInfo
 	listErr     error
+	// clusterGoneAt is when the RayJob's cluster was first seen gone.
+	clusterGoneAt time.Time
 }
 
 func newObserver(s *suite, ns, name string) *observer {
@@ -95,6 +97,9 @@ func (o *observer) look(ctx context.Context) {
 		o.progress = append(o.progress, now)
 		o.lastJSON = string(status)
 	}
+	if gone && !o.last.clusterGone {
+		o.clusterGoneAt = now
+	}
 	o.last.job, o.last.submitterJob, o.last.clusterGone = job, submitter, gone
 }
 
@@ -137,6 +142,13 @@ func (o *observer) progressAfter(t time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// clusterGone is when the RayJob's cluster was first seen gone.
+func (o *observer) clusterGone() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.clusterGoneAt
 }
 
 // submissionIDs are the submission ids Ray ever listed.

@@ -1,6 +1,8 @@
 package faults_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -43,27 +45,49 @@ func newOperatorProcess(binary, kubeconfig, logDir string) *operatorProcess {
 	return &operatorProcess{binary: binary, kubeconfig: kubeconfig, logDir: logDir}
 }
 
-// start runs a new operator process.
-func (o *operatorProcess) start() error {
+// start runs a new operator process and returns its log file.
+func (o *operatorProcess) start() (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.cmd != nil {
-		return errors.New("the operator is already running")
+		return "", errors.New("the operator is already running")
 	}
 	o.starts++
 	logFile := filepath.Join(o.logDir, fmt.Sprintf("operator-%d.log", o.starts))
 	out, err := os.Create(filepath.Join(o.logDir, fmt.Sprintf("operator-%d.out", o.starts)))
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer out.Close() // the child holds its own copy
 	cmd := exec.Command(o.binary, append(operatorArgs, "--kubeconfig="+o.kubeconfig, "--log-file-path="+logFile)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the operator: %w", err)
+		return "", fmt.Errorf("starting the operator: %w", err)
 	}
 	o.cmd = cmd
-	return nil
+	return logFile, nil
+}
+
+// workersStarted reads an operator log file (JSON lines, ISO 8601 times)
+// for when the RayJob controller started its workers: the new operator's
+// caches are synced and it reconciles again.
+func workersStarted(logFile string) (time.Time, bool) {
+	f, err := os.Open(logFile)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	lines := bufio.NewScanner(f)
+	lines.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for lines.Scan() {
+		var entry struct{ TS, Msg, Controller string }
+		if json.Unmarshal(lines.Bytes(), &entry) != nil || entry.Msg != "Starting workers" || entry.Controller != "rayjob" {
+			continue
+		}
+		ts, err := time.Parse("2006-01-02T15:04:05.000Z0700", entry.TS)
+		return ts, err == nil
+	}
+	return time.Time{}, false
 }
 
 // kill SIGKILLs the operator and waits until it is gone, so that nothing
@@ -103,8 +127,8 @@ func (o *operatorProcess) stop() error {
 		return err
 	case <-time.After(30 * time.Second):
 		_ = o.cmd.Process.Kill()
-		<-done
+		err := <-done
 		o.cmd = nil
-		return errors.New("the operator did not stop within 30s of SIGTERM")
+		return fmt.Errorf("the operator did not stop within 30s of SIGTERM, killed: %w", err)
 	}
 }

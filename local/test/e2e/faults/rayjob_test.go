@@ -60,6 +60,7 @@ func (s *suite) runUnderKills(t *testing.T, mode rayv1.JobSubmissionMode) {
 	if err := s.client.Create(ctx, job); err != nil {
 		t.Fatalf("creating RayJob: %v", err)
 	}
+	created := time.Now()
 	userErr := make(chan error, 1)
 	if mode == rayv1.InteractiveMode {
 		go func() { userErr <- s.submitAsUser(ctx, o) }()
@@ -78,7 +79,7 @@ func (s *suite) runUnderKills(t *testing.T, mode rayv1.JobSubmissionMode) {
 	duplicates := requireOnlySubmission(t, o, done.Status.JobID)
 	waitFor(ctx, t, o, "the RayCluster's deletion after the TTL", func(snap snapshot) bool { return snap.clusterGone })
 	s.requireSubmitterAsSpecified(ctx, t, done)
-	line := figures(mode, o, kills, duplicates)
+	line := figures(o, done, kills, duplicates, time.Since(created))
 	t.Log(line)
 	fmt.Println(line)
 }
@@ -264,7 +265,8 @@ func (s *suite) dump(ctx context.Context, t *testing.T, ns string) {
 	jobs := &rayv1.RayJobList{}
 	if s.client.List(ctx, jobs, client.InNamespace(ns)) == nil {
 		for _, j := range jobs.Items {
-			t.Logf("RayJob %s: %+v", j.Name, j.Status)
+			st := j.Status
+			t.Logf("RayJob %s: %s/%s, jobId %q, cluster %q, reason %q, message %q", j.Name, st.JobDeploymentStatus, st.JobStatus, st.JobID, st.RayClusterName, st.Reason, st.Message)
 		}
 	}
 	clusters := &rayv1.RayClusterList{}
