@@ -230,7 +230,7 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
+test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	hack/node-packages.sh
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...

@@ -11,74 +11,41 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // pollInterval is how often waits look again; Ray takes seconds per step.
-const pollInterval = time.Second
+const pollInterval = e2eutil.PollInterval
 
-// namespaceGoneTimeout bounds the deletion of a test's namespace: its pods
-// get their grace period, and the next test needs the CPUs back.
-const namespaceGoneTimeout = 3 * time.Minute
+// namespaceGoneTimeout bounds the deletion of a test's namespace.
+const namespaceGoneTimeout = e2eutil.NamespaceGoneTimeout
 
-// namespace creates a namespace for t. When t ends it prints what the
-// namespace held if t failed, deletes it and waits until it is gone.
+// namespace creates a namespace for t (e2eutil.Namespace); when t failed,
+// what the namespace held is printed before it is deleted.
 func (s *suite) namespace(t testing.TB) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
-	if err := s.client.Create(t.Context(), ns); err != nil {
-		t.Fatalf("creating a namespace: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), namespaceGoneTimeout)
-		defer cancel()
-		if t.Failed() {
-			s.dump(ctx, t, ns.Name)
-		}
-		s.deleteNamespace(ctx, t, ns.Name)
-	})
-	return ns.Name
+	return e2eutil.Namespace(t, s.client, func(ctx context.Context, ns string) { s.dump(ctx, t, ns) })
 }
 
 // deleteNamespace deletes ns and waits until it is gone, so that the next
 // test has the node's CPUs back.
 func (s *suite) deleteNamespace(ctx context.Context, t testing.TB, name string) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := s.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
-		t.Errorf("deleting namespace %s: %v", name, err)
-		return
-	}
-	err := poll(ctx, func() (bool, error) {
-		err := s.client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
-		return apierrors.IsNotFound(err), err
-	})
-	if err != nil {
-		t.Errorf("namespace %s is not gone after %v: %v", name, namespaceGoneTimeout, err)
+	if err := e2eutil.DeleteNamespace(ctx, s.client, name); err != nil {
+		t.Error(err)
 	}
 }
 
-// poll polls cond every pollInterval until it holds or ctx ends; the
-// error says what the last poll saw.
+// poll polls cond every pollInterval until it holds or ctx ends
+// (e2eutil.Poll).
 func poll(ctx context.Context, cond func() (bool, error)) error {
-	var last error
-	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
-		ok, err := cond()
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%w (last: %v)", err, last)
-	}
-	return nil
+	return e2eutil.Poll(ctx, pollInterval, cond)
 }
 
 // applySample creates the objects of config/samples/<file> in ns and

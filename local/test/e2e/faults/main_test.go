@@ -1,0 +1,181 @@
+// Package faults_test runs the operator as its own process against the
+// local cluster (real Ray) and SIGKILLs it at seeded random points while
+// RayJobs run, then checks what must survive any kill: one Ray job per
+// RayJob (counted in Ray's own job list), the right terminal state, and
+// the cleanup the spec asks for. docs/dev/reliability.md says how to rerun
+// a failure with its seed.
+package faults_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+)
+
+// Environment variables: the two `make test-e2e` sets, and the seed.
+const (
+	venvEnv  = "RAY_OPERATOR_RAY_VENV"
+	redisEnv = "RAY_OPERATOR_REDIS_SERVER"
+	// seedEnv fixes the seed the kill points are drawn from; without it
+	// the seed is random. Either way it is printed first.
+	seedEnv = "FAULTS_SEED"
+)
+
+// suite is the package's cluster and the operator process it kills.
+type suite struct {
+	cluster   *localcluster.Cluster
+	client    client.Client
+	clientset kubernetes.Interface
+	proxy     *dashboard.KubeProxy
+	root      string
+	stateDir  string
+	operator  *operatorProcess
+	seed      uint64
+}
+
+var shared *suite
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("local e2e faults: skipped with -short")
+		os.Exit(0)
+	}
+	os.Exit(runSuite(m))
+}
+
+// runSuite starts the cluster and the operator, runs the tests and stops
+// both.
+func runSuite(m *testing.M) int {
+	seed, err := suiteSeed()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "local e2e faults:", err)
+		return 1
+	}
+	fmt.Printf("local e2e faults: %s=%d\n", seedEnv, seed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := startSuite(ctx, seed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "local e2e faults: starting:", err)
+		return 1
+	}
+	shared = s
+	code := m.Run()
+	if err := s.operator.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "local e2e faults: operator:", err)
+	}
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stopCancel()
+	if err := s.cluster.Stop(stopCtx); err != nil {
+		fmt.Fprintln(os.Stderr, "local e2e faults: stopping the local cluster:", err)
+		return 1
+	}
+	if code == 0 {
+		_ = os.RemoveAll(s.stateDir)
+	} else {
+		fmt.Printf("local e2e faults: state and operator logs kept in %s (%s=%d)\n", s.stateDir, seedEnv, seed)
+	}
+	return code
+}
+
+// suiteSeed is FAULTS_SEED, or a random seed when it is not set.
+func suiteSeed() (uint64, error) {
+	v := os.Getenv(seedEnv)
+	if v == "" {
+		return rand.Uint64(), nil
+	}
+	seed, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q is not an unsigned integer: %w", seedEnv, v, err)
+	}
+	return seed, nil
+}
+
+func startSuite(ctx context.Context, seed uint64) (*suite, error) {
+	venv := os.Getenv(venvEnv)
+	if venv == "" {
+		return nil, fmt.Errorf("%s is not set (make test-e2e sets it from hack/ray-venv.sh)", venvEnv)
+	}
+	if err := localcluster.CanHostPods(); err != nil {
+		return nil, fmt.Errorf("this machine cannot run real pods: %w", err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	root, err := controlplane.ModuleRoot(wd)
+	if err != nil {
+		return nil, err
+	}
+	stateDir, err := os.MkdirTemp("", "ray-operator-local-faults-")
+	if err != nil {
+		return nil, err
+	}
+	binary, err := buildOperator(ctx, root, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		StateDir:    stateDir,
+		CRDDirs:     []string{filepath.Join(root, "config", "crd", "bases")},
+		RayVenvDir:  venv,
+		RedisServer: os.Getenv(redisEnv),
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("local e2e faults: cluster ready in %v (state in %s)\n", time.Since(began).Round(time.Millisecond), stateDir)
+	s := &suite{cluster: c, root: root, stateDir: stateDir, seed: seed}
+	if err := s.connect(); err != nil {
+		return nil, err
+	}
+	s.operator = newOperatorProcess(binary, c.KubeconfigPath(), stateDir)
+	_, err = s.operator.start()
+	return s, err
+}
+
+// connect builds the suite's clients from the cluster's admin config.
+func (s *suite) connect() error {
+	scheme, err := testenv.NewScheme()
+	if err != nil {
+		return err
+	}
+	cfg := s.cluster.RESTConfig()
+	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	if s.clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	s.proxy, err = dashboard.NewKubeProxy(cfg)
+	return err
+}
+
+// buildOperator builds the operator binary (cmd/ray-operator, as `make
+// build` does) into dir and returns its path.
+func buildOperator(ctx context.Context, root, dir string) (string, error) {
+	binary := filepath.Join(dir, "ray-operator")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/ray-operator")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the operator: %w\n%s", err, out)
+	}
+	return binary, nil
+}
