@@ -5,8 +5,10 @@
 package netprobe
 
 import (
+	"net"
 	"net/netip"
 	"strconv"
+	"testing"
 )
 
 // Verdicts the script prints.
@@ -64,4 +66,25 @@ func DNS(python string, addr netip.AddrPort, name string) []string {
 
 func command(python, mode string, addr netip.AddrPort) []string {
 	return []string{python, "-c", script, mode, addr.Addr().String(), strconv.Itoa(int(addr.Port()))}
+}
+
+// ListenTCP accepts and closes TCP connections on addr (any port) until the
+// test ends, and returns where it listens: the host end a probe connects to.
+func ListenTCP(t testing.TB, addr netip.Addr) netip.AddrPort {
+	t.Helper()
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(addr, 0).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.Close()
+		}
+	}()
+	return netip.MustParseAddrPort(ln.Addr().String())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -113,7 +112,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 
 	head := shared.headPodObj(t, ns, cluster)
 	headIP := netip.MustParseAddr(head.Status.PodIP)
-	listener := listenOnNode(t)
+	listener := netprobe.ListenTCP(t, shared.cluster.Host.Gateway())
 	prober := shared.proberPod(t, other)
 	dnsName := cluster + "-head-svc." + ns + ".svc.cluster.local"
 	dns := netip.AddrPortFrom(netaddons.ClusterDNSAddr, 53)
@@ -156,27 +155,6 @@ func (s *suite) headPodObj(t *testing.T, ns, cluster string) *corev1.Pod {
 		t.Fatal(err)
 	}
 	return pod
-}
-
-// listenOnNode accepts and closes TCP connections on the node's address
-// (outside every pod) until the test ends.
-func listenOnNode(t *testing.T) netip.AddrPort {
-	t.Helper()
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(shared.cluster.Host.Gateway(), 0).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = conn.Close()
-		}
-	}()
-	return netip.MustParseAddrPort(ln.Addr().String())
 }
 
 // proberPod runs a Ray-image Pod that sleeps in ns and returns its name.

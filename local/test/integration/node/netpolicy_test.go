@@ -73,7 +73,7 @@ func testNetworkPolicies(t *testing.T, c *cluster) {
 	})
 
 	t.Run("egress", func(t *testing.T) {
-		hostTCP := listenTCP(t, c.gateway)
+		hostTCP := netprobe.ListenTCP(t, c.gateway)
 		dns := echoUDP(t, netip.AddrPortFrom(c.gateway, 53))
 		waitProbe(t, c, nsB, "client", netprobe.TCP(python, hostTCP), netprobe.Connected)
 		waitProbe(t, c, nsB, "client", netprobe.UDP(python, dns), netprobe.Answered)
@@ -136,27 +136,6 @@ func createPolicy(t *testing.T, c *cluster, ns string, spec networkingv1.Network
 	t.Cleanup(func() {
 		_ = c.cs.NetworkingV1().NetworkPolicies(ns).Delete(context.Background(), "policy", metav1.DeleteOptions{})
 	})
-}
-
-// listenTCP accepts and closes connections on addr (any port) until the
-// test ends, and returns where it listens.
-func listenTCP(t *testing.T, addr netip.Addr) netip.AddrPort {
-	t.Helper()
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(addr, 0).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = conn.Close()
-		}
-	}()
-	return netip.MustParseAddrPort(ln.Addr().String())
 }
 
 // echoUDP sends every datagram on addr back until the test ends.
