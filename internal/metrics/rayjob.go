@@ -18,7 +18,11 @@ import (
 //     when an attempt ends: Complete, Failed or Retrying);
 //   - kuberay_job_info and kuberay_job_deployment_status (gauges of value 1,
 //     computed from the RayJobs in the cache at every scrape, so they never
-//     go stale).
+//     go stale);
+//
+// and, not KubeRay's, ray_operator_job_execution_attempt: the
+// status.executionAttempt of RayJobs with retryStrategy BlockingRecreate,
+// computed the same way.
 //
 // Register it with a prometheus.Registerer (controller-runtime's
 // metrics.Registry in the operator).
@@ -28,6 +32,7 @@ type RayJobMetrics struct {
 	executionDuration *prometheus.GaugeVec
 	info              *prometheus.Desc
 	deploymentStatus  *prometheus.Desc
+	executionAttempt  *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*RayJobMetrics)(nil)
@@ -46,6 +51,9 @@ func NewRayJobMetrics(reader client.Reader, log logr.Logger) *RayJobMetrics {
 			"Metadata information about RayJob custom resources", []string{"name", "namespace"}, nil),
 		deploymentStatus: prometheus.NewDesc("kuberay_job_deployment_status",
 			"The RayJob's current deployment status", []string{"name", "namespace", "deployment_status"}, nil),
+		executionAttempt: prometheus.NewDesc("ray_operator_job_execution_attempt",
+			"The number of the RayJob's current execution attempt, from 1 (RayJobs with spec.retryStrategy BlockingRecreate)",
+			[]string{"name", "namespace"}, nil),
 	}
 }
 
@@ -61,6 +69,7 @@ func (m *RayJobMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.executionDuration.Describe(ch)
 	ch <- m.info
 	ch <- m.deploymentStatus
+	ch <- m.executionAttempt
 }
 
 // Collect implements prometheus.Collector.
@@ -76,6 +85,9 @@ func (m *RayJobMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.info, prometheus.GaugeValue, 1, job.Name, job.Namespace)
 		ch <- prometheus.MustNewConstMetric(m.deploymentStatus, prometheus.GaugeValue, 1,
 			job.Name, job.Namespace, string(job.Status.JobDeploymentStatus))
+		if a := job.Status.ExecutionAttempt; a != nil {
+			ch <- prometheus.MustNewConstMetric(m.executionAttempt, prometheus.GaugeValue, float64(*a), job.Name, job.Namespace)
+		}
 	}
 }
 
