@@ -144,14 +144,21 @@ RBAC_PLUGIN_PKG_kubernetes-was := ./internal/batchscheduler/kuberneteswas
 # these types); the envtest suites install the ones generated here.
 VOLCANO_API_PKG := volcano.sh/apis/pkg/apis/scheduling/v1beta1
 VOLCANO_CRDS := test/crds/volcano
+# The Prometheus Operator's Go module ships no CRD manifests either; the
+# monitoring test module (test/monitoring, which requires that module) validates
+# the monitoring objects against the CRDs generated here from its types.
+MONITORING_MODULE := test/monitoring
+MONITORING_CRDS := $(MONITORING_MODULE)/testdata/crds
+MONITORING_CRD_KINDS := servicemonitors podmonitors prometheusrules
+MONITORING_API_PKG := github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1
 # The Helm chart reads copies of the CRDs and of the operator's roles from its
 # files/ directory (a chart cannot reach outside its own directory).
 CHART_FILES := helm-chart/ray-operator/files
 GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go $(WAS_TYPES_PKG)/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml \
-	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES)
+	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES) $(MONITORING_CRDS)
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's CRDs for the tests and the Helm chart's copies.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's and the Prometheus Operator's CRDs for the tests and the Helm chart's copies.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 	$(CONTROLLER_GEN) object paths="$(WAS_TYPES_PKG)"
 	rm -f config/crd/bases/ray.io_*.yaml
@@ -165,6 +172,13 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/
 	cp config/crd/bases/ray.io_*.yaml $(CHART_FILES)/crds/
 	cp config/rbac/role.yaml config/rbac/leader_election_role.yaml $(CHART_FILES)/rbac/
 	$(foreach p,$(RBAC_PLUGINS),cp config/components/batch-scheduler-$(p)/role.yaml $(CHART_FILES)/rbac/batch-scheduler-$(p).yaml$(NEWLINE))
+	rm -f $(CHART_FILES)/dashboards/*.json
+	cp config/components/monitoring/ray-operator-dashboard.json $(CHART_FILES)/dashboards/ray-operator.json
+	rm -rf $(MONITORING_CRDS) $(MONITORING_CRDS).tmp
+	cd $(MONITORING_MODULE) && $(CONTROLLER_GEN) crd paths="$(MONITORING_API_PKG)" output:crd:artifacts:config=testdata/crds.tmp
+	mkdir -p $(MONITORING_CRDS)
+	$(foreach k,$(MONITORING_CRD_KINDS),mv $(MONITORING_CRDS).tmp/monitoring.coreos.com_$(k).yaml $(MONITORING_CRDS)/$(NEWLINE))
+	rm -rf $(MONITORING_CRDS).tmp
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when the committed generated files differ from a fresh `make generate`.
