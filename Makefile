@@ -198,13 +198,14 @@ UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./test/scale/
 LOCAL_UNIT_PKGS = ./cmd/... ./internal/...
 
 .PHONY: test
-test: check-repository verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: repository checks, generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
+test: check-repository verify-generated lint test-unit test-helm test-integration test-monitoring test-e2e ## Everything CI runs: repository checks, generated files, lint, unit, Helm chart, integration (envtest), monitoring and e2e (real Ray).
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over both modules.
+lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the three modules (operator, local, test/monitoring).
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
 	cd $(LOCAL_MODULE) && go vet ./... && $(GOLANGCI_LINT) run ./...
+	cd $(MONITORING_MODULE) && go vet ./... && $(GOLANGCI_LINT) run ./...
 
 .PHONY: check-repository
 check-repository: check-large-files ## Fail when the operator module depends on the local stack, or a tracked file over 1 MiB is not allow-listed.
@@ -223,6 +224,10 @@ test-unit: ## Fast unit tests (no API server; the local node's sandbox tests, as
 .PHONY: test-helm
 test-helm: $(HELM) ## The Helm chart with the pinned helm: lint, golden renders, values mapped to the operator's flags (no API server).
 	RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) ./test/helm/...
+
+.PHONY: test-monitoring
+test-monitoring: k8s-binaries $(HELM) ## The monitoring module (test/monitoring): the dashboard's and alerts' PromQL against a real operator's /metrics (envtest), the rules with Prometheus' rule loader, the kustomize and Helm monitoring objects against the Prometheus Operator's CRDs.
+	cd $(MONITORING_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../../hack/k8s-binaries.sh)" RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) -timeout 10m ./...
 
 .PHONY: test-integration
 test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites against a real kube-apiserver and etcd (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).

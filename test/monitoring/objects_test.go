@@ -209,7 +209,6 @@ func checkServicePort(t *testing.T, s monitoringSet) {
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }
 
-
 // ruleGroups is a PrometheusRule's spec as a rule file.
 func ruleGroups(t *testing.T, rule *monitoringv1.PrometheusRule) []byte {
 	t.Helper()
