@@ -149,7 +149,7 @@ VOLCANO_CRDS := test/crds/volcano
 # the monitoring objects against the CRDs generated here from its types.
 MONITORING_MODULE := test/monitoring
 MONITORING_CRDS := $(MONITORING_MODULE)/testdata/crds
-MONITORING_CRD_KINDS := servicemonitors podmonitors prometheusrules
+MONITORING_CRD_KINDS := servicemonitors prometheusrules
 MONITORING_API_PKG := github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1
 # The Helm chart reads copies of the CRDs and of the operator's roles from its
 # files/ directory (a chart cannot reach outside its own directory).

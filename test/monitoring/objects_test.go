@@ -1,10 +1,10 @@
 package monitoring_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -199,15 +199,13 @@ func checkServicePort(t *testing.T, s monitoringSet) {
 			continue
 		}
 		for _, cp := range s.deployment.Spec.Template.Spec.Containers[0].Ports {
-			if cp.Name == p.TargetPort.String() && slices.Contains(s.deployment.Spec.Template.Spec.Containers[0].Args, "--metrics-addr=:"+itoa(cp.ContainerPort)) {
+			if cp.Name == p.TargetPort.String() && slices.Contains(s.deployment.Spec.Template.Spec.Containers[0].Args, fmt.Sprintf("--metrics-addr=:%d", cp.ContainerPort)) {
 				return
 			}
 		}
 	}
 	t.Errorf("the Service's port http does not lead to the container port of --metrics-addr")
 }
-
-func itoa(i int32) string { return strconv.Itoa(int(i)) }
 
 // ruleGroups is a PrometheusRule's spec as a rule file.
 func ruleGroups(t *testing.T, rule *monitoringv1.PrometheusRule) []byte {
