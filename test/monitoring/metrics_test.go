@@ -36,7 +36,9 @@ func TestMain(m *testing.M) {
 // RayCluster that gets provisioned, one that does not, a RayJob that fails
 // (its deadline passes) and a RayService that is not ready, then scrapes its
 // /metrics endpoint: every metric, label and matched value the dashboard's
-// panels and variables and the PrometheusRule's alerts query must be there.
+// panels and variables and the PrometheusRule's alerts query must be there,
+// and the alerts, evaluated by Prometheus' rule engine over that scrape, fire
+// for the objects they are about.
 func TestQueriesMatchTheOperatorsMetrics(t *testing.T) {
 	env := testenv.Shared(t)
 	w := testenv.NewWorld(t, env)
@@ -53,8 +55,11 @@ func TestQueriesMatchTheOperatorsMetrics(t *testing.T) {
 	t.Logf("%d dashboard and rule queries, %d variables", len(queries), len(vars))
 
 	var scrape monitoring.Scrape
+	var body []byte
 	w.Eventually("every query to match the scrape", func() (bool, error) {
-		code, body, err := get(t.Context(), url)
+		var code int
+		var err error
+		code, body, err = get(t.Context(), url)
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Errorf("GET %s: %d %v", url, code, err)
 		}
@@ -71,6 +76,7 @@ func TestQueriesMatchTheOperatorsMetrics(t *testing.T) {
 		return len(errs) == 0, errors.Join(errs...)
 	})
 	t.Logf("the scrape has %d series names", len(scrape))
+	checkAlertsFire(t, w.NS, body)
 }
 
 // reconcileObjects creates Ray objects in w's namespace and waits for the
