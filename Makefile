@@ -144,14 +144,21 @@ RBAC_PLUGIN_PKG_kubernetes-was := ./internal/batchscheduler/kuberneteswas
 # these types); the envtest suites install the ones generated here.
 VOLCANO_API_PKG := volcano.sh/apis/pkg/apis/scheduling/v1beta1
 VOLCANO_CRDS := test/crds/volcano
+# The Prometheus Operator's Go module ships no CRD manifests either; the
+# monitoring test module (test/monitoring, which requires that module) validates
+# the monitoring objects against the CRDs generated here from its types.
+MONITORING_MODULE := test/monitoring
+MONITORING_CRDS := $(MONITORING_MODULE)/testdata/crds
+MONITORING_CRD_KINDS := servicemonitors prometheusrules
+MONITORING_API_PKG := github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1
 # The Helm chart reads copies of the CRDs and of the operator's roles from its
 # files/ directory (a chart cannot reach outside its own directory).
 CHART_FILES := helm-chart/ray-operator/files
 GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go $(WAS_TYPES_PKG)/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml \
-	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES)
+	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES) $(MONITORING_CRDS)
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's CRDs for the tests and the Helm chart's copies.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's and the Prometheus Operator's CRDs for the tests and the Helm chart's copies.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 	$(CONTROLLER_GEN) object paths="$(WAS_TYPES_PKG)"
 	rm -f config/crd/bases/ray.io_*.yaml
@@ -165,6 +172,13 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/
 	cp config/crd/bases/ray.io_*.yaml $(CHART_FILES)/crds/
 	cp config/rbac/role.yaml config/rbac/leader_election_role.yaml $(CHART_FILES)/rbac/
 	$(foreach p,$(RBAC_PLUGINS),cp config/components/batch-scheduler-$(p)/role.yaml $(CHART_FILES)/rbac/batch-scheduler-$(p).yaml$(NEWLINE))
+	rm -f $(CHART_FILES)/dashboards/*.json
+	cp config/components/monitoring/ray-operator-dashboard.json $(CHART_FILES)/dashboards/ray-operator.json
+	rm -rf $(MONITORING_CRDS) $(MONITORING_CRDS).tmp
+	cd $(MONITORING_MODULE) && $(CONTROLLER_GEN) crd paths="$(MONITORING_API_PKG)" output:crd:artifacts:config=testdata/crds.tmp
+	mkdir -p $(MONITORING_CRDS)
+	$(foreach k,$(MONITORING_CRD_KINDS),mv $(MONITORING_CRDS).tmp/monitoring.coreos.com_$(k).yaml $(MONITORING_CRDS)/$(NEWLINE))
+	rm -rf $(MONITORING_CRDS).tmp
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when the committed generated files differ from a fresh `make generate`.
@@ -184,13 +198,14 @@ UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./test/scale/
 LOCAL_UNIT_PKGS = ./cmd/... ./internal/...
 
 .PHONY: test
-test: check-repository verify-generated lint test-unit test-helm test-integration test-e2e ## Everything CI runs: repository checks, generated files, lint, unit, Helm chart, integration (envtest) and e2e (real Ray).
+test: check-repository verify-generated lint test-unit test-helm test-integration test-monitoring test-e2e ## Everything CI runs: repository checks, generated files, lint, unit, Helm chart, integration (envtest), monitoring and e2e (real Ray).
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over both modules.
+lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the three modules (operator, local, test/monitoring).
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
 	cd $(LOCAL_MODULE) && go vet ./... && $(GOLANGCI_LINT) run ./...
+	cd $(MONITORING_MODULE) && go vet ./... && $(GOLANGCI_LINT) run ./...
 
 .PHONY: check-repository
 check-repository: check-large-files ## Fail when the operator module depends on the local stack, or a tracked file over 1 MiB is not allow-listed.
@@ -209,6 +224,10 @@ test-unit: ## Fast unit tests (no API server; the local node's sandbox tests, as
 .PHONY: test-helm
 test-helm: $(HELM) ## The Helm chart with the pinned helm: lint, golden renders, values mapped to the operator's flags (no API server).
 	RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) ./test/helm/...
+
+.PHONY: test-monitoring
+test-monitoring: k8s-binaries $(HELM) ## The monitoring module (test/monitoring): the dashboard's and alerts' PromQL against a real operator's /metrics (envtest), the rules with Prometheus' rule loader, the kustomize and Helm monitoring objects against the Prometheus Operator's CRDs.
+	cd $(MONITORING_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../../hack/k8s-binaries.sh)" RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) -timeout 10m ./...
 
 .PHONY: test-integration
 test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites against a real kube-apiserver and etcd (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).

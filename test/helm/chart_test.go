@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata fr
 
 // goldenCases are the values files under testdata with a golden rendering;
 // "default" is the chart's own values.
-var goldenCases = []string{"default", "single-namespace", "webhook", "kuberay"}
+var goldenCases = []string{"default", "single-namespace", "webhook", "kuberay", "monitoring"}
 
 // release is the release of a case, with extra --set values.
 func release(c string, set ...string) helmchart.Release {

@@ -39,6 +39,8 @@ func TestRefusedValues(t *testing.T) {
 		{[]string{"nodeEventForwarder.enabled=true"}, "nodeEventForwarder is not supported"},
 		{[]string{"configuration.allowedNodeLabels[0]=zone"}, "configuration.allowedNodeLabels is not supported"},
 		{[]string{"webhooks.enabled=true"}, "set webhook.enabled=true"},
+		{[]string{"metrics.enabled=false", "metrics.prometheusRule.enabled=true"}, "metrics.prometheusRule.enabled needs metrics.enabled"},
+		{[]string{"metrics.enabled=false", "metrics.grafanaDashboard.enabled=true"}, "metrics.grafanaDashboard.enabled needs metrics.enabled"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.set, ","), func(t *testing.T) {

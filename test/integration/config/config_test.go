@@ -41,7 +41,7 @@ var operatorID = installcheck.Identity{Namespace: installNamespace, ServiceAccou
 
 func TestKustomizationsBuild(t *testing.T) {
 	for _, dir := range []string{"crd", "rbac", "manager", "default", "webhook", "default-with-webhooks", "default-with-cert-manager",
-		"default-with-volcano", "default-with-scheduler-plugins", "default-with-kubernetes-was"} {
+		"default-with-volcano", "default-with-scheduler-plugins", "default-with-kubernetes-was", "default-with-monitoring"} {
 		t.Run(dir, func(t *testing.T) {
 			if objs := build(t, dir); len(objs) == 0 {
 				t.Errorf("kustomize build config/%s produced no objects", dir)
