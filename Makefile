@@ -193,7 +193,7 @@ verify-generated: generate ## Fail when the committed generated files differ fro
 ##@ Test
 
 GO_TEST_FLAGS ?= -count=1
-UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./test/scale/
+UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./examples/... ./test/scale/
 # The local module's unit tests (run from $(LOCAL_MODULE)/).
 LOCAL_UNIT_PKGS = ./cmd/... ./internal/...
 
