@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the typed Go client of the ray.io/v1 API under pkg/client with
 # k8s.io/code-generator's generators, found in the directory given as the
-# first argument (the Makefile installs them there at a pinned version):
+# first argument, and kube-openapi's openapi-gen, the second argument (the
+# Makefile installs both at pinned versions):
 #   applyconfiguration/       apply configurations for server-side apply
 #   clientset/versioned/      the clientset (and its fake)
 #   listers/                  listers over informer caches
@@ -9,6 +10,7 @@
 # The old tree is removed first so that a deleted kind leaves nothing behind.
 set -euo pipefail
 bin="$1"
+openapi_gen="$2"
 cd "$(dirname "$0")/.."
 
 module="$(go list -m)"
@@ -17,6 +19,24 @@ out=pkg/client
 pkg="${module}/${out}"
 # No license header: the generators still add their "Code generated" line.
 header=/dev/null
+
+# The apply configurations embed a structured-merge-diff schema of the types
+# they build, from an OpenAPI v2 document: with it the generator writes the
+# Extract<Kind> helpers (the fields a manager owns, for extract-modify-apply)
+# and the fake clientset's Apply can merge as the API server does. openapi-gen
+# writes the definitions of the API and of the Kubernetes packages it embeds
+# as Go code, in a package inside the module so that it can import them;
+# hack/openapi-schema/dump.go turns them into the document.
+tmp="$(mktemp -d hack/openapi-schema/tmp.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+"$openapi_gen" --go-header-file "$header" \
+	--output-dir "$tmp" --output-pkg "${module}/${tmp}/main" --output-file zz_generated.openapi.go \
+	--report-filename "$tmp/api-rule-violations.txt" \
+	"$api" k8s.io/api/core/v1 k8s.io/api/networking/v1 \
+	k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/api/resource \
+	k8s.io/apimachinery/pkg/util/intstr k8s.io/apimachinery/pkg/runtime
+cp hack/openapi-schema/dump.go "$tmp/"
+go run "$tmp/dump.go" "$tmp/zz_generated.openapi.go" >"$tmp/openapi.json"
 
 rm -rf "${out:?}/applyconfiguration" "${out}/clientset" "${out}/listers" "${out}/informers"
 
@@ -32,9 +52,8 @@ for t in IngressTLS NetworkPolicyIngressRule NetworkPolicyEgressRule; do
 	external+=("k8s.io/api/networking/v1.${t}:k8s.io/client-go/applyconfigurations/networking/v1")
 done
 
-# No --openapi-schema: the API server applies with the CRDs' schema, and
-# without one the generator leaves out the Extract* helpers.
 "$bin/applyconfiguration-gen" --go-header-file "$header" \
+	--openapi-schema "$tmp/openapi.json" \
 	--output-dir "${out}/applyconfiguration" --output-pkg "${pkg}/applyconfiguration" \
 	--external-applyconfigurations "$(IFS=,; echo "${external[*]}")" \
 	"$api"

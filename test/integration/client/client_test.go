@@ -60,6 +60,9 @@ type kind[T object, C labeled[C]] struct {
 	lister   func(f externalversions.SharedInformerFactory, ns string) namespaceLister[T]
 	// apply is the kind's bare apply configuration (name and namespace).
 	apply func(name, ns string) C
+	// extract is the kind's Extract<Kind>: the configuration a manager
+	// applied, read back from the object's managed fields.
+	extract func(obj T, manager string) (C, error)
 	// withSpec adds the spec map entry key=value to an apply configuration.
 	withSpec func(c C, key, value string) C
 	// spec reads that entry back ("" when absent).
@@ -74,8 +77,9 @@ type kind[T object, C labeled[C]] struct {
 
 // TestTypedClient creates each kind with the clientset, sees it through a
 // shared informer and its lister, server-side applies a label and a spec
-// map entry (and takes them away again by applying without them), and
-// applies a status field through the status subresource.
+// map entry, extracts them again (applying the extract changes nothing),
+// takes them away by applying without them, and applies a status field
+// through the status subresource.
 func TestTypedClient(t *testing.T) {
 	env := testenv.Shared(t)
 	cs, err := versioned.NewForConfig(env.Config)
@@ -105,7 +109,8 @@ func rayClusterKind() kind[*rayv1.RayCluster, *rayv1ac.RayClusterApplyConfigurat
 		lister: func(f externalversions.SharedInformerFactory, ns string) namespaceLister[*rayv1.RayCluster] {
 			return f.Ray().V1().RayClusters().Lister().RayClusters(ns)
 		},
-		apply: rayv1ac.RayCluster,
+		apply:   rayv1ac.RayCluster,
+		extract: rayv1ac.ExtractRayCluster,
 		withSpec: func(c *rayv1ac.RayClusterApplyConfiguration, k, v string) *rayv1ac.RayClusterApplyConfiguration {
 			return c.WithSpec(rayv1ac.RayClusterSpec().WithHeadServiceAnnotations(map[string]string{k: v}))
 		},
@@ -130,7 +135,8 @@ func rayJobKind() kind[*rayv1.RayJob, *rayv1ac.RayJobApplyConfiguration] {
 		lister: func(f externalversions.SharedInformerFactory, ns string) namespaceLister[*rayv1.RayJob] {
 			return f.Ray().V1().RayJobs().Lister().RayJobs(ns)
 		},
-		apply: rayv1ac.RayJob,
+		apply:   rayv1ac.RayJob,
+		extract: rayv1ac.ExtractRayJob,
 		withSpec: func(c *rayv1ac.RayJobApplyConfiguration, k, v string) *rayv1ac.RayJobApplyConfiguration {
 			return c.WithSpec(rayv1ac.RayJobSpec().WithMetadata(map[string]string{k: v}))
 		},
@@ -160,7 +166,8 @@ func rayServiceKind() kind[*rayv1.RayService, *rayv1ac.RayServiceApplyConfigurat
 		lister: func(f externalversions.SharedInformerFactory, ns string) namespaceLister[*rayv1.RayService] {
 			return f.Ray().V1().RayServices().Lister().RayServices(ns)
 		},
-		apply: rayv1ac.RayService,
+		apply:   rayv1ac.RayService,
+		extract: rayv1ac.ExtractRayService,
 		// A field of the embedded cluster spec: applying a part of a nested
 		// struct leaves its other fields (set at creation) alone.
 		withSpec: func(c *rayv1ac.RayServiceApplyConfiguration, k, v string) *rayv1ac.RayServiceApplyConfiguration {
@@ -188,7 +195,8 @@ func rayCronJobKind() kind[*rayv1.RayCronJob, *rayv1ac.RayCronJobApplyConfigurat
 		lister: func(f externalversions.SharedInformerFactory, ns string) namespaceLister[*rayv1.RayCronJob] {
 			return f.Ray().V1().RayCronJobs().Lister().RayCronJobs(ns)
 		},
-		apply: rayv1ac.RayCronJob,
+		apply:   rayv1ac.RayCronJob,
+		extract: rayv1ac.ExtractRayCronJob,
 		withSpec: func(c *rayv1ac.RayCronJobApplyConfiguration, k, v string) *rayv1ac.RayCronJobApplyConfiguration {
 			return c.WithSpec(rayv1ac.RayCronJobSpec().WithJobTemplate(rayv1ac.RayJobSpec().WithMetadata(map[string]string{k: v})))
 		},

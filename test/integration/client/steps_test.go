@@ -37,15 +37,17 @@ func (k kind[T, C]) run(env *testenv.Env, cs versioned.Interface) func(t *testin
 		events.waitFor(t, "the created object", func(o T) bool { return o.GetUID() == created.GetUID() })
 		k.checkLister(t, lister, created)
 
-		k.applySpec(t, c, events, lister, name, ns)
+		spec := k.applySpec(t, c, events, lister, name, ns)
+		k.reapplyExtracted(t, c, spec)
 		k.applyStatus(t, c, events, lister, name, ns)
 		k.applyNothing(t, c, events, lister, name, ns)
 	}
 }
 
 // applySpec applies a label and a spec map entry as fieldManager, and checks
-// the stored object, its managed fields, the informer and the lister.
-func (k kind[T, C]) applySpec(t *testing.T, c typedClient[T, C], events events[T], lister namespaceLister[T], name, ns string) {
+// the stored object, its managed fields, the informer and the lister. It
+// returns the stored object.
+func (k kind[T, C]) applySpec(t *testing.T, c typedClient[T, C], events events[T], lister namespaceLister[T], name, ns string) T {
 	t.Helper()
 	config := k.withSpec(labels(k.apply(name, ns), map[string]string{key: applied}), key, applied)
 	got, err := c.Apply(t.Context(), config, metav1.ApplyOptions{FieldManager: fieldManager})
@@ -63,6 +65,27 @@ func (k kind[T, C]) applySpec(t *testing.T, c typedClient[T, C], events events[T
 		return o.GetLabels()[key] == applied && k.spec(o, key) == applied
 	})
 	k.checkLister(t, lister, got)
+	return got
+}
+
+// reapplyExtracted extracts what fieldManager applied to obj and applies it
+// again: the extract holds exactly the label and spec entry, so the object
+// does not change (a missing field would be removed, a new resource version
+// written).
+func (k kind[T, C]) reapplyExtracted(t *testing.T, c typedClient[T, C], obj T) {
+	t.Helper()
+	extracted, err := k.extract(obj, fieldManager)
+	if err != nil {
+		t.Fatalf("extracting the applied configuration: %v", err)
+	}
+	got, err := c.Apply(t.Context(), extracted, metav1.ApplyOptions{FieldManager: fieldManager})
+	if err != nil {
+		t.Fatalf("applying the extracted configuration: %v", err)
+	}
+	if got.GetResourceVersion() != obj.GetResourceVersion() || got.GetLabels()[key] != applied || k.spec(got, key) != applied {
+		t.Errorf("applying the extract changed the object: resource version %s to %s, label %q, spec entry %q",
+			obj.GetResourceVersion(), got.GetResourceVersion(), got.GetLabels()[key], k.spec(got, key))
+	}
 }
 
 // applyStatus applies a status field through the status subresource; the
