@@ -89,7 +89,7 @@ func rayJob(name, namespace string) *rayv1ac.RayJobApplyConfiguration {
 		WithName("ray-head").
 		WithImage("rayproject/ray:2.52.0").
 		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")}).
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("2Gi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")}))
 	return rayv1ac.RayJob(name, namespace).
 		WithLabels(map[string]string{"app.kubernetes.io/created-by": fieldManager}).
