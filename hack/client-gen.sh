@@ -42,8 +42,9 @@ rm -rf "${out:?}/applyconfiguration" "${out}/clientset" "${out}/listers" "${out}
 
 # Every Kubernetes struct the API embeds is built with client-go's own apply
 # configuration (all fields optional), not the API struct, whose zero values
-# would be sent as fields the applier sets. Keep the list complete: a struct
-# missing here shows up as a k8s.io/api import in pkg/client/applyconfiguration.
+# would be sent as fields the applier sets. pkg/client's
+# TestEmbeddedKubernetesStructsUseApplyConfigurations fails on a struct
+# missing here.
 external=()
 for t in PodTemplateSpec Service EnvVar EnvVarSource EnvFromSource ObjectReference ResourceRequirements SecurityContext VolumeMount; do
 	external+=("k8s.io/api/core/v1.${t}:k8s.io/client-go/applyconfigurations/core/v1")
