@@ -9,6 +9,13 @@ CACHE ?= $(or $(RAY_OPERATOR_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ray-o
 export RAY_OPERATOR_CACHE := $(CACHE)
 
 CONTROLLER_GEN_VERSION ?= v0.23.0
+# k8s.io/code-generator builds the typed client in pkg/client; keep it at the
+# version of the k8s.io/* modules in go.mod, whose client-go the generated
+# code calls.
+CODE_GENERATOR_VERSION ?= v0.37.2
+# kube-openapi's openapi-gen writes the OpenAPI schema the apply
+# configurations embed; the version code-generator's go.mod requires.
+KUBE_OPENAPI_VERSION ?= v0.0.0-20260721132016-d427ff9ee9ad
 
 define NEWLINE
 
@@ -24,6 +31,11 @@ HELM_VERSION ?= v3.22.0
 
 TOOLS := $(CACHE)/tools
 CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
+# A directory holding client-gen, lister-gen, informer-gen and
+# applyconfiguration-gen, all of one version.
+CODE_GENERATOR := $(TOOLS)/code-generator-$(CODE_GENERATOR_VERSION)
+CODE_GENERATOR_CMDS := client-gen lister-gen informer-gen applyconfiguration-gen
+OPENAPI_GEN := $(TOOLS)/openapi-gen-$(KUBE_OPENAPI_VERSION)
 GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KWOK := $(TOOLS)/kwok-$(KWOK_VERSION)
 COREDNS := $(TOOLS)/coredns-$(COREDNS_VERSION)
@@ -57,6 +69,15 @@ $(CONTROLLER_GEN):
 	mkdir -p $(TOOLS)/tmp-cg && GOBIN=$(TOOLS)/tmp-cg go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(TOOLS)/tmp-cg/controller-gen $@ && rmdir $(TOOLS)/tmp-cg
 
+$(CODE_GENERATOR):
+	rm -rf $(TOOLS)/tmp-codegen && mkdir -p $(TOOLS)/tmp-codegen
+	GOBIN=$(TOOLS)/tmp-codegen go install $(foreach c,$(CODE_GENERATOR_CMDS),k8s.io/code-generator/cmd/$(c)@$(CODE_GENERATOR_VERSION))
+	mv $(TOOLS)/tmp-codegen $@
+
+$(OPENAPI_GEN):
+	mkdir -p $(TOOLS)/tmp-oag && GOBIN=$(TOOLS)/tmp-oag go install k8s.io/kube-openapi/cmd/openapi-gen@$(KUBE_OPENAPI_VERSION)
+	mv $(TOOLS)/tmp-oag/openapi-gen $@ && rmdir $(TOOLS)/tmp-oag
+
 $(GOLANGCI_LINT):
 	mkdir -p $(TOOLS)/tmp-gl && GOBIN=$(TOOLS)/tmp-gl go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(TOOLS)/tmp-gl/golangci-lint $@ && rmdir $(TOOLS)/tmp-gl
@@ -88,7 +109,7 @@ helm: $(HELM) ## Install the pinned helm (used by the chart tests) and print its
 	@echo $(HELM)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(HELM) ## Install pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(HELM) ## Install pinned tools into the cache.
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager, kube-proxy and kubectl (cached).
@@ -155,12 +176,13 @@ MONITORING_API_PKG := github.com/prometheus-operator/prometheus-operator/pkg/api
 # files/ directory (a chart cannot reach outside its own directory).
 CHART_FILES := helm-chart/ray-operator/files
 GENERATED_PATHS := api/ray/v1/zz_generated.deepcopy.go $(WAS_TYPES_PKG)/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml \
-	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES) $(MONITORING_CRDS)
+	$(foreach p,$(RBAC_PLUGINS),config/components/batch-scheduler-$(p)/role.yaml) $(VOLCANO_CRDS) $(CHART_FILES) $(MONITORING_CRDS) pkg/client
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's and the Prometheus Operator's CRDs for the tests and the Helm chart's copies.
+generate: $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) ## Regenerate deepcopy code, the typed Go client in pkg/client (clientset, listers, informers, apply configurations), the CRDs in config/crd/bases, the operator's ClusterRoles (config/rbac/role.yaml, and per batch scheduler in config/components), the webhook configuration in config/webhook/manifests.yaml, Volcano's and the Prometheus Operator's CRDs for the tests and the Helm chart's copies.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 	$(CONTROLLER_GEN) object paths="$(WAS_TYPES_PKG)"
+	hack/client-gen.sh $(CODE_GENERATOR) $(OPENAPI_GEN)
 	rm -f config/crd/bases/ray.io_*.yaml
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(API_PATHS)" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=kuberay-operator paths="$$(go list ./internal/... | grep -v $(foreach p,$(RBAC_PLUGINS),-e '$(patsubst ./%,%,$(RBAC_PLUGIN_PKG_$(p)))$$') | paste -sd';')" output:rbac:artifacts:config=config/rbac
@@ -193,7 +215,7 @@ verify-generated: generate ## Fail when the committed generated files differ fro
 ##@ Test
 
 GO_TEST_FLAGS ?= -count=1
-UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./test/scale/
+UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./pkg/... ./examples/... ./test/scale/
 # The local module's unit tests (run from $(LOCAL_MODULE)/).
 LOCAL_UNIT_PKGS = ./cmd/... ./internal/...
 

@@ -3,5 +3,6 @@
 // that manifests and clients written for KubeRay work unchanged.
 //
 // +kubebuilder:object:generate=true
+// +k8s:openapi-gen=true
 // +groupName=ray.io
 package v1

@@ -11,6 +11,11 @@ var (
 	// is served under.
 	GroupVersion = schema.GroupVersion{Group: "ray.io", Version: "v1"}
 
+	// SchemeGroupVersion is GroupVersion under the name k8s.io/code-generator's
+	// clientset and listers (pkg/client) refer to, and KubeRay's API package
+	// exports too.
+	SchemeGroupVersion = GroupVersion
+
 	// SchemeBuilder registers this package's kinds with a runtime.Scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 

@@ -599,6 +599,7 @@ const (
 
 // RayCluster is a Ray cluster: a head Pod and groups of worker Pods.
 //
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=all
 // +kubebuilder:subresource:status

@@ -109,6 +109,7 @@ type RayCronJobStatus struct {
 
 // RayCronJob creates RayJobs on a cron schedule.
 //
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=all
 // +kubebuilder:subresource:status

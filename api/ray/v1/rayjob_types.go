@@ -371,6 +371,7 @@ type RayJobStatus struct {
 
 // RayJob runs one Ray job, on a cluster it creates or on an existing one.
 //
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=all
 // +kubebuilder:subresource:status

@@ -239,6 +239,7 @@ const (
 // RayService serves Ray Serve applications and upgrades their cluster
 // without downtime.
 //
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=all
 // +kubebuilder:subresource:status
