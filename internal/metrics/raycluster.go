@@ -28,7 +28,10 @@ const ownerKindNone = "None"
 //     from creation until RayClusterProvisioned first turned true;
 //   - kuberay_cluster_info{name,namespace,owner_kind}: always 1;
 //   - kuberay_cluster_condition_provisioned{name,namespace,condition}: 1,
-//     with condition "true" or "false".
+//     with condition "true" or "false";
+//
+// and, not KubeRay's, ray_operator_cluster_idle_terminations_total
+// {namespace,policy}: the RayClusters spec.idleTerminationOptions ended.
 //
 // The last two are computed from the RayClusters in the cache at scrape time,
 // so deleted clusters disappear without bookkeeping.
@@ -36,6 +39,7 @@ type RayCluster struct {
 	provisionedDuration  *prometheus.GaugeVec
 	info                 *prometheus.Desc
 	conditionProvisioned *prometheus.Desc
+	idleTerminations     *prometheus.CounterVec
 	reader               client.Reader
 	log                  logr.Logger
 }
@@ -55,6 +59,10 @@ func NewRayCluster(reader client.Reader, log logr.Logger) *RayCluster {
 		conditionProvisioned: prometheus.NewDesc("kuberay_cluster_condition_provisioned",
 			"Indicates whether the RayCluster is provisioned",
 			[]string{"name", "namespace", "condition"}, nil),
+		idleTerminations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ray_operator_cluster_idle_terminations_total",
+			Help: "RayClusters suspended or deleted because they stayed idle past spec.idleTerminationOptions.idleTimeoutSeconds",
+		}, []string{"namespace", "policy"}),
 		reader: reader,
 		log:    log,
 	}
@@ -80,6 +88,7 @@ func registerReplacing(reg prometheus.Registerer, col prometheus.Collector) erro
 // Describe implements prometheus.Collector.
 func (c *RayCluster) Describe(ch chan<- *prometheus.Desc) {
 	c.provisionedDuration.Describe(ch)
+	c.idleTerminations.Describe(ch)
 	ch <- c.info
 	ch <- c.conditionProvisioned
 }
@@ -87,6 +96,7 @@ func (c *RayCluster) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *RayCluster) Collect(ch chan<- prometheus.Metric) {
 	c.provisionedDuration.Collect(ch)
+	c.idleTerminations.Collect(ch)
 	var clusters rayv1.RayClusterList
 	if err := c.reader.List(context.Background(), &clusters); err != nil {
 		c.log.Error(err, "Listing RayClusters for metrics")
@@ -113,4 +123,9 @@ func (c *RayCluster) ObserveProvisioned(name, namespace string, d time.Duration)
 // Forget drops the series of a deleted cluster.
 func (c *RayCluster) Forget(name, namespace string) {
 	c.provisionedDuration.Delete(prometheus.Labels{"name": name, "namespace": namespace})
+}
+
+// ObserveIdleEnded counts a cluster ended by its idle termination policy.
+func (c *RayCluster) ObserveIdleEnded(_, namespace, policy string) {
+	c.idleTerminations.WithLabelValues(namespace, policy).Inc()
 }

@@ -82,8 +82,13 @@ func setupRayCronJob(mgr manager.Manager, d Deps) error {
 }
 
 func setupRayCluster(mgr manager.Manager, d Deps) error {
+	proxy, err := kubeProxy(mgr, d)
+	if err != nil {
+		return err
+	}
 	return raycluster.Setup(mgr, raycluster.Settings{
 		Config: d.Config, Knobs: d.Knobs, Features: d.Features, IsOpenShift: d.IsOpenShift, Clock: d.Clock,
+		Dashboards: baseDashboards(d, proxy), KubeProxy: proxy,
 		BatchScheduler: d.BatchScheduler, BatchSchedulerFactory: d.BatchSchedulerFactory,
 	})
 }

@@ -180,6 +180,9 @@ func jobClusterSpec(c *jobCheck) error {
 	if err := RayClusterSpec(cluster, c.annotations, c.gates); err != nil {
 		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 	}
+	if err := noIdleTermination(cluster); err != nil {
+		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
+	}
 	created := &rayv1.RayCluster{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{rayv1.LabelOriginatedFromCRD: rayv1.KindRayJob}},
 		Spec:       *cluster,

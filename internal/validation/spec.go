@@ -61,6 +61,7 @@ var specRules = []specRule{
 	headGroupParams,
 	workerGroupNames,
 	rayStartParamsSize,
+	idleTermination,
 	workerGroups,
 	gcsFaultTolerance,
 	redisUsername,

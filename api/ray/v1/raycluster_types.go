@@ -19,6 +19,13 @@ type RayClusterSpec struct {
 	// Suspend, when true, removes every head and worker Pod while keeping the object.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
+	// IdleTerminationOptions ends a standalone RayCluster that has been idle
+	// (no pending or running Ray job in its dashboard) for
+	// idleTimeoutSeconds: it is suspended or deleted, as policy says.
+	// Clusters owned by a RayJob or a RayService are never ended. Not a
+	// KubeRay field yet (KubeRay PR #5210 proposes it).
+	// +optional
+	IdleTerminationOptions *IdleTerminationOptions `json:"idleTerminationOptions,omitempty"`
 	// ManagedBy names the controller responsible for this RayCluster. Absent or
 	// 'ray.io/kuberay-operator' means this operator; 'kueue.x-k8s.io/multikueue'
 	// hands the object to MultiKueue. It cannot change once set.
@@ -564,6 +571,11 @@ const (
 	// RayClusterSuspended is true once a suspend has deleted every Pod. It is
 	// never true together with RayClusterSuspending.
 	RayClusterSuspended RayClusterConditionType = "RayClusterSuspended"
+	// RayClusterIdle is set only on clusters with idleTerminationOptions:
+	// true while the dashboard shows no pending or running job, its
+	// lastTransitionTime being when the idleness began; false while a job
+	// is active; unknown while the dashboard cannot tell.
+	RayClusterIdle RayClusterConditionType = "RayClusterIdle"
 	// RayClusterValidationFailed is true while the RayCluster cannot be
 	// reconciled because its metadata or spec is invalid; its reason is
 	// InvalidRayClusterMetadata or InvalidRayClusterSpec and its message says
@@ -642,3 +654,25 @@ const (
 	RayConfigError         EventReason = "RayConfigError"
 	PodReconciliationError EventReason = "PodReconciliationError"
 )
+
+// IdleTerminationPolicy is what happens to a RayCluster idle past its
+// threshold.
+// +kubebuilder:validation:Enum=Suspend;Delete
+type IdleTerminationPolicy string
+
+const (
+	// IdleTerminationSuspend sets spec.suspend: the Pods go, the object stays.
+	IdleTerminationSuspend IdleTerminationPolicy = "Suspend"
+	// IdleTerminationDelete deletes the RayCluster.
+	IdleTerminationDelete IdleTerminationPolicy = "Delete"
+)
+
+// IdleTerminationOptions says when an idle RayCluster ends and how.
+type IdleTerminationOptions struct {
+	// Policy is Suspend or Delete.
+	Policy IdleTerminationPolicy `json:"policy"`
+	// IdleTimeoutSeconds is how long the cluster must stay idle before it
+	// ends.
+	// +kubebuilder:validation:Minimum=1
+	IdleTimeoutSeconds int32 `json:"idleTimeoutSeconds"`
+}

@@ -17,13 +17,16 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -55,6 +58,8 @@ const (
 type ProvisionObserver interface {
 	ObserveProvisioned(name, namespace string, d time.Duration)
 	Forget(name, namespace string)
+	// ObserveIdleEnded counts a cluster its idle termination policy ended.
+	ObserveIdleEnded(name, namespace, policy string)
 }
 
 // Options are the operator settings the controller depends on, read once at
@@ -106,6 +111,12 @@ type Options struct {
 	// CreationEvents is how creations are reported (--creation-events):
 	// configv1alpha1.CreationEventsPerPass, or anything else for per group.
 	CreationEvents string
+	// IdleProbeInterval and IdleProbeTimeout are how often the dashboard of
+	// a cluster with idleTerminationOptions is looked at, and how long one
+	// look may take; zero means dashboard.ActivityProbeInterval and
+	// dashboard.ActivityProbeTimeout.
+	IdleProbeInterval time.Duration
+	IdleProbeTimeout  time.Duration
 }
 
 // Deps are the controller's collaborators; tests replace them.
@@ -127,6 +138,12 @@ type Deps struct {
 	Metrics ProvisionObserver
 	// Random is the source of auth tokens; nil means crypto/rand.
 	Random io.Reader
+	// Dashboards makes the dashboard clients the idle check's probe uses;
+	// nil means plain HTTP.
+	Dashboards dashboard.ClientProvider
+	// KubeProxy, when set (--use-kubernetes-proxy), routes dashboard calls
+	// through the API server; Dashboards must then be built on its Clients.
+	KubeProxy *dashboard.KubeProxy
 }
 
 // Reconciler reconciles RayClusters.
@@ -135,6 +152,12 @@ type Reconciler struct {
 	opts   Options
 	events eventrecord.Recorder
 	steps  []passsteps.Step[*scope]
+	// activity probes the dashboards of clusters with
+	// idleTerminationOptions; after each look it sends the cluster on
+	// idleEvents, which SetupWithManager watches.
+	activity   *dashboard.ActivityProbe
+	idleEvents chan event.GenericEvent
+	dashboards dashboard.Access
 }
 
 // New returns a Reconciler.
@@ -163,6 +186,7 @@ func New(deps Deps, opts Options) *Reconciler {
 		opts.Pod.BatchScheduler = podDecorator{opts.BatchScheduler}
 	}
 	r := &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder)}
+	r.initIdleProbe()
 	r.steps = r.orderedSteps()
 	return r
 }
@@ -217,6 +241,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // forget drops what the controller keeps in memory about a deleted cluster.
 func (r *Reconciler) forget(namespace, name string) {
 	r.Expectations.Forget(namespace, name)
+	r.activity.Stop(types.NamespacedName{Namespace: namespace, Name: name})
 	if r.Metrics != nil {
 		r.Metrics.Forget(name, namespace)
 	}

@@ -16,11 +16,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/metrics"
@@ -90,6 +93,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&networkingv1.Ingress{}).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.PersistentVolumeClaim{})
+	// The idle check's probe reports on this channel after each look.
+	b = b.WatchesRawSource(source.Channel(r.idleEvents, &handler.EnqueueRequestForObject{}))
 	if r.opts.UseRoute {
 		b = b.Owns(&routev1.Route{})
 	}
@@ -126,6 +131,10 @@ type Settings struct {
 	IsOpenShift bool
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
+	// Dashboards and KubeProxy reach the clusters' dashboards for the
+	// idle check (see Deps).
+	Dashboards dashboard.ClientProvider
+	KubeProxy  *dashboard.KubeProxy
 	// BatchScheduler is the batch scheduler plugin, nil for none;
 	// BatchSchedulerFactory made it and may add watches.
 	BatchScheduler        batchscheduler.Scheduler
@@ -136,7 +145,7 @@ type Settings struct {
 // RayCluster metrics when they are on, and adds the controller to mgr. It
 // is what internal/operator registers.
 func Setup(mgr ctrl.Manager, s Settings) error {
-	deps := Deps{Clock: s.Clock}
+	deps := Deps{Clock: s.Clock, Dashboards: s.Dashboards, KubeProxy: s.KubeProxy}
 	if s.Config.EnableMetrics {
 		m := metrics.NewRayCluster(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
 		if err := m.Register(); err != nil {

@@ -39,6 +39,9 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope, steps passsteps.R
 // finishStatus writes the status unless deferStatus, and asks for a short
 // requeue after a change, the operator's requeue interval otherwise.
 func (r *Reconciler) finishStatus(ctx context.Context, s *scope, reconcileErr error) (ctrl.Result, error) {
+	if s.deleted && reconcileErr == nil {
+		return ctrl.Result{}, nil
+	}
 	if deferStatus(s, reconcileErr) {
 		return ctrl.Result{RequeueAfter: shortRequeue}, nil
 	}
@@ -136,6 +139,7 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope, reconcileErr
 		setProvisioned(status, o.pods, now)
 		setSuspendConditions(status, cluster, len(o.pods), now)
 	}
+	setIdleCondition(status, cluster, s.idleCondition)
 	return status, nil
 }
 

@@ -3,6 +3,8 @@ package raycluster
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -41,6 +43,12 @@ type scope struct {
 	// mtlsExpiries are the expiry times of the certificates the operator
 	// issued or read this pass, by Certificate name.
 	mtlsExpiries map[string]time.Time
+	// idleCondition is the RayClusterIdle condition the idle check
+	// decided on; nil leaves it as it is.
+	idleCondition *metav1.Condition
+	// deleted says the pass deleted the cluster (idle termination): there
+	// is no status left to write.
+	deleted bool
 }
 
 func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {
@@ -64,6 +72,7 @@ func (s *scope) takeScaleBudget(n int) int {
 // Pods are created, and so do the NetworkPolicies that isolate them.
 func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	return []passsteps.Step[*scope]{
+		{Name: "IdleTermination", Run: r.reconcileIdle},
 		{Name: "AutoscalerServiceAccount", Run: r.reconcileAutoscalerServiceAccount},
 		{Name: "AutoscalerRole", Run: r.reconcileAutoscalerRole},
 		{Name: "AutoscalerRoleBinding", Run: r.reconcileAutoscalerRoleBinding},

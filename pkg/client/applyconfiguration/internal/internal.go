@@ -2982,6 +2982,17 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: collectorOptions
       type:
         namedType: com.github.ray-operator.ray-operator.api.ray.v1.CollectorOptions
+- name: com.github.ray-operator.ray-operator.api.ray.v1.IdleTerminationOptions
+  map:
+    fields:
+    - name: idleTimeoutSeconds
+      type:
+        scalar: numeric
+      default: 0
+    - name: policy
+      type:
+        scalar: string
+      default: ""
 - name: com.github.ray-operator.ray-operator.api.ray.v1.IngressOptions
   map:
     fields:
@@ -3083,6 +3094,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: historyServerOptions
       type:
         namedType: com.github.ray-operator.ray-operator.api.ray.v1.HistoryServerOptions
+    - name: idleTerminationOptions
+      type:
+        namedType: com.github.ray-operator.ray-operator.api.ray.v1.IdleTerminationOptions
     - name: managedBy
       type:
         scalar: string

@@ -14,6 +14,12 @@ type RayClusterSpecApplyConfiguration struct {
 	AuthOptions *AuthOptionsApplyConfiguration `json:"authOptions,omitempty"`
 	// Suspend, when true, removes every head and worker Pod while keeping the object.
 	Suspend *bool `json:"suspend,omitempty"`
+	// IdleTerminationOptions ends a standalone RayCluster that has been idle
+	// (no pending or running Ray job in its dashboard) for
+	// idleTimeoutSeconds: it is suspended or deleted, as policy says.
+	// Clusters owned by a RayJob or a RayService are never ended. Not a
+	// KubeRay field yet (KubeRay PR #5210 proposes it).
+	IdleTerminationOptions *IdleTerminationOptionsApplyConfiguration `json:"idleTerminationOptions,omitempty"`
 	// ManagedBy names the controller responsible for this RayCluster. Absent or
 	// 'ray.io/kuberay-operator' means this operator; 'kueue.x-k8s.io/multikueue'
 	// hands the object to MultiKueue. It cannot change once set.
@@ -71,6 +77,14 @@ func (b *RayClusterSpecApplyConfiguration) WithAuthOptions(value *AuthOptionsApp
 // If called multiple times, the Suspend field is set to the value of the last call.
 func (b *RayClusterSpecApplyConfiguration) WithSuspend(value bool) *RayClusterSpecApplyConfiguration {
 	b.Suspend = &value
+	return b
+}
+
+// WithIdleTerminationOptions sets the IdleTerminationOptions field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IdleTerminationOptions field is set to the value of the last call.
+func (b *RayClusterSpecApplyConfiguration) WithIdleTerminationOptions(value *IdleTerminationOptionsApplyConfiguration) *RayClusterSpecApplyConfiguration {
+	b.IdleTerminationOptions = value
 	return b
 }
 
