@@ -198,3 +198,28 @@ func TestIdleClustersEnd(t *testing.T) {
 		t.Errorf("hung: RayClusterIdle = %+v, want Unknown", c)
 	}
 }
+
+// TestIdleTimeSurvivesRestart: the idle period is kept in the status (the
+// RayClusterIdle condition's lastTransitionTime), so an operator restart in
+// the middle of it does not start it again.
+func TestIdleTimeSurvivesRestart(t *testing.T) {
+	d := &dashboards{clients: map[string]dashboard.Client{}}
+	d.set("idle", dashboardtest.NewFake())
+	w := newIdleWorld(t, d)
+	w.idleCluster("idle", rayv1.IdleTerminationSuspend, nil)
+	w.RunPods("idle", 1)
+	t0 := w.clock.Now()
+	w.waitIdle("idle", metav1.ConditionTrue, "NoActiveJobs")
+
+	w.op.Stop()
+	w.clock.Step(30 * time.Second)
+	w.op.Start()
+	w.stepUntil("idle suspended", func() bool {
+		rc := w.RayCluster("idle")
+		return rc != nil && ptr.Deref(rc.Spec.Suspend, false)
+	})
+	c := w.waitIdle("idle", metav1.ConditionTrue, "IdleTimeoutExceeded")
+	if c.LastTransitionTime.Unix() != t0.Unix() {
+		t.Errorf("idle since %v, want %v (before the restart)", c.LastTransitionTime, t0)
+	}
+}
