@@ -59,3 +59,23 @@ kuberay_cluster_provisioned_duration_seconds{name="a",namespace="ns"} 90
 		t.Fatal(err)
 	}
 }
+
+func TestRayClusterIdleTerminations(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := rayv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := NewRayCluster(fake.NewClientBuilder().WithScheme(scheme).Build(), logr.Discard())
+	c.ObserveIdleEnded("a", "ns", "Suspend")
+	c.ObserveIdleEnded("b", "ns", "Suspend")
+	c.ObserveIdleEnded("c", "other", "Delete")
+	want := `
+# HELP ray_operator_cluster_idle_terminations_total RayClusters suspended or deleted because they stayed idle past spec.idleTerminationOptions.idleTimeoutSeconds
+# TYPE ray_operator_cluster_idle_terminations_total counter
+ray_operator_cluster_idle_terminations_total{namespace="ns",policy="Suspend"} 2
+ray_operator_cluster_idle_terminations_total{namespace="other",policy="Delete"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "ray_operator_cluster_idle_terminations_total"); err != nil {
+		t.Fatal(err)
+	}
+}
