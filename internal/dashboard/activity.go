@@ -81,19 +81,43 @@ func NewActivityProbe(clk clock.WithTicker, interval, timeout time.Duration, not
 // calls the dashboard itself. A failure to make the client is reported as
 // ActivityUnknown and tried again at the next call.
 func (p *ActivityProbe) Report(key types.NamespacedName, newClient func() (Client, error)) ActivityReport {
+	if report, ok := p.last(key); ok {
+		return report
+	}
+	// Made outside the lock: it may read the cluster's auth Secret.
+	c, err := newClient()
+	if err != nil {
+		return ActivityReport{Activity: ActivityUnknown, Detail: err.Error(), At: p.clock.Now()}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if probe, ok := p.probes[key]; ok {
 		return probe.report
 	}
-	c, err := newClient()
-	if err != nil {
-		return ActivityReport{Activity: ActivityUnknown, Detail: err.Error(), At: p.clock.Now()}
-	}
 	probe := &activityProbe{stop: make(chan struct{})}
 	p.probes[key] = probe
 	go p.run(key, probe, c)
 	return probe.report
+}
+
+func (p *ActivityProbe) last(key types.NamespacedName) (ActivityReport, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	probe, ok := p.probes[key]
+	if !ok {
+		return ActivityReport{}, false
+	}
+	return probe.report, true
+}
+
+// StopAll ends every probe (the operator stops).
+func (p *ActivityProbe) StopAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for key, probe := range p.probes {
+		close(probe.stop)
+		delete(p.probes, key)
+	}
 }
 
 // Stop ends the probing of key's dashboard and forgets its report.

@@ -140,7 +140,21 @@ func (r *Reconciler) endIdle(ctx context.Context, s *scope, key types.Namespaced
 		s.deleted = true
 		return passsteps.Result{Stop: true}, nil
 	}
-	return passsteps.Result{}, nil
+	return passsteps.Result{}, r.recordIdleSuspension(ctx, s)
+}
+
+// recordIdleSuspension writes the IdleTimeoutExceeded condition at once,
+// without waiting for the pass's status write: the spec change has bumped
+// the resourceVersion that write is based on, and should it conflict, the
+// next pass finds the cluster suspended and no longer decides on idleness,
+// so the reason would be lost. A merge patch carries no resourceVersion.
+func (r *Reconciler) recordIdleSuspension(ctx context.Context, s *scope) error {
+	base := s.cluster.DeepCopy()
+	setIdleCondition(&s.cluster.Status, s.cluster, s.idleCondition)
+	if err := r.Client.Status().Patch(ctx, s.cluster, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("recording the idle suspension in the status: %w", err)
+	}
+	return nil
 }
 
 // setIdleCondition writes the pass's verdict into the status; without

@@ -1,6 +1,7 @@
 package raycluster
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -93,8 +95,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&networkingv1.Ingress{}).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.PersistentVolumeClaim{})
-	// The idle check's probe reports on this channel after each look.
+	// The idle check's probe reports on this channel after each look; its
+	// goroutines end with the manager.
 	b = b.WatchesRawSource(source.Channel(r.idleEvents, &handler.EnqueueRequestForObject{}))
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.activity.StopAll()
+		return nil
+	})); err != nil {
+		return err
+	}
 	if r.opts.UseRoute {
 		b = b.Owns(&routev1.Route{})
 	}
