@@ -201,7 +201,8 @@ func TestIdleClustersEnd(t *testing.T) {
 
 // TestIdleTimeSurvivesRestart: the idle period is kept in the status (the
 // RayClusterIdle condition's lastTransitionTime), so an operator restart in
-// the middle of it does not start it again.
+// the middle of it does not start it again; a resumed cluster starts a new
+// one.
 func TestIdleTimeSurvivesRestart(t *testing.T) {
 	d := &dashboards{clients: map[string]dashboard.Client{}}
 	d.set("idle", dashboardtest.NewFake())
@@ -221,5 +222,18 @@ func TestIdleTimeSurvivesRestart(t *testing.T) {
 	c := w.waitIdle("idle", metav1.ConditionTrue, "IdleTimeoutExceeded")
 	if c.LastTransitionTime.Unix() != t0.Unix() {
 		t.Errorf("idle since %v, want %v (before the restart)", c.LastTransitionTime, t0)
+	}
+
+	// Resumed, it starts a new idle period instead of ending at once.
+	w.waitStatus("idle", "suspended", func(s *rayv1.RayClusterStatus) bool { return s.State == rayv1.Suspended })
+	resumed := w.clock.Now()
+	w.edit("idle", func(rc *rayv1.RayCluster) { rc.Spec.Suspend = ptr.To(false) })
+	w.RunPods("idle", 1)
+	c = w.waitIdle("idle", metav1.ConditionTrue, "NoActiveJobs")
+	if c.LastTransitionTime.Unix() < resumed.Unix() {
+		t.Errorf("after the resume: idle since %v, want not before %v", c.LastTransitionTime, resumed)
+	}
+	if rc := w.RayCluster("idle"); ptr.Deref(rc.Spec.Suspend, false) {
+		t.Error("suspended again right after the resume")
 	}
 }
