@@ -13,10 +13,13 @@ import (
 var errIdleTerminationOwned = errors.New("rayClusterSpec.idleTerminationOptions is only for standalone RayClusters: " +
 	"a RayJob's or a RayService's cluster lives as long as its owner says")
 
-// idleTermination checks spec.idleTerminationOptions (also enforced by the
-// CRD schema, checked here for the objects that bypass it).
-func idleTermination(c *specCheck) error {
-	opts := c.spec.IdleTerminationOptions
+func idleTermination(c *specCheck) error { return IdleTerminationOptions(c.spec) }
+
+// IdleTerminationOptions checks spec.idleTerminationOptions (the CRD schema
+// enforces the same; the controller and the webhook check it for the
+// objects that bypass it).
+func IdleTerminationOptions(spec *rayv1.RayClusterSpec) error {
+	opts := spec.IdleTerminationOptions
 	if opts == nil {
 		return nil
 	}
@@ -32,9 +35,9 @@ func idleTermination(c *specCheck) error {
 	return nil
 }
 
-// noIdleTermination refuses idleTerminationOptions in an owned cluster's
-// spec.
-func noIdleTermination(spec *rayv1.RayClusterSpec) error {
+// OwnedIdleTermination refuses idleTerminationOptions in the cluster spec
+// of a RayJob or a RayService.
+func OwnedIdleTermination(spec *rayv1.RayClusterSpec) error {
 	if spec != nil && spec.IdleTerminationOptions != nil {
 		return errIdleTerminationOwned
 	}

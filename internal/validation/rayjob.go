@@ -180,7 +180,7 @@ func jobClusterSpec(c *jobCheck) error {
 	if err := RayClusterSpec(cluster, c.annotations, c.gates); err != nil {
 		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 	}
-	if err := noIdleTermination(cluster); err != nil {
+	if err := OwnedIdleTermination(cluster); err != nil {
 		return kubeRayErrorf("The RayJob spec is invalid: %w", err)
 	}
 	created := &rayv1.RayCluster{

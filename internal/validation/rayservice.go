@@ -73,7 +73,7 @@ func RayServiceSpec(rs *rayv1.RayService, gates FeatureGates) error {
 	if err := RayClusterSpec(&spec.RayClusterSpec, rs.Annotations, gates); err != nil {
 		return invalidService(err)
 	}
-	if err := noIdleTermination(&spec.RayClusterSpec); err != nil {
+	if err := OwnedIdleTermination(&spec.RayClusterSpec); err != nil {
 		return invalidService(err)
 	}
 	if svc := spec.RayClusterSpec.HeadGroupSpec.HeadService; svc != nil && svc.Name != "" {

@@ -89,20 +89,35 @@ func rayClusterErrors(gates validation.FeatureGates) check[*rayv1.RayCluster] {
 		if err := validation.RayClusterGatedFields(&rc.Spec, rc.Annotations, gates); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("spec"), field.OmitValueType{}, err.Error()))
 		}
+		if err := validation.IdleTerminationOptions(&rc.Spec); err != nil {
+			errs = append(errs, field.Invalid(idlePath, field.OmitValueType{}, err.Error()))
+		}
 		return errs
 	}
 }
 
-// rayJobErrors: the name (at most 47 characters, DNS-1035).
+// rayJobErrors: the name (at most 47 characters, DNS-1035) and, beyond
+// KubeRay's webhook, no idleTerminationOptions in its cluster spec.
 func rayJobErrors(job *rayv1.RayJob) field.ErrorList {
+	var errs field.ErrorList
 	if err := validation.RayJobMetadata(job.ObjectMeta); err != nil {
-		return field.ErrorList{field.Invalid(namePath, job.Name, err.Error())}
+		errs = append(errs, field.Invalid(namePath, job.Name, err.Error()))
 	}
-	return nil
+	if err := validation.OwnedIdleTermination(job.Spec.RayClusterSpec); err != nil {
+		errs = append(errs, field.Invalid(ownedIdlePath, field.OmitValueType{}, err.Error()))
+	}
+	return errs
 }
 
-// rayServiceErrors: the name (at most 47 characters, DNS-1035) and the
-// ray.io/initializing-timeout annotation.
+// The paths of idleTerminationOptions.
+var (
+	idlePath      = field.NewPath("spec", "idleTerminationOptions")
+	ownedIdlePath = field.NewPath("spec", "rayClusterSpec", "idleTerminationOptions")
+)
+
+// rayServiceErrors: the name (at most 47 characters, DNS-1035), the
+// ray.io/initializing-timeout annotation and, beyond KubeRay's webhook, no
+// idleTerminationOptions in its cluster spec.
 func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	var errs field.ErrorList
 	nameOnly := rs.ObjectMeta
@@ -113,6 +128,9 @@ func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	if _, err := validation.InitializingTimeout(rs.Annotations); err != nil {
 		path := field.NewPath("metadata", "annotations").Key(rayv1.AnnotationInitializingTimeout)
 		errs = append(errs, field.Invalid(path, rs.Annotations[rayv1.AnnotationInitializingTimeout], err.Error()))
+	}
+	if err := validation.OwnedIdleTermination(&rs.Spec.RayClusterSpec); err != nil {
+		errs = append(errs, field.Invalid(ownedIdlePath, field.OmitValueType{}, err.Error()))
 	}
 	return errs
 }

@@ -205,6 +205,17 @@ deletionRules:
 		"RayCluster: managedBy kuberay operator": {
 			base: baseRayCluster, path: "spec.managedBy", value: `ray.io/kuberay-operator`,
 		},
+		"RayCluster: idleTerminationOptions": {
+			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Delete, idleTimeoutSeconds: 600}`,
+		},
+		"RayCluster: idleTerminationOptions unknown policy": {
+			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Hibernate, idleTimeoutSeconds: 600}`,
+			want: []string{"spec.idleTerminationOptions.policy", `Unsupported value: "Hibernate"`},
+		},
+		"RayCluster: idleTerminationOptions zero timeout": {
+			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Suspend, idleTimeoutSeconds: 0}`,
+			want: []string{"spec.idleTerminationOptions.idleTimeoutSeconds", "should be greater than or equal to 1"},
+		},
 		"RayCluster: unknown upgrade type": {
 			base: baseRayCluster, path: "spec.upgradeStrategy", value: `type: Rolling`,
 			want: []string{"spec.upgradeStrategy.type", `Unsupported value: "Rolling"`},

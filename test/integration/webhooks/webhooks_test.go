@@ -149,6 +149,10 @@ func (w *world) rejectsInvalidObjects(t *testing.T) {
 			w.rayService(long(48), ""), []string{"metadata.name", "RayService name should be no more than 47 characters"}},
 		"RayService initializing timeout not a duration": {
 			w.rayService("svc", "soon"), []string{"metadata.annotations[ray.io/initializing-timeout]", "has invalid format"}},
+		"RayJob cluster with idleTerminationOptions": {
+			w.withIdleTermination(w.rayJob("idle-job")), []string{"spec.rayClusterSpec.idleTerminationOptions", "rayClusterSpec.idleTerminationOptions is only for standalone RayClusters"}},
+		"RayService cluster with idleTerminationOptions": {
+			w.withIdleTermination(w.rayService("idle-svc", "")), []string{"rayClusterSpec.idleTerminationOptions is only for standalone RayClusters"}},
 		"RayCronJob schedule not a cron expression": {
 			w.rayCronJob("cron", "every day", true), []string{`RayCronJob.ray.io "cron" is invalid`, "spec:", `spec.schedule "every day" is not a valid cron schedule`}},
 		"RayCronJob jobTemplate invalid": {
@@ -169,6 +173,19 @@ func (w *world) withNetworkPolicy(rc *rayv1.RayCluster) *rayv1.RayCluster {
 		Head: &rayv1.NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}},
 	}
 	return rc
+}
+
+// withIdleTermination sets idleTerminationOptions in the cluster spec of a
+// RayJob or a RayService, where it is refused.
+func (w *world) withIdleTermination(obj client.Object) client.Object {
+	opts := &rayv1.IdleTerminationOptions{Policy: rayv1.IdleTerminationDelete, IdleTimeoutSeconds: 60}
+	switch o := obj.(type) {
+	case *rayv1.RayJob:
+		o.Spec.RayClusterSpec.IdleTerminationOptions = opts
+	case *rayv1.RayService:
+		o.Spec.RayClusterSpec.IdleTerminationOptions = opts
+	}
+	return obj
 }
 
 // withTLS turns mutual TLS on with certificates from source.
