@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
@@ -110,7 +109,8 @@ func (r *Reconciler) reconcileUpgradeDeadline(ctx context.Context, s *scope) (ti
 	if wait := att.StartTime.Add(timeout).Sub(s.now); wait > 0 {
 		return wait, nil
 	}
-	return r.retryRequeue(s), r.abandonUpgrade(ctx, s, timeout)
+	r.abandonUpgrade(s, timeout)
+	return r.opts.InFlightRequeue, nil
 }
 
 // abandonable reports whether the pending cluster can go without touching
@@ -132,15 +132,14 @@ func (r *Reconciler) abandonable(s *scope) bool {
 		ptr.Deref(st.ActiveServiceStatus.TargetCapacity, 100) == 100
 }
 
-// abandonUpgrade deletes the pending cluster, records the abandoned spec
-// and its next attempt in status (ray_operator_service_upgrades_abandoned
+// abandonUpgrade drops the pending cluster from status, records the
+// abandoned spec and its next attempt there (ray_operator_service_upgrades_abandoned
 // shows the count), and says why with the UpgradeAbandoned condition and a
-// Warning event.
-func (r *Reconciler) abandonUpgrade(ctx context.Context, s *scope, timeout time.Duration) error {
+// Warning event. The cluster itself is deleted by the next pass (see
+// abandonedCluster), once this status is written: deleting it now, a pass
+// that still read the old status from the cache would recreate it.
+func (r *Reconciler) abandonUpgrade(s *scope, timeout time.Duration) {
 	name := s.pendingName()
-	if _, err := r.clusters.Delete(ctx, s.rs, client.ObjectKeyFromObject(s.pending)); err != nil {
-		return err
-	}
 	att := s.rs.Status.UpgradeAttempt
 	hash := s.pending.Annotations[rayv1.LabelHashWithoutReplicas]
 	if hash == att.AbandonedClusterSpecHash {
@@ -163,7 +162,14 @@ func (r *Reconciler) abandonUpgrade(ctx context.Context, s *scope, timeout time.
 	r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, reasonPendingClusterTimeout, actionDelete, "%s", msg)
 	s.rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
 	s.pending, s.pendingReady = nil, false
-	return nil
+}
+
+// abandonedCluster reports whether c is the pending cluster of an
+// abandoned upgrade, which cleanUpClusters deletes at once (it never
+// served, so it gets no deletion delay).
+func abandonedCluster(rs *rayv1.RayService, c *rayv1.RayCluster) bool {
+	att := rs.Status.UpgradeAttempt
+	return att != nil && att.AbandonedRayClusterName != "" && att.AbandonedRayClusterName == c.Name && pendingTimeout(rs) > 0
 }
 
 // forgetAbandonedUpgrade drops the abandoned spec and the condition once

@@ -87,6 +87,15 @@ func TestUpgradeDeadlineAbandonsPendingCluster(t *testing.T) {
 	if ev := w.waitEvent("svc", "PendingClusterTimeout"); ev.Type != corev1.EventTypeWarning || ev.Note != msg {
 		t.Errorf("event %s %q, want Warning %q", ev.Type, ev.Note, msg)
 	}
+	created := 0
+	for _, e := range w.events("svc", "CreatedRayCluster") {
+		if strings.HasSuffix(e.Note, "/svc-bbbbb") {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Errorf("svc-bbbbb created %d times, want once", created)
+	}
 	att := rs.Status.UpgradeAttempt
 	if att.Abandoned != 1 || att.AbandonedRayClusterName != "svc-bbbbb" || att.AbandonedClusterSpecHash == "" || att.RayClusterName != "" {
 		t.Errorf("upgradeAttempt %+v", att)
@@ -179,5 +188,57 @@ func TestUpgradeDeadlineUnsetKeepsPendingCluster(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"svc-aaaaa", "svc-bbbbb"}, w.allClusters()); diff != "" {
 		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpgradeDeadlineIncremental abandons an incremental upgrade whose
+// pending cluster never comes up: nothing had moved to it, so it is
+// deleted after the deadline, the HTTPRoute sends everything to the active
+// cluster and the active cluster's Serve capacity was never lowered.
+func TestUpgradeDeadlineIncremental(t *testing.T) {
+	w := newWorld(t)
+	w.create(rayService("svc", incremental, withUpgradeDeadline(ptr.To[int32](60), nil)))
+	w.waitCluster("svc-aaaaa")
+	w.bringUp("svc-aaaaa")
+	w.eventually("the HTTPRoute", func() (bool, error) {
+		return cmp.Equal(w.weights("svc"), []string{"svc-aaaaa-serve-svc=100"}), nil
+	})
+	w.programGateway("svc")
+	w.publishEndpoints("svc-aaaaa-serve-svc", 1)
+	w.waitCondition("svc", rayv1.RayServiceReady, metav1.ConditionTrue, rayv1.NonZeroServeEndpoints)
+
+	w.editSpec("svc", withImage("rayproject/ray:2.61.0"))
+	w.waitCluster("svc-bbbbb")
+	rs := w.waitStatus("svc", "svc-bbbbb timed", func(st *rayv1.RayServiceStatuses) bool {
+		return st.UpgradeAttempt != nil && st.UpgradeAttempt.RayClusterName == "svc-bbbbb"
+	})
+	start := rs.Status.UpgradeAttempt.StartTime.Time
+
+	w.clock.SetTime(start.Add(61 * time.Second))
+	rs = w.waitCondition("svc", rayv1.UpgradeAbandoned, metav1.ConditionTrue, rayv1.PendingClusterTimeout)
+	w.waitClusterGone("svc-bbbbb")
+	if !strings.Contains(conditionFor(&rs.Status, rayv1.UpgradeAbandoned).Message, "a spec change starts a new attempt") {
+		t.Errorf("message without a retry: %q", conditionFor(&rs.Status, rayv1.UpgradeAbandoned).Message)
+	}
+	if rs.Status.ActiveServiceStatus.RayClusterName != "svc-aaaaa" || rs.Status.PendingServiceStatus.RayClusterName != "" {
+		t.Errorf("clusters in status: %s", clusterNamesOf(&rs.Status))
+	}
+	w.eventually("the route on the active cluster alone", func() (bool, error) {
+		return cmp.Equal(w.weights("svc"), []string{"svc-aaaaa-serve-svc=100"}), nil
+	})
+	for _, c := range w.capacities("svc-aaaaa") {
+		if c != 100 && c != -1 {
+			t.Errorf("target_capacity PUT to the active cluster: %v", w.capacities("svc-aaaaa"))
+			break
+		}
+	}
+	if s, _ := conditionOf(&rs.Status, rayv1.RayServiceReady); s != metav1.ConditionTrue {
+		t.Errorf("Ready %s after abandoning", s)
+	}
+	// Without a back-off the same spec is not retried; the next pass shows it.
+	w.publishEndpoints("svc-aaaaa-serve-svc", 2)
+	rs = w.waitStatus("svc", "the second endpoint counted", func(st *rayv1.RayServiceStatuses) bool { return st.NumServeEndpoints == 2 })
+	if rs.Status.PendingServiceStatus.RayClusterName != "" || w.cluster("svc-ccccc") != nil {
+		t.Errorf("the abandoned spec was retried without a back-off: %s", clusterNamesOf(&rs.Status))
 	}
 }
