@@ -46,11 +46,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) (passsteps
 		return res, err
 	}
 	r.detectRollback(s)
-	wait, err := r.reconcileUpgradeDeadline(ctx, s)
-	if err != nil {
-		return res, err
-	}
-	res = res.Merge(passsteps.Requeue(wait))
+	res = res.Merge(passsteps.Requeue(r.reconcileUpgradeDeadline(s)))
 	s.prepareNew = r.shouldPrepareNewCluster(s)
 	return res, nil
 }

@@ -1,7 +1,6 @@
 package rayservice
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -74,16 +73,17 @@ func (r *Reconciler) retryHeldBack(s *scope) bool {
 }
 
 // reconcileUpgradeDeadline times the pending cluster of an upgrade when
-// spec.upgradeStrategy.pendingClusterTimeoutSeconds is set, and deletes it
-// once it did not take over in time while the active cluster still has all
-// the traffic. The attempt's start and the abandoned spec live in status.
+// spec.upgradeStrategy.pendingClusterTimeoutSeconds is set, and abandons
+// it once it did not take over in time while the active cluster still has
+// all the traffic (cleanUpClusters deletes it in the next pass). The
+// attempt's start and the abandoned spec live in status.
 // It returns how soon to look again (0: no need).
-func (r *Reconciler) reconcileUpgradeDeadline(ctx context.Context, s *scope) (time.Duration, error) {
+func (r *Reconciler) reconcileUpgradeDeadline(s *scope) time.Duration {
 	timeout := pendingTimeout(s.rs)
 	if timeout == 0 {
 		s.rs.Status.UpgradeAttempt = nil
 		meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.UpgradeAbandoned))
-		return 0, nil
+		return 0
 	}
 	att := s.rs.Status.UpgradeAttempt
 	if att == nil {
@@ -93,24 +93,24 @@ func (r *Reconciler) reconcileUpgradeDeadline(ctx context.Context, s *scope) (ti
 	if s.pendingName() == "" || s.activeName() == "" {
 		att.RayClusterName, att.StartTime = "", nil
 		r.forgetAbandonedUpgrade(s)
-		return r.retryRequeue(s), nil
+		return r.retryRequeue(s)
 	}
 	now := metav1.Time{Time: s.now}
 	if att.RayClusterName != s.pendingName() {
 		att.RayClusterName, att.StartTime = s.pendingName(), &now
 		if att.AbandonedClusterSpecHash != "" {
 			setCondition(s.rs, rayv1.UpgradeAbandoned, metav1.ConditionFalse, rayv1.UpgradeRetried,
-				fmt.Sprintf("Trying the upgrade again with pending RayCluster %s", s.pendingName()), now)
+				fmt.Sprintf("A new upgrade attempt runs with pending RayCluster %s", s.pendingName()), now)
 		}
 	}
 	if !r.abandonable(s) {
-		return 0, nil
+		return 0
 	}
 	if wait := att.StartTime.Add(timeout).Sub(s.now); wait > 0 {
-		return wait, nil
+		return wait
 	}
 	r.abandonUpgrade(s, timeout)
-	return r.opts.InFlightRequeue, nil
+	return r.opts.InFlightRequeue
 }
 
 // abandonable reports whether the pending cluster can go without touching
