@@ -101,8 +101,9 @@ func rayJobErrors(job *rayv1.RayJob) field.ErrorList {
 	return nil
 }
 
-// rayServiceErrors: the name (at most 47 characters, DNS-1035) and the
-// ray.io/initializing-timeout annotation.
+// rayServiceErrors: the name (at most 47 characters, DNS-1035), the
+// ray.io/initializing-timeout annotation and (not KubeRay's) the upgrade
+// deadline fields of spec.upgradeStrategy.
 func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	var errs field.ErrorList
 	nameOnly := rs.ObjectMeta
@@ -113,6 +114,9 @@ func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	if _, err := validation.InitializingTimeout(rs.Annotations); err != nil {
 		path := field.NewPath("metadata", "annotations").Key(rayv1.AnnotationInitializingTimeout)
 		errs = append(errs, field.Invalid(path, rs.Annotations[rayv1.AnnotationInitializingTimeout], err.Error()))
+	}
+	if err := validation.RayServiceUpgradeDeadline(rs.Spec.UpgradeStrategy); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "upgradeStrategy"), field.OmitValueType{}, err.Error()))
 	}
 	return errs
 }
