@@ -21,13 +21,18 @@ import (
 //   - kuberay_service_condition_ready{name,namespace,uid,condition};
 //   - kuberay_service_condition_upgrade_in_progress{name,namespace,uid,condition},
 //
-// where condition is "true" or "false" (absent conditions count as false).
+// where condition is "true" or "false" (absent conditions count as false),
+// and, not KubeRay's, ray_operator_service_upgrades_abandoned{name,namespace}:
+// the consecutive upgrades of the current spec abandoned after
+// spec.upgradeStrategy.pendingClusterTimeoutSeconds (RayServices with that
+// field only).
 type RayServiceMetrics struct {
 	reader            client.Reader
 	log               logr.Logger
 	info              *prometheus.Desc
 	ready             *prometheus.Desc
 	upgradeInProgress *prometheus.Desc
+	upgradesAbandoned *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*RayServiceMetrics)(nil)
@@ -45,6 +50,9 @@ func NewRayServiceMetrics(reader client.Reader, log logr.Logger) *RayServiceMetr
 			"Describes whether the RayService is ready. Ready means users can send requests to the underlying cluster and the number of serve endpoints is greater than 0.", withCondition, nil),
 		upgradeInProgress: prometheus.NewDesc("kuberay_service_condition_upgrade_in_progress",
 			"Describes whether the RayService is performing a zero-downtime upgrade.", withCondition, nil),
+		upgradesAbandoned: prometheus.NewDesc("ray_operator_service_upgrades_abandoned",
+			"Consecutive upgrades of the RayService's last abandoned spec whose pending cluster was deleted after spec.upgradeStrategy.pendingClusterTimeoutSeconds (RayServices with that field only)",
+			[]string{"name", "namespace"}, nil),
 	}
 }
 
@@ -59,6 +67,7 @@ func (m *RayServiceMetrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.info
 	ch <- m.ready
 	ch <- m.upgradeInProgress
+	ch <- m.upgradesAbandoned
 }
 
 // Collect implements prometheus.Collector.
@@ -76,5 +85,8 @@ func (m *RayServiceMetrics) Collect(ch chan<- prometheus.Metric) {
 			strconv.FormatBool(meta.IsStatusConditionTrue(rs.Status.Conditions, string(rayv1.RayServiceReady))))
 		ch <- prometheus.MustNewConstMetric(m.upgradeInProgress, prometheus.GaugeValue, 1, rs.Name, rs.Namespace, uid,
 			strconv.FormatBool(meta.IsStatusConditionTrue(rs.Status.Conditions, string(rayv1.UpgradeInProgress))))
+		if att := rs.Status.UpgradeAttempt; att != nil {
+			ch <- prometheus.MustNewConstMetric(m.upgradesAbandoned, prometheus.GaugeValue, float64(att.Abandoned), rs.Name, rs.Namespace)
+		}
 	}
 }

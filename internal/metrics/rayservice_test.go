@@ -25,7 +25,8 @@ func TestRayServiceMetrics(t *testing.T) {
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
 		&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "ready", Namespace: "ns1", UID: "u1"},
 			Status: rayv1.RayServiceStatuses{Conditions: []metav1.Condition{
-				cond(rayv1.RayServiceReady, metav1.ConditionTrue), cond(rayv1.UpgradeInProgress, metav1.ConditionTrue)}}},
+				cond(rayv1.RayServiceReady, metav1.ConditionTrue), cond(rayv1.UpgradeInProgress, metav1.ConditionTrue)},
+				UpgradeAttempt: &rayv1.UpgradeAttempt{Abandoned: 2}}},
 		&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "ns2", UID: "u2"}},
 	).Build()
 	reg := prometheus.NewRegistry()
@@ -43,6 +44,9 @@ kuberay_service_condition_upgrade_in_progress{condition="true",name="ready",name
 # TYPE kuberay_service_info gauge
 kuberay_service_info{name="new",namespace="ns2",uid="u2"} 1
 kuberay_service_info{name="ready",namespace="ns1",uid="u1"} 1
+# HELP ray_operator_service_upgrades_abandoned Consecutive upgrades of the RayService's last abandoned spec whose pending cluster was deleted after spec.upgradeStrategy.pendingClusterTimeoutSeconds (RayServices with that field only)
+# TYPE ray_operator_service_upgrades_abandoned gauge
+ray_operator_service_upgrades_abandoned{name="ready",namespace="ns1"} 2
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Error(err)

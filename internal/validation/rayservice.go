@@ -87,6 +87,9 @@ func RayServiceSpec(rs *rayv1.RayService, gates FeatureGates) error {
 				*s.Type, rayv1.RayServiceNewClusterWithIncrementalUpgrade, rayv1.RayServiceNewCluster, rayv1.RayServiceUpgradeNone))
 		}
 	}
+	if err := RayServiceUpgradeDeadline(spec.UpgradeStrategy); err != nil {
+		return invalidService(err)
+	}
 	if d := spec.RayClusterDeletionDelaySeconds; d != nil && *d < 0 {
 		return invalidService(fmt.Errorf("Spec.RayClusterDeletionDelaySeconds should be a non-negative integer, got %d", *d))
 	}
@@ -94,6 +97,25 @@ func RayServiceSpec(rs *rayv1.RayService, gates FeatureGates) error {
 		if err := incrementalupgrade.Validate(spec); err != nil {
 			return invalidService(err)
 		}
+	}
+	return nil
+}
+
+// RayServiceUpgradeDeadline checks the upgrade deadline fields (not KubeRay's):
+// positive, and a retry back-off only with a timeout.
+func RayServiceUpgradeDeadline(u *rayv1.RayServiceUpgradeStrategy) error {
+	if u == nil {
+		return nil
+	}
+	if t := u.PendingClusterTimeoutSeconds; t != nil && *t < 1 {
+		return fmt.Errorf("Spec.UpgradeStrategy.PendingClusterTimeoutSeconds should be a positive integer, got %d", *t)
+	}
+	b := u.PendingClusterRetryBackoffSeconds
+	if b != nil && *b < 1 {
+		return fmt.Errorf("Spec.UpgradeStrategy.PendingClusterRetryBackoffSeconds should be a positive integer, got %d", *b)
+	}
+	if b != nil && u.PendingClusterTimeoutSeconds == nil {
+		return errors.New("Spec.UpgradeStrategy.PendingClusterRetryBackoffSeconds needs Spec.UpgradeStrategy.PendingClusterTimeoutSeconds: only an upgrade abandoned after that timeout is retried")
 	}
 	return nil
 }

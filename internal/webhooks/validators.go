@@ -116,8 +116,9 @@ var (
 )
 
 // rayServiceErrors: the name (at most 47 characters, DNS-1035), the
-// ray.io/initializing-timeout annotation and, beyond KubeRay's webhook, no
-// idleTerminationOptions in its cluster spec.
+// ray.io/initializing-timeout annotation and (not KubeRay's) the upgrade
+// deadline fields of spec.upgradeStrategy and no idleTerminationOptions in
+// its cluster spec.
 func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	var errs field.ErrorList
 	nameOnly := rs.ObjectMeta
@@ -128,6 +129,9 @@ func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	if _, err := validation.InitializingTimeout(rs.Annotations); err != nil {
 		path := field.NewPath("metadata", "annotations").Key(rayv1.AnnotationInitializingTimeout)
 		errs = append(errs, field.Invalid(path, rs.Annotations[rayv1.AnnotationInitializingTimeout], err.Error()))
+	}
+	if err := validation.RayServiceUpgradeDeadline(rs.Spec.UpgradeStrategy); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "upgradeStrategy"), field.OmitValueType{}, err.Error()))
 	}
 	if err := validation.OwnedIdleTermination(&rs.Spec.RayClusterSpec); err != nil {
 		errs = append(errs, field.Invalid(ownedIdlePath, field.OmitValueType{}, err.Error()))

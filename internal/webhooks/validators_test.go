@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -59,6 +60,19 @@ func TestValidators(t *testing.T) {
 		"RayService bad timeout only": {
 			err:  rs.validate(&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "svc", Annotations: map[string]string{rayv1.AnnotationInitializingTimeout: "-5"}}}),
 			want: []string{"metadata.annotations[ray.io/initializing-timeout]", "positive integer"},
+		},
+		"RayService retry back-off without a timeout": {
+			err: rs.validate(&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "svc"}, Spec: rayv1.RayServiceSpec{
+				UpgradeStrategy: &rayv1.RayServiceUpgradeStrategy{PendingClusterRetryBackoffSeconds: ptr.To[int32](60)},
+			}}),
+			want: []string{"spec.upgradeStrategy", "PendingClusterRetryBackoffSeconds needs Spec.UpgradeStrategy.PendingClusterTimeoutSeconds"},
+		},
+		"valid RayService upgrade deadline": {
+			err: rs.validate(&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "svc"}, Spec: rayv1.RayServiceSpec{
+				UpgradeStrategy: &rayv1.RayServiceUpgradeStrategy{
+					PendingClusterTimeoutSeconds: ptr.To[int32](600), PendingClusterRetryBackoffSeconds: ptr.To[int32](60),
+				},
+			}}),
 		},
 		"valid RayCronJob":        {err: cj.validate(cron("@hourly"))},
 		"RayCronJob bad schedule": {err: cj.validate(cron("61 * * * *")), want: []string{"spec:", "not a valid cron schedule"}},

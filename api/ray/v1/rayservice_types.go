@@ -70,6 +70,20 @@ type RayServiceUpgradeStrategy struct {
 	// ClusterUpgradeOptions configures NewClusterWithIncrementalUpgrade; it needs
 	// the RayServiceIncrementalUpgrade feature gate.
 	ClusterUpgradeOptions *ClusterUpgradeOptions `json:"clusterUpgradeOptions,omitempty"`
+	// PendingClusterTimeoutSeconds (not a KubeRay field) bounds an upgrade:
+	// a pending cluster that does not take over the traffic within this many
+	// seconds is deleted and the active cluster keeps serving. Unset: no
+	// bound (KubeRay waits for ever).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	PendingClusterTimeoutSeconds *int32 `json:"pendingClusterTimeoutSeconds,omitempty"`
+	// PendingClusterRetryBackoffSeconds (not a KubeRay field) is how long
+	// after an abandoned upgrade the same spec is tried again; doubled for
+	// each further abandonment of that spec, at most one hour. Unset: only a
+	// spec change starts a new attempt. Needs pendingClusterTimeoutSeconds.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	PendingClusterRetryBackoffSeconds *int32 `json:"pendingClusterRetryBackoffSeconds,omitempty"`
 }
 
 // RayServiceSpec is the desired state of a RayService.
@@ -140,6 +154,41 @@ type RayServiceStatuses struct {
 	// ObservedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// UpgradeAttempt (not a KubeRay field) times the upgrade in progress and
+	// remembers the last one abandoned, when
+	// spec.upgradeStrategy.pendingClusterTimeoutSeconds is set.
+	// +optional
+	UpgradeAttempt *UpgradeAttempt `json:"upgradeAttempt,omitempty"`
+}
+
+// UpgradeAttempt is the state of an upgrade bounded by
+// spec.upgradeStrategy.pendingClusterTimeoutSeconds, kept in status so an
+// operator restart neither restarts nor forgets it.
+type UpgradeAttempt struct {
+	// RayClusterName is the pending cluster being timed ("" when none).
+	// +optional
+	RayClusterName string `json:"rayClusterName,omitempty"`
+	// StartTime is when the operator first saw RayClusterName pending.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// AbandonedClusterSpecHash is the cluster spec hash of the last
+	// abandoned pending cluster.
+	// +optional
+	AbandonedClusterSpecHash string `json:"abandonedClusterSpecHash,omitempty"`
+	// AbandonedRayClusterName is the last abandoned pending cluster.
+	// +optional
+	AbandonedRayClusterName string `json:"abandonedRayClusterName,omitempty"`
+	// AbandonedTime is when it was abandoned.
+	// +optional
+	AbandonedTime *metav1.Time `json:"abandonedTime,omitempty"`
+	// NextAttemptTime is when the abandoned spec is tried again (unset: only
+	// a spec change starts a new attempt).
+	// +optional
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
+	// Abandoned counts the consecutive abandoned attempts of
+	// AbandonedClusterSpecHash.
+	// +optional
+	Abandoned int32 `json:"abandoned,omitempty"`
 }
 
 // RayServiceStatus describes one of the clusters of a RayService.
@@ -207,6 +256,18 @@ const (
 	// proxy once it had answered). The message says what failed and when it
 	// is tried again; False once every request succeeds again.
 	ServeRequestsFailing RayServiceConditionType = "ServeRequestsFailing"
+	// UpgradeAbandoned (not a KubeRay condition): True with reason
+	// PendingClusterTimeout once a pending cluster was deleted because it
+	// did not take over within spec.upgradeStrategy.pendingClusterTimeoutSeconds;
+	// False with reason UpgradeRetried while a new attempt runs. Removed once
+	// the spec matches the serving cluster again.
+	UpgradeAbandoned RayServiceConditionType = "UpgradeAbandoned"
+)
+
+// Reasons of the UpgradeAbandoned condition.
+const (
+	PendingClusterTimeout RayServiceConditionReason = "PendingClusterTimeout"
+	UpgradeRetried        RayServiceConditionReason = "UpgradeRetried"
 )
 
 // Reasons of RayService conditions.

@@ -16,7 +16,8 @@ import (
 // (60 s by default), recorded on the cluster itself so that an operator
 // restart neither resets nor loses it; it is deleted once the deadline
 // passed. A cluster that serves again (the spec went back to it) loses its
-// deadline.
+// deadline. The pending cluster of an upgrade abandoned after
+// upgradeStrategy.pendingClusterTimeoutSeconds is deleted at once.
 func (r *Reconciler) cleanUpClusters(ctx context.Context, s *scope) (passsteps.Result, error) {
 	var res passsteps.Result
 	clusters, err := r.clusters.List(ctx, s.rs, rayv1.KindRayService)
@@ -30,6 +31,12 @@ func (r *Reconciler) cleanUpClusters(ctx context.Context, s *scope) (passsteps.R
 		}
 		if c.Name == s.activeName() || c.Name == s.pendingName() {
 			if err := r.setDeletionDeadline(ctx, c, ""); err != nil {
+				return res, err
+			}
+			continue
+		}
+		if abandonedCluster(s.rs, c) {
+			if _, err := r.clusters.Delete(ctx, s.rs, client.ObjectKeyFromObject(c)); err != nil {
 				return res, err
 			}
 			continue

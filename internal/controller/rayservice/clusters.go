@@ -46,6 +46,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) (passsteps
 		return res, err
 	}
 	r.detectRollback(s)
+	res = res.Merge(passsteps.Requeue(r.reconcileUpgradeDeadline(s)))
 	s.prepareNew = r.shouldPrepareNewCluster(s)
 	return res, nil
 }
@@ -150,7 +151,8 @@ func ptrTrue(b *bool) bool { return b != nil && *b }
 // cluster: there is no cluster at all, or the spec differs from the
 // pending cluster's (or the active one's when there is no pending) and
 // upgrades make new clusters. Never while the Services already serve the
-// pending cluster or a rollback is in progress.
+// pending cluster or a rollback is in progress, nor while an abandoned
+// spec waits for its retry (see upgradedeadline.go).
 func (r *Reconciler) shouldPrepareNewCluster(s *scope) bool {
 	if s.pendingName() != "" && s.servingCluster == s.pendingName() {
 		return false
@@ -171,7 +173,7 @@ func (r *Reconciler) shouldPrepareNewCluster(s *scope) bool {
 		return s.pendingName() == ""
 	}
 	match, err := clusterowner.Compare(current, &s.rs.Spec.RayClusterSpec)
-	if err != nil || match != clusterowner.SpecDifferent {
+	if err != nil || match != clusterowner.SpecDifferent || r.retryHeldBack(s) {
 		return false
 	}
 	return r.newClusterOnChange(s.rs)

@@ -28,6 +28,9 @@ const (
 	reasonUpdatedHTTPRoute                = "UpdatedHTTPRoute"
 	reasonFailedToCreateHTTPRoute         = "FailedToCreateHTTPRoute"
 	reasonFailedToUpdateHTTPRoute         = "FailedToUpdateHTTPRoute"
+	// reasonPendingClusterTimeout (not KubeRay's): an upgrade's pending
+	// cluster was deleted after spec.upgradeStrategy.pendingClusterTimeoutSeconds.
+	reasonPendingClusterTimeout = string(rayv1.PendingClusterTimeout)
 )
 
 // Event actions.

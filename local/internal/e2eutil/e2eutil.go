@@ -40,8 +40,9 @@ func Poll(ctx context.Context, interval time.Duration, cond func() (bool, error)
 }
 
 // Namespace creates a namespace for t. When t ends it calls onFailure if
-// t failed (to print what the namespace held), deletes the namespace and
-// waits until it is gone, so that the next test has the node's CPUs back.
+// t failed (to print what the namespace held), deletes the namespace (its
+// Pods killed at once) and waits until it is gone, so that the next test
+// has the node's CPUs back.
 func Namespace(t testing.TB, c client.Client, onFailure func(ctx context.Context, ns string)) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
@@ -61,12 +62,24 @@ func Namespace(t testing.TB, c client.Client, onFailure func(ctx context.Context
 	return ns.Name
 }
 
-// DeleteNamespace deletes the namespace and waits until it is gone or ctx
-// ends.
+// DeleteNamespace deletes the namespace, kills the Pods it holds at once
+// (grace period 0: a test's Ray Pods shutting down gracefully prove nothing
+// once the test is over, and took about 15 s per test), and waits until the
+// namespace is gone or ctx ends. Pods created later during the deletion (a
+// Redis cleanup Job's) run as usual.
 func DeleteNamespace(ctx context.Context, c client.Client, name string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := c.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting namespace %s: %w", name, err)
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(name)); err != nil {
+		return fmt.Errorf("listing the Pods of namespace %s: %w", name, err)
+	}
+	for i := range pods.Items {
+		if err := c.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Pod %s/%s: %w", name, pods.Items[i].Name, err)
+		}
 	}
 	err := Poll(ctx, PollInterval, func() (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})

@@ -94,6 +94,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &rayv1.SubmitterConfigApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TLSOptions"):
 		return &rayv1.TLSOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UpgradeAttempt"):
+		return &rayv1.UpgradeAttemptApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WorkerGroupNetworkPolicyRules"):
 		return &rayv1.WorkerGroupNetworkPolicyRulesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WorkerGroupSpec"):

@@ -3527,12 +3527,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serviceStatus
       type:
         scalar: string
+    - name: upgradeAttempt
+      type:
+        namedType: com.github.ray-operator.ray-operator.api.ray.v1.UpgradeAttempt
 - name: com.github.ray-operator.ray-operator.api.ray.v1.RayServiceUpgradeStrategy
   map:
     fields:
     - name: clusterUpgradeOptions
       type:
         namedType: com.github.ray-operator.ray-operator.api.ray.v1.ClusterUpgradeOptions
+    - name: pendingClusterRetryBackoffSeconds
+      type:
+        scalar: numeric
+    - name: pendingClusterTimeoutSeconds
+      type:
+        scalar: numeric
     - name: type
       type:
         scalar: string
@@ -3575,6 +3584,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: enabled
       type:
         scalar: boolean
+- name: com.github.ray-operator.ray-operator.api.ray.v1.UpgradeAttempt
+  map:
+    fields:
+    - name: abandoned
+      type:
+        scalar: numeric
+    - name: abandonedClusterSpecHash
+      type:
+        scalar: string
+    - name: abandonedRayClusterName
+      type:
+        scalar: string
+    - name: abandonedTime
+      type:
+        namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
+    - name: nextAttemptTime
+      type:
+        namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
+    - name: rayClusterName
+      type:
+        scalar: string
+    - name: startTime
+      type:
+        namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
 - name: com.github.ray-operator.ray-operator.api.ray.v1.WorkerGroupNetworkPolicyRules
   map:
     fields:

@@ -28,6 +28,10 @@ type RayServiceStatusesApplyConfiguration struct {
 	NumServeEndpoints *int32 `json:"numServeEndpoints,omitempty"`
 	// ObservedGeneration is the metadata.generation this status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// UpgradeAttempt (not a KubeRay field) times the upgrade in progress and
+	// remembers the last one abandoned, when
+	// spec.upgradeStrategy.pendingClusterTimeoutSeconds is set.
+	UpgradeAttempt *UpgradeAttemptApplyConfiguration `json:"upgradeAttempt,omitempty"`
 }
 
 // RayServiceStatusesApplyConfiguration constructs a declarative configuration of the RayServiceStatuses type for use with
@@ -94,5 +98,13 @@ func (b *RayServiceStatusesApplyConfiguration) WithNumServeEndpoints(value int32
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *RayServiceStatusesApplyConfiguration) WithObservedGeneration(value int64) *RayServiceStatusesApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithUpgradeAttempt sets the UpgradeAttempt field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UpgradeAttempt field is set to the value of the last call.
+func (b *RayServiceStatusesApplyConfiguration) WithUpgradeAttempt(value *UpgradeAttemptApplyConfiguration) *RayServiceStatusesApplyConfiguration {
+	b.UpgradeAttempt = value
 	return b
 }

@@ -16,6 +16,16 @@ type RayServiceUpgradeStrategyApplyConfiguration struct {
 	// ClusterUpgradeOptions configures NewClusterWithIncrementalUpgrade; it needs
 	// the RayServiceIncrementalUpgrade feature gate.
 	ClusterUpgradeOptions *ClusterUpgradeOptionsApplyConfiguration `json:"clusterUpgradeOptions,omitempty"`
+	// PendingClusterTimeoutSeconds (not a KubeRay field) bounds an upgrade:
+	// a pending cluster that does not take over the traffic within this many
+	// seconds is deleted and the active cluster keeps serving. Unset: no
+	// bound (KubeRay waits for ever).
+	PendingClusterTimeoutSeconds *int32 `json:"pendingClusterTimeoutSeconds,omitempty"`
+	// PendingClusterRetryBackoffSeconds (not a KubeRay field) is how long
+	// after an abandoned upgrade the same spec is tried again; doubled for
+	// each further abandonment of that spec, at most one hour. Unset: only a
+	// spec change starts a new attempt. Needs pendingClusterTimeoutSeconds.
+	PendingClusterRetryBackoffSeconds *int32 `json:"pendingClusterRetryBackoffSeconds,omitempty"`
 }
 
 // RayServiceUpgradeStrategyApplyConfiguration constructs a declarative configuration of the RayServiceUpgradeStrategy type for use with
@@ -37,5 +47,21 @@ func (b *RayServiceUpgradeStrategyApplyConfiguration) WithType(value rayv1.RaySe
 // If called multiple times, the ClusterUpgradeOptions field is set to the value of the last call.
 func (b *RayServiceUpgradeStrategyApplyConfiguration) WithClusterUpgradeOptions(value *ClusterUpgradeOptionsApplyConfiguration) *RayServiceUpgradeStrategyApplyConfiguration {
 	b.ClusterUpgradeOptions = value
+	return b
+}
+
+// WithPendingClusterTimeoutSeconds sets the PendingClusterTimeoutSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PendingClusterTimeoutSeconds field is set to the value of the last call.
+func (b *RayServiceUpgradeStrategyApplyConfiguration) WithPendingClusterTimeoutSeconds(value int32) *RayServiceUpgradeStrategyApplyConfiguration {
+	b.PendingClusterTimeoutSeconds = &value
+	return b
+}
+
+// WithPendingClusterRetryBackoffSeconds sets the PendingClusterRetryBackoffSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PendingClusterRetryBackoffSeconds field is set to the value of the last call.
+func (b *RayServiceUpgradeStrategyApplyConfiguration) WithPendingClusterRetryBackoffSeconds(value int32) *RayServiceUpgradeStrategyApplyConfiguration {
+	b.PendingClusterRetryBackoffSeconds = &value
 	return b
 }
