@@ -108,6 +108,21 @@ func (r *Reconciler) reconcileMTLS(ctx context.Context, s *scope) (passsteps.Res
 	return res.Merge(r.reportPKI(ctx, s)), nil
 }
 
+// leafCertificates are the head's and the workers' leaf Certificate specs,
+// in that order, naming the Pods' IPs (one Pod list for both). Both the
+// cert-manager path and the operator-issued one start from them.
+func (r *Reconciler) leafCertificates(ctx context.Context, c *rayv1.RayCluster) ([]*certmanagerv1.Certificate, error) {
+	pods, err := r.listPods(ctx, c, nil)
+	if err != nil {
+		return nil, err
+	}
+	fqdn := naming.HeadServiceFQDN(c, r.opts.Pod.ClusterDomain)
+	return []*certmanagerv1.Certificate{
+		raytls.LeafCertificate(c, rayv1.HeadNode, fqdn, raytls.PodIPs(pods, rayv1.HeadNode)),
+		raytls.LeafCertificate(c, rayv1.WorkerNode, fqdn, raytls.PodIPs(pods, rayv1.WorkerNode)),
+	}, nil
+}
+
 // reconcileCertManagerPKI makes KubeRay's cert-manager objects in its order:
 // the self-signed Issuer, the CA Certificate, the CA Issuer and the head
 // and worker Certificates, each Secret owned by its Certificate.

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/raytls"
 )
 
@@ -24,14 +23,16 @@ type mtlsStep struct {
 // mtlsSteps are KubeRay's, in its order.
 func (r *Reconciler) mtlsSteps(c *rayv1.RayCluster) []mtlsStep {
 	issuers := raytls.Issuers(c)
-	leaf := func(t rayv1.RayNodeType) func(context.Context, *scope) error {
+	var leaves []*certmanagerv1.Certificate
+	leaf := func(i int) func(context.Context, *scope) error {
 		return func(ctx context.Context, s *scope) error {
-			pods, err := r.listPods(ctx, c, nil)
-			if err != nil {
-				return err
+			if leaves == nil {
+				var err error
+				if leaves, err = r.leafCertificates(ctx, c); err != nil {
+					return err
+				}
 			}
-			fqdn := naming.HeadServiceFQDN(c, r.opts.Pod.ClusterDomain)
-			return r.applyCertificate(ctx, s, raytls.LeafCertificate(c, t, fqdn, raytls.PodIPs(pods, t)), true)
+			return r.applyCertificate(ctx, s, leaves[i], true)
 		}
 	}
 	return []mtlsStep{
@@ -40,8 +41,8 @@ func (r *Reconciler) mtlsSteps(c *rayv1.RayCluster) []mtlsStep {
 			return r.applyCertificate(ctx, s, raytls.CACertificate(c), false)
 		}},
 		{"CA issuer", func(ctx context.Context, _ *scope) error { return r.createIssuer(ctx, issuers[1]) }},
-		{"head certificate", leaf(rayv1.HeadNode)},
-		{"worker certificate", leaf(rayv1.WorkerNode)},
+		{"head certificate", leaf(0)},
+		{"worker certificate", leaf(1)},
 	}
 }
 

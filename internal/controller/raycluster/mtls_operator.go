@@ -18,7 +18,6 @@ import (
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterpki"
-	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/raytls"
 )
@@ -41,13 +40,12 @@ func (r *Reconciler) reconcileOperatorPKI(ctx context.Context, s *scope) (passst
 		return passsteps.Result{}, err
 	}
 	s.mtlsExpiries = map[string]time.Time{caSpec.Name: ca.Cert.NotAfter}
-	pods, err := r.listPods(ctx, c, nil)
+	leaves, err := r.leafCertificates(ctx, c)
 	if err != nil {
 		return passsteps.Result{}, err
 	}
-	fqdn := naming.HeadServiceFQDN(c, r.opts.Pod.ClusterDomain)
-	for _, t := range []rayv1.RayNodeType{rayv1.HeadNode, rayv1.WorkerNode} {
-		spec := clusterpki.WithLifetime(raytls.LeafCertificate(c, t, fqdn, raytls.PodIPs(pods, t)), r.leafLifetime())
+	for _, l := range leaves {
+		spec := clusterpki.WithLifetime(l, r.leafLifetime())
 		leaf, renew, err := r.applyPKISecret(ctx, s, spec, ca, now)
 		if err != nil {
 			return passsteps.Result{}, err

@@ -84,16 +84,7 @@ func TestRayClusterMTLS(t *testing.T) {
 	rc := shared.applySample(t, ns, "ray-cluster.mtls.yaml").(*rayv1.RayCluster)
 	ctx, cancel := context.WithTimeout(t.Context(), mtlsTimeout)
 	defer cancel()
-	head := shared.waitHead(ctx, t, ns, rc.Name, "")
-	var out string
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		out, err = shared.rayPython(ctx, ns, head, countAliveTLSNodes)
-		return err == nil && strings.Contains(out, "alive 2"), nil
-	})
-	if err != nil {
-		t.Fatalf("the worker did not join the head with TLS: %v\n%s", err, out)
-	}
+	head, out := waitTLSNodes(ctx, t, ns, rc.Name)
 	if !strings.Contains(out, "RAY_USE_TLS 1") {
 		t.Errorf("the head's container does not run with RAY_USE_TLS=1:\n%s", out)
 	}
@@ -101,34 +92,12 @@ func TestRayClusterMTLS(t *testing.T) {
 	requireCertificatesReady(t, ns)
 
 	t.Run("RayJob", func(t *testing.T) {
-		job := &rayv1.RayJob{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rayjob-mtls"},
-			Spec: rayv1.RayJobSpec{
-				Entrypoint:      mtlsEntrypoint,
-				SubmissionMode:  rayv1.HTTPMode,
-				ClusterSelector: map[string]string{rayv1.LabelCluster: rc.Name},
-			},
-		}
-		if err := shared.client.Create(t.Context(), job); err != nil {
-			t.Fatalf("creating RayJob: %v", err)
-		}
-		requireSucceeded(t, shared.waitRayJob(t, ns, job.Name, rayJobTimeout), rc.Name)
+		runRayJobOn(t, ns, "rayjob-mtls", rc.Name, rayv1.HTTPMode)
 	})
 	// KubeRay gives the K8sJobMode submitter no TLS setting: it talks to
 	// the dashboard, which is HTTP, and the driver runs on the head.
 	t.Run("K8sJobMode RayJob", func(t *testing.T) {
-		job := &rayv1.RayJob{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rayjob-mtls-k8s"},
-			Spec: rayv1.RayJobSpec{
-				Entrypoint:      mtlsEntrypoint,
-				SubmissionMode:  rayv1.K8sJobMode,
-				ClusterSelector: map[string]string{rayv1.LabelCluster: rc.Name},
-			},
-		}
-		if err := shared.client.Create(t.Context(), job); err != nil {
-			t.Fatalf("creating RayJob: %v", err)
-		}
-		requireSucceeded(t, shared.waitRayJob(t, ns, job.Name, rayJobTimeout), rc.Name)
+		runRayJobOn(t, ns, "rayjob-mtls-k8s", rc.Name, rayv1.K8sJobMode)
 	})
 	t.Run("GCS port", func(t *testing.T) {
 		pod, err := shared.clientset.CoreV1().Pods(ns).Get(t.Context(), head, metav1.GetOptions{})
@@ -151,6 +120,40 @@ func TestRayClusterMTLS(t *testing.T) {
 			}
 		}
 	})
+}
+
+// waitTLSNodes waits until the cluster's head and worker are alive as a
+// driver joining with the Pod's TLS settings sees them, and returns the
+// head Pod's name and what the driver printed.
+func waitTLSNodes(ctx context.Context, t *testing.T, ns, cluster string) (head, out string) {
+	t.Helper()
+	head = shared.waitHead(ctx, t, ns, cluster, "")
+	err := poll(ctx, func() (bool, error) {
+		var err error
+		out, err = shared.rayPython(ctx, ns, head, countAliveTLSNodes)
+		return err == nil && strings.Contains(out, "alive 2"), nil
+	})
+	if err != nil {
+		t.Fatalf("the worker did not join the head with TLS: %v\n%s", err, out)
+	}
+	return head, out
+}
+
+// runRayJobOn runs the mTLS entrypoint as RayJob name on the existing
+// cluster in mode and requires it to succeed there.
+func runRayJobOn(t *testing.T, ns, name, cluster string, mode rayv1.JobSubmissionMode) {
+	t.Helper()
+	job := &rayv1.RayJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: rayv1.RayJobSpec{
+			Entrypoint: mtlsEntrypoint, SubmissionMode: mode,
+			ClusterSelector: map[string]string{rayv1.LabelCluster: cluster},
+		},
+	}
+	if err := shared.client.Create(t.Context(), job); err != nil {
+		t.Fatalf("creating RayJob: %v", err)
+	}
+	requireSucceeded(t, shared.waitRayJob(t, ns, name, rayJobTimeout), cluster)
 }
 
 // requireCertificatesReady: the operator's three Certificates (CA, head,
@@ -213,16 +216,7 @@ func TestRayClusterMTLSOperatorPKI(t *testing.T) {
 	rc := shared.applySample(t, ns, "ray-cluster.mtls-operator.yaml").(*rayv1.RayCluster)
 	ctx, cancel := context.WithTimeout(t.Context(), mtlsTimeout)
 	defer cancel()
-	head := shared.waitHead(ctx, t, ns, rc.Name, "")
-	var out string
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		out, err = shared.rayPython(ctx, ns, head, countAliveTLSNodes)
-		return err == nil && strings.Contains(out, "alive 2"), nil
-	})
-	if err != nil {
-		t.Fatalf("the worker did not join the head with TLS: %v\n%s", err, out)
-	}
+	head, _ := waitTLSNodes(ctx, t, ns, rc.Name)
 	t.Logf("head and worker up with operator-issued certificates after %v", time.Since(began).Round(time.Second))
 	certs := &certmanagerv1.CertificateList{}
 	if err := shared.client.List(t.Context(), certs, client.InNamespace(ns)); err != nil || len(certs.Items) != 0 {
@@ -232,24 +226,14 @@ func TestRayClusterMTLSOperatorPKI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err = shared.rayPython(t.Context(), ns, head, fmt.Sprintf(tlsHandshakes, pod.Status.PodIP, gcsPort))
+	out, err := shared.rayPython(t.Context(), ns, head, fmt.Sprintf(tlsHandshakes, pod.Status.PodIP, gcsPort))
 	if err != nil || !strings.Contains(out, "without the CA: refused: [SSL: CERTIFICATE_VERIFY_FAILED]") ||
 		!strings.Contains(out, "with the CA and a certificate: accepted TLS") {
 		t.Errorf("handshakes with %s:%d (%v):\n%s", pod.Status.PodIP, gcsPort, err, out)
 	}
 	first := headLeafSecret(t, ns, rc.Name)
 
-	job := &rayv1.RayJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rayjob-mtls-operator"},
-		Spec: rayv1.RayJobSpec{
-			Entrypoint: mtlsEntrypoint, SubmissionMode: rayv1.HTTPMode,
-			ClusterSelector: map[string]string{rayv1.LabelCluster: rc.Name},
-		},
-	}
-	if err := shared.client.Create(t.Context(), job); err != nil {
-		t.Fatalf("creating RayJob: %v", err)
-	}
-	requireSucceeded(t, shared.waitRayJob(t, ns, job.Name, rayJobTimeout), rc.Name)
+	runRayJobOn(t, ns, "rayjob-mtls-operator", rc.Name, rayv1.HTTPMode)
 
 	t.Run("renewal", func(t *testing.T) {
 		var renewed *corev1.Secret
