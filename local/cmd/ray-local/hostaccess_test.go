@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestHostAccessFlags(t *testing.T) {
+func TestNodeFlags(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	file := filepath.Join(a, "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -34,6 +34,10 @@ func TestHostAccessFlags(t *testing.T) {
 			args:      []string{"--shared-host-dirs=" + a + "/nope"},
 			wantError: "--shared-host-dirs: shared directory " + a + "/nope: does not exist",
 		},
+		"zero sync frequency": {
+			args:      []string{"--sync-frequency=0s"},
+			wantError: "--sync-frequency must be positive, got 0s",
+		},
 		"a file": {
 			args:      []string{"--shared-host-dirs=" + file},
 			wantError: "--shared-host-dirs: shared directory " + file + ": not a directory",
@@ -46,7 +50,7 @@ func TestHostAccessFlags(t *testing.T) {
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			err := l.parseHostAccess()
+			err := l.parseNodeFlags()
 			if tc.wantError != "" {
 				if err == nil || err.Error() != tc.wantError {
 					t.Errorf("error = %v, want %s", err, tc.wantError)

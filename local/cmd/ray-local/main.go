@@ -33,6 +33,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/operator"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
 	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
+	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
 
 // localFlags are ray-local's own flags.
@@ -55,6 +56,8 @@ type localFlags struct {
 	allowHostPrivileges bool
 	sharedHostDirsList  string
 	sharedHostDirs      []string
+	// syncFrequency is the local node's volume resync period.
+	syncFrequency time.Duration
 }
 
 func main() {
@@ -79,6 +82,7 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.BoolVar(&l.simulated, "simulated", false, "Run pods on simulated kwok nodes (--nodes of them): they turn Running and Ready but run nothing, which suits thousands of pods. Default: one local node that runs pods as real processes.")
 	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes, with --simulated.")
 	fs.BoolVar(&l.certManager, "cert-manager", false, "Local node: run cert-manager's certificate and issuer controllers (SelfSigned and CA issuers; no webhook) and install its CRDs, for RayClusters with tlsOptions (gate RayClusterMTLS). Needs $RAY_OPERATOR_CERT_MANAGER or `make tools`.")
+	fs.DurationVar(&l.syncFrequency, "sync-frequency", podworker.DefaultSyncFrequency, "Local node: how often pods' configMap, secret, downwardAPI and projected volumes are rewritten from the API (the kubelet's --sync-frequency). A shorter period shows changed Secrets, such as renewed mTLS certificates, sooner.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	fs.BoolVar(&l.allowHostPrivileges, hostaccess.FlagAllowHostPrivileges, false, "Local node: admit pods that need root on the host (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers: true) and run them without a user namespace. Default: such pods fail with reason HostPrivilegesForbidden.")
@@ -154,7 +158,7 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 // complete checks the node's host-access flags and fills the
 // repository-relative defaults.
 func (l *localFlags) complete() error {
-	if err := l.parseHostAccess(); err != nil {
+	if err := l.parseNodeFlags(); err != nil {
 		return err
 	}
 	wd, err := os.Getwd()
@@ -178,9 +182,9 @@ func (l *localFlags) complete() error {
 	return nil
 }
 
-// parseHostAccess splits --shared-host-dirs and checks it as the node will,
-// before anything starts.
-func (l *localFlags) parseHostAccess() error {
+// parseNodeFlags splits --shared-host-dirs and checks it and
+// --sync-frequency as the node will, before anything starts.
+func (l *localFlags) parseNodeFlags() error {
 	for _, d := range strings.Split(l.sharedHostDirsList, ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			l.sharedHostDirs = append(l.sharedHostDirs, d)
@@ -188,6 +192,9 @@ func (l *localFlags) parseHostAccess() error {
 	}
 	if _, err := hostaccess.NewPolicy(l.allowHostPrivileges, l.sharedHostDirs); err != nil {
 		return fmt.Errorf("--%s: %w", hostaccess.FlagSharedHostDirs, err)
+	}
+	if l.syncFrequency <= 0 {
+		return fmt.Errorf("--sync-frequency must be positive, got %v", l.syncFrequency)
 	}
 	return nil
 }
@@ -276,6 +283,7 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		AllowHostPrivileges: l.allowHostPrivileges,
 		SharedHostDirs:      l.sharedHostDirs,
 		CertManager:         l.certManager,
+		SyncFrequency:       l.syncFrequency,
 	})
 	if err != nil {
 		return nil, nil, err

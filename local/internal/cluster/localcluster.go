@@ -66,6 +66,9 @@ type Options struct {
 	// CertManager runs cert-manager's controller (local/internal/certmanager)
 	// and installs its CRDs.
 	CertManager bool
+	// SyncFrequency is the node's volume resync period (node.Config);
+	// zero means the kubelet's default, 1 min.
+	SyncFrequency time.Duration
 	// Log receives the control-plane components' output (nil: only their
 	// log files); Logger the node's.
 	Log    io.Writer
@@ -211,6 +214,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		AllowHostPrivileges: opts.AllowHostPrivileges,
 		SharedHostDirs:      opts.SharedHostDirs,
 		VolumeDir:           VolumeDir(opts.StateDir),
+		SyncFrequency:       opts.SyncFrequency,
 		Log:                 opts.Logger.WithName("node"),
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,10 @@ type Config struct {
 	// node mounts persistent volumes under it. Default none: claims of
 	// that class stay pending.
 	VolumeDir string
+	// SyncFrequency is how often pods' configMap, secret, downwardAPI and
+	// projected volumes are rewritten from the API, as the kubelet's
+	// --sync-frequency; zero means podworker.DefaultSyncFrequency (1 min).
+	SyncFrequency time.Duration
 	// Clock defaults to the real clock.
 	Clock clock.WithTicker
 	// Log receives the node's logs.

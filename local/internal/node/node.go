@@ -91,7 +91,8 @@ func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRe
 			Name: cfg.NodeName, HostIP: cfg.ListenAddress.Addr(), Allocatable: cfg.Capacity,
 			ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, KubernetesService: cfg.KubernetesService,
 		},
-		Finalize: removePod(client, cfg.Log),
+		Finalize:      removePod(client, cfg.Log),
+		SyncFrequency: cfg.SyncFrequency,
 	}
 }
 

@@ -138,6 +138,18 @@ type Deps struct {
 	// Finalize is called once a deleted pod has stopped and its sandbox is
 	// gone, to remove the pod object (a kubelet's final delete).
 	Finalize func(ctx context.Context, pod *corev1.Pod)
+	// SyncFrequency is how often a pod's configMap, secret, downwardAPI
+	// and projected volumes are rewritten from the API (the kubelet's
+	// syncFrequency); zero means DefaultSyncFrequency.
+	SyncFrequency time.Duration
+}
+
+// syncFrequency is d.SyncFrequency or its default.
+func (d *Deps) syncFrequency() time.Duration {
+	if d.SyncFrequency > 0 {
+		return d.SyncFrequency
+	}
+	return DefaultSyncFrequency
 }
 
 // NodeInfo is what pods learn about the node they run on.

@@ -211,10 +211,11 @@ func podRef(pod *corev1.Pod) string {
 	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
 
-// volumeRefreshPeriod is how often configMap, secret, downwardAPI and
-// projected volumes are rewritten (a kubelet resyncs a pod about every
-// minute); tokens are renewed by podinputs before 80 % of their lifetime.
-const volumeRefreshPeriod = time.Minute
+// DefaultSyncFrequency is how often configMap, secret, downwardAPI and
+// projected volumes are rewritten when Deps.SyncFrequency is zero: the
+// kubelet's syncFrequency default (a kubelet resyncs a pod about every
+// minute). Tokens are renewed by podinputs before 80 % of their lifetime.
+const DefaultSyncFrequency = time.Minute
 
 // refreshVolumes rewrites the pod's refreshable volumes when due.
 func (w *Worker) refreshVolumes(ctx context.Context) {
@@ -227,7 +228,7 @@ func (w *Worker) refreshVolumes(ctx context.Context) {
 			w.log.Info("Refreshing volumes failed, will retry", "err", err)
 		}
 	}
-	w.state.nextRefresh = now.Add(volumeRefreshPeriod)
+	w.state.nextRefresh = now.Add(w.deps.syncFrequency())
 }
 
 // hasRefreshableVolumes tells whether pod has volumes whose content follows

@@ -48,6 +48,9 @@ type suite struct {
 
 var shared *suite
 
+// suiteSyncFrequency is the node's volume resync period in this suite.
+const suiteSyncFrequency = 10 * time.Second
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
@@ -112,6 +115,10 @@ func startSuite(ctx context.Context) (*suite, error) {
 		RayVenvDir:  venv,
 		RedisServer: os.Getenv(redisEnv),
 		CertManager: true,
+		// Secrets reach mounted volumes within 10 s instead of the
+		// kubelet's minute: the mTLS Pods' init container waits for its
+		// certificate, issued once the Pod has an IP, to show there.
+		SyncFrequency: suiteSyncFrequency,
 	})
 	if err != nil {
 		return nil, err
@@ -150,9 +157,10 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// sample) are affected; RayClusterNetworkPolicy: only clusters
 		// with spec.networkPolicy.
 		// Leaves the operator issues (the operator-issued mTLS sample
-		// only) live 150 s, so that their renewal is seen (at 100 s, after
-		// the node refreshed the mounted files, every minute).
-		"--mtls-certificate-duration=150s",
+		// only) live 90 s, so that their renewal is seen (at 60 s, when a
+		// third is left; the node rewrites the mounted files every
+		// suiteSyncFrequency).
+		"--mtls-certificate-duration=90s",
 		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterNetworkPolicy=true,RayClusterMTLS=true",
 	})
 	if err != nil {

@@ -206,8 +206,8 @@ except (ssl.SSLError, ConnectionError) as e:
 // cert-manager object). The operator issues the cluster's CA and the head's
 // and workers' certificates; the worker joins the head with TLS and a
 // RayJob succeeds; the GCS port refuses a client without the CA. The suite's
-// operator issues 150 s leaves (--mtls-certificate-duration): the head's is
-// issued again 100 s after it was, before it expires, by the same CA, and
+// operator issues 90 s leaves (--mtls-certificate-duration): the head's is
+// issued again 60 s after it was, before it expires, by the same CA, and
 // the head's running GCS accepts a client presenting the renewed
 // certificate.
 func TestRayClusterMTLSOperatorPKI(t *testing.T) {
