@@ -92,6 +92,10 @@ type Input struct {
 	Pods []corev1.Pod
 	// ClusterSuspended: a suspending or suspended cluster is not updated.
 	ClusterSuspended bool
+	// Autoscaling: the Ray autoscaler watches the group, and would
+	// terminate Pods beyond maxReplicas (lowering replicas), so the update
+	// never surges past maxReplicas.
+	Autoscaling bool
 }
 
 // Plan is one step of a group's update.
@@ -145,7 +149,8 @@ func countPods(in *Input) podCounts {
 // Step plans one step of a group's update. Up-to-date Pods are created
 // while the group has fewer than desired of them and fewer than desired +
 // maxSurge Pods in all (terminating ones count: they still hold their
-// resources). Out-of-date Pods are deleted, unready ones first, while the
+// resources), and with the autoscaler on no more than maxReplicas.
+// Out-of-date Pods are deleted, unready ones first, while the
 // ready Pods stay at or above max(desired - maxUnavailable, minReplicas)
 // (at most desired) and the up-to-date Pods not yet ready are counted as
 // missing. Up-to-date Pods are never deleted here: scaling down is the
@@ -166,7 +171,11 @@ func Step(in Input) (Plan, error) {
 	}
 	floor := max(desired-unavailable, min(int(clustersize.MinReplicas(in.Group)), desired))
 	freshReady := countReady(c.fresh)
-	plan.Create = max(0, min(desired+surge-c.total, desired-len(c.fresh)))
+	ceiling := desired + surge
+	if in.Autoscaling {
+		ceiling = min(ceiling, max(int(clustersize.MaxReplicas(in.Group)), desired))
+	}
+	plan.Create = max(0, min(ceiling-c.total, desired-len(c.fresh)))
 	plan.Delete = victims(c.old, len(c.old)+len(c.fresh)-floor-(len(c.fresh)-freshReady),
 		freshReady+countReady(c.old)-floor)
 	plan.Blocked = plan.Create == 0 && len(plan.Delete) == 0 && c.terminating == 0 && freshReady == len(c.fresh)

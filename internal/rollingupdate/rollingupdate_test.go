@@ -85,6 +85,16 @@ func TestStep(t *testing.T) {
 				Pods: append(olds(3), pod("new-0", newHash, unready), pod("gone", oldHash, terminating))},
 			want: Plan{InProgress: true, UpToDate: 1, OutOfDate: 3, Desired: 3},
 		},
+		"autoscaling: no surge past maxReplicas": {
+			in: Input{Group: func() *rayv1.WorkerGroupSpec { g := group(3, 0); g.MaxReplicas = ptr.To[int32](3); return g }(),
+				Options: limits(one, one), Pods: olds(3), Autoscaling: true},
+			want: Plan{InProgress: true, Delete: []string{"old-2"}, OutOfDate: 3, Desired: 3},
+		},
+		"autoscaling: surge up to maxReplicas": {
+			in: Input{Group: func() *rayv1.WorkerGroupSpec { g := group(3, 0); g.MaxReplicas = ptr.To[int32](4); return g }(),
+				Options: limits(intstr.FromInt32(2), zero), Pods: olds(3), Autoscaling: true},
+			want: Plan{InProgress: true, Create: 1, OutOfDate: 3, Desired: 3},
+		},
 		"unavailable cap: unready new Pods count as missing": {
 			in: Input{Group: group(3, 0), Options: limits(zero, one),
 				Pods: append(olds(2), pod("new-0", newHash, unready))},

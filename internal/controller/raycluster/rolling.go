@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/rollingupdate"
 )
 
@@ -57,6 +58,7 @@ func (r *Reconciler) reconcileRollingUpdate(ctx context.Context, s *scope, index
 	plan, err := rollingupdate.Step(rollingupdate.Input{
 		Group: group, Options: s.cluster.Spec.UpgradeStrategy.RollingUpdate, Hash: hash, Pods: pods,
 		ClusterSuspended: s.cluster.Spec.Suspend != nil && *s.cluster.Spec.Suspend,
+		Autoscaling:      raypod.AutoscalingEnabled(s.cluster),
 	})
 	if err != nil || !plan.InProgress {
 		return false, err
@@ -65,7 +67,7 @@ func (r *Reconciler) reconcileRollingUpdate(ctx context.Context, s *scope, index
 		"desired", plan.Desired, "delete", plan.Delete, "create", plan.Create, "blocked", plan.Blocked)
 	if plan.Blocked {
 		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonRollingUpdateBlocked, actionUpdate,
-			"Worker group %s: %d out-of-date Pods cannot be replaced: rollingUpdate allows no extra Pod, and minReplicas (%d) or maxUnavailable allows no unready one; raise maxSurge",
+			"Worker group %s: %d out-of-date Pods cannot be replaced: rollingUpdate allows no extra Pod (maxSurge, or maxReplicas with the autoscaler), and minReplicas (%s) or maxUnavailable allows no unready one",
 			group.GroupName, plan.OutOfDate, ptrValue(group.MinReplicas))
 		return true, nil
 	}

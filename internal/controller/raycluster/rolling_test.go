@@ -104,3 +104,30 @@ func podImages(pods []corev1.Pod) []string {
 	}
 	return out
 }
+
+// TestRollingUpdateBlocked: minReplicas = replicas and maxSurge 0 leave no
+// way forward: a Warning event says so and no Pod is touched.
+func TestRollingUpdateBlocked(t *testing.T) {
+	rc := rollingCluster(rayv1.RayClusterRollingUpdate, 2)
+	rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr.To[int32](2)
+	rc.Spec.UpgradeStrategy.RollingUpdate = &rayv1.RayClusterRollingUpdateOptions{
+		MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+	}
+	h := newHarness(t, Options{}, rc)
+	workers := groupPodLabels("small")
+	h.mustReconcile("rc", 1)
+	h.setPodStatus(workers, runningReady)
+	before := h.podNames(workers)
+	rc = h.cluster("rc")
+	rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Image = "rayproject/ray:2.53.0"
+	h.update(rc)
+	h.eventStrings()
+	h.mustReconcile("rc", 1)
+	if after := h.podNames(workers); !slices.Equal(before, after) {
+		t.Errorf("workers %v became %v", before, after)
+	}
+	want := "Warning RollingUpdateBlocked Worker group small: 2 out-of-date Pods cannot be replaced: rollingUpdate allows no extra Pod (maxSurge, or maxReplicas with the autoscaler), and minReplicas (2) or maxUnavailable allows no unready one"
+	if ev := h.eventStrings(); !slices.Contains(ev, want) {
+		t.Errorf("events %q, want %q", ev, want)
+	}
+}
