@@ -31,7 +31,11 @@ const ownerKindNone = "None"
 //     with condition "true" or "false";
 //
 // and, not KubeRay's, ray_operator_cluster_idle_terminations_total
-// {namespace,policy}: the RayClusters spec.idleTerminationOptions ended.
+// {namespace,policy}: the RayClusters spec.idleTerminationOptions ended;
+// ray_operator_cluster_rolling_update_batches_total{namespace} and
+// ray_operator_cluster_rolling_update_pods_replaced_total{namespace}: the
+// batches of upgradeStrategy RollingUpdate and the out-of-date worker Pods
+// they deleted.
 //
 // The last two are computed from the RayClusters in the cache at scrape time,
 // so deleted clusters disappear without bookkeeping.
@@ -40,6 +44,8 @@ type RayCluster struct {
 	info                 *prometheus.Desc
 	conditionProvisioned *prometheus.Desc
 	idleTerminations     *prometheus.CounterVec
+	rollingBatches       *prometheus.CounterVec
+	rollingReplaced      *prometheus.CounterVec
 	reader               client.Reader
 	log                  logr.Logger
 }
@@ -63,6 +69,14 @@ func NewRayCluster(reader client.Reader, log logr.Logger) *RayCluster {
 			Name: "ray_operator_cluster_idle_terminations_total",
 			Help: "RayClusters suspended or deleted because they stayed idle past spec.idleTerminationOptions.idleTimeoutSeconds",
 		}, []string{"namespace", "policy"}),
+		rollingBatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ray_operator_cluster_rolling_update_batches_total",
+			Help: "Batches of worker Pod replacements made by upgradeStrategy RollingUpdate",
+		}, []string{"namespace"}),
+		rollingReplaced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ray_operator_cluster_rolling_update_pods_replaced_total",
+			Help: "Out-of-date worker Pods deleted by upgradeStrategy RollingUpdate to be replaced",
+		}, []string{"namespace"}),
 		reader: reader,
 		log:    log,
 	}
@@ -89,6 +103,8 @@ func registerReplacing(reg prometheus.Registerer, col prometheus.Collector) erro
 func (c *RayCluster) Describe(ch chan<- *prometheus.Desc) {
 	c.provisionedDuration.Describe(ch)
 	c.idleTerminations.Describe(ch)
+	c.rollingBatches.Describe(ch)
+	c.rollingReplaced.Describe(ch)
 	ch <- c.info
 	ch <- c.conditionProvisioned
 }
@@ -97,6 +113,8 @@ func (c *RayCluster) Describe(ch chan<- *prometheus.Desc) {
 func (c *RayCluster) Collect(ch chan<- prometheus.Metric) {
 	c.provisionedDuration.Collect(ch)
 	c.idleTerminations.Collect(ch)
+	c.rollingBatches.Collect(ch)
+	c.rollingReplaced.Collect(ch)
 	var clusters rayv1.RayClusterList
 	if err := c.reader.List(context.Background(), &clusters); err != nil {
 		c.log.Error(err, "Listing RayClusters for metrics")
@@ -128,4 +146,11 @@ func (c *RayCluster) Forget(name, namespace string) {
 // ObserveIdleEnded counts a cluster ended by its idle termination policy.
 func (c *RayCluster) ObserveIdleEnded(_, namespace, policy string) {
 	c.idleTerminations.WithLabelValues(namespace, policy).Inc()
+}
+
+// ObserveRollingUpdateBatch counts a batch of a rolling worker group update
+// and the out-of-date Pods it deleted.
+func (c *RayCluster) ObserveRollingUpdateBatch(namespace string, replaced int) {
+	c.rollingBatches.WithLabelValues(namespace).Inc()
+	c.rollingReplaced.WithLabelValues(namespace).Add(float64(replaced))
 }

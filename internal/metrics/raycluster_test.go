@@ -79,3 +79,28 @@ ray_operator_cluster_idle_terminations_total{namespace="other",policy="Delete"} 
 		t.Fatal(err)
 	}
 }
+
+func TestRayClusterRollingUpdateBatches(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := rayv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := NewRayCluster(fake.NewClientBuilder().WithScheme(scheme).Build(), logr.Discard())
+	c.ObserveRollingUpdateBatch("ns", 2)
+	c.ObserveRollingUpdateBatch("ns", 0)
+	c.ObserveRollingUpdateBatch("other", 1)
+	want := `
+# HELP ray_operator_cluster_rolling_update_batches_total Batches of worker Pod replacements made by upgradeStrategy RollingUpdate
+# TYPE ray_operator_cluster_rolling_update_batches_total counter
+ray_operator_cluster_rolling_update_batches_total{namespace="ns"} 2
+ray_operator_cluster_rolling_update_batches_total{namespace="other"} 1
+# HELP ray_operator_cluster_rolling_update_pods_replaced_total Out-of-date worker Pods deleted by upgradeStrategy RollingUpdate to be replaced
+# TYPE ray_operator_cluster_rolling_update_pods_replaced_total counter
+ray_operator_cluster_rolling_update_pods_replaced_total{namespace="ns"} 2
+ray_operator_cluster_rolling_update_pods_replaced_total{namespace="other"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
+		"ray_operator_cluster_rolling_update_batches_total", "ray_operator_cluster_rolling_update_pods_replaced_total"); err != nil {
+		t.Fatal(err)
+	}
+}

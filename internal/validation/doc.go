@@ -5,7 +5,8 @@
 //  1. Metadata: the name must fit in the names derived from it.
 //  2. Spec: the head and worker groups must be well formed and the options
 //     must not contradict each other.
-//  3. UpgradeOptions: only Recreate and None, and only on user-made clusters.
+//  3. UpgradeOptions: only Recreate, None and RollingUpdate (with sound
+//     limits), and only on user-made clusters.
 //  4. Status: RayClusterSuspending and RayClusterSuspended are never both
 //     true; a RayJob waits for its job id only in InteractiveMode.
 //

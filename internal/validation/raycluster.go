@@ -27,23 +27,28 @@ func RayClusterMetadata(obj metav1.ObjectMeta) error {
 }
 
 // RayClusterUpgradeOptions checks spec.upgradeStrategy (layer 3): the type
-// must be Recreate or None, and clusters made by a RayJob or RayService may
-// not set it, because their owner decides how they are replaced.
+// must be Recreate, None or (not KubeRay's) RollingUpdate, and clusters
+// made by a RayJob or RayService may not set it, because their owner
+// decides how they are replaced; RollingUpdate's options must be sound.
 func RayClusterUpgradeOptions(cluster *rayv1.RayCluster) error {
 	strategy := cluster.Spec.UpgradeStrategy
-	if strategy == nil || strategy.Type == nil {
+	if strategy == nil || (strategy.Type == nil && strategy.RollingUpdate == nil) {
 		return nil
 	}
-	if t := *strategy.Type; t != rayv1.RayClusterRecreate && t != rayv1.RayClusterUpgradeNone {
-		//nolint:staticcheck // KubeRay's message, kept verbatim for users and tools that match it
-		return fmt.Errorf("The RayCluster spec is invalid: Spec.UpgradeStrategy.Type value %s is invalid, valid options are %s or %s",
-			t, rayv1.RayClusterRecreate, rayv1.RayClusterUpgradeNone)
+	if strategy.Type != nil {
+		switch t := *strategy.Type; t {
+		case rayv1.RayClusterRecreate, rayv1.RayClusterUpgradeNone, rayv1.RayClusterRollingUpdate:
+		default:
+			//nolint:staticcheck // KubeRay's message (with our third value), for users and tools that match it
+			return fmt.Errorf("The RayCluster spec is invalid: Spec.UpgradeStrategy.Type value %s is invalid, valid options are %s, %s or %s",
+				t, rayv1.RayClusterRecreate, rayv1.RayClusterUpgradeNone, rayv1.RayClusterRollingUpdate)
+		}
 	}
 	switch creator := cluster.Labels[rayv1.LabelOriginatedFromCRD]; creator {
 	case creatorRayJob, creatorRayService:
 		return fmt.Errorf("upgradeStrategy cannot be set when RayCluster is created by %s", creator)
 	}
-	return nil
+	return RollingUpdateOptions(&cluster.Spec)
 }
 
 // Creator kinds recorded in the ray.io/originated-from-crd label.

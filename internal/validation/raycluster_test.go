@@ -450,11 +450,13 @@ func TestRayClusterUpgradeOptions(t *testing.T) {
 		creator string
 		wantErr string
 	}{
-		"recreate":              {typ: rayv1.RayClusterRecreate},
-		"none":                  {typ: rayv1.RayClusterUpgradeNone},
-		"unknown":               {typ: "Rolling", wantErr: "Spec.UpgradeStrategy.Type value Rolling is invalid, valid options are Recreate or None"},
-		"created by RayJob":     {typ: rayv1.RayClusterRecreate, creator: "RayJob", wantErr: "upgradeStrategy cannot be set when RayCluster is created by RayJob"},
-		"created by RayService": {typ: rayv1.RayClusterUpgradeNone, creator: "RayService", wantErr: "upgradeStrategy cannot be set when RayCluster is created by RayService"},
+		"recreate":                 {typ: rayv1.RayClusterRecreate},
+		"none":                     {typ: rayv1.RayClusterUpgradeNone},
+		"unknown":                  {typ: "Rolling", wantErr: "Spec.UpgradeStrategy.Type value Rolling is invalid, valid options are Recreate, None or RollingUpdate"},
+		"rolling update":           {typ: rayv1.RayClusterRollingUpdate},
+		"rolling update by RayJob": {typ: rayv1.RayClusterRollingUpdate, creator: "RayJob", wantErr: "upgradeStrategy cannot be set when RayCluster is created by RayJob"},
+		"created by RayJob":        {typ: rayv1.RayClusterRecreate, creator: "RayJob", wantErr: "upgradeStrategy cannot be set when RayCluster is created by RayJob"},
+		"created by RayService":    {typ: rayv1.RayClusterUpgradeNone, creator: "RayService", wantErr: "upgradeStrategy cannot be set when RayCluster is created by RayService"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -76,6 +76,9 @@ func RayServiceSpec(rs *rayv1.RayService, gates FeatureGates) error {
 	if err := OwnedIdleTermination(&spec.RayClusterSpec); err != nil {
 		return invalidService(err)
 	}
+	if err := OwnedRollingUpdate(&spec.RayClusterSpec); err != nil {
+		return invalidService(err)
+	}
 	if svc := spec.RayClusterSpec.HeadGroupSpec.HeadService; svc != nil && svc.Name != "" {
 		return invalidService(errHeadServiceName)
 	}

@@ -70,7 +70,8 @@ var namePath = field.NewPath("metadata", "name")
 // characters, DNS-1035), unique worker group names and, beyond KubeRay's
 // webhook, the gated alpha fields (networkPolicy, tlsOptions) with the
 // controller's messages, so a cluster the controller would refuse is not
-// stored.
+// stored; likewise idleTerminationOptions and upgradeStrategy RollingUpdate's
+// limits (not KubeRay's fields).
 func rayClusterErrors(gates validation.FeatureGates) check[*rayv1.RayCluster] {
 	return func(rc *rayv1.RayCluster) field.ErrorList {
 		var errs field.ErrorList
@@ -92,12 +93,16 @@ func rayClusterErrors(gates validation.FeatureGates) check[*rayv1.RayCluster] {
 		if err := validation.IdleTerminationOptions(&rc.Spec); err != nil {
 			errs = append(errs, field.Invalid(idlePath, field.OmitValueType{}, err.Error()))
 		}
+		if err := validation.RollingUpdateOptions(&rc.Spec); err != nil {
+			errs = append(errs, field.Invalid(upgradePath, field.OmitValueType{}, err.Error()))
+		}
 		return errs
 	}
 }
 
 // rayJobErrors: the name (at most 47 characters, DNS-1035) and, beyond
-// KubeRay's webhook, no idleTerminationOptions in its cluster spec.
+// KubeRay's webhook, no idleTerminationOptions and no upgradeStrategy
+// RollingUpdate in its cluster spec.
 func rayJobErrors(job *rayv1.RayJob) field.ErrorList {
 	var errs field.ErrorList
 	if err := validation.RayJobMetadata(job.ObjectMeta); err != nil {
@@ -106,19 +111,24 @@ func rayJobErrors(job *rayv1.RayJob) field.ErrorList {
 	if err := validation.OwnedIdleTermination(job.Spec.RayClusterSpec); err != nil {
 		errs = append(errs, field.Invalid(ownedIdlePath, field.OmitValueType{}, err.Error()))
 	}
+	if err := validation.OwnedRollingUpdate(job.Spec.RayClusterSpec); err != nil {
+		errs = append(errs, field.Invalid(ownedUpgradePath, field.OmitValueType{}, err.Error()))
+	}
 	return errs
 }
 
-// The paths of idleTerminationOptions.
+// The paths of idleTerminationOptions and upgradeStrategy.
 var (
-	idlePath      = field.NewPath("spec", "idleTerminationOptions")
-	ownedIdlePath = field.NewPath("spec", "rayClusterSpec", "idleTerminationOptions")
+	idlePath         = field.NewPath("spec", "idleTerminationOptions")
+	ownedIdlePath    = field.NewPath("spec", "rayClusterSpec", "idleTerminationOptions")
+	upgradePath      = field.NewPath("spec", "upgradeStrategy")
+	ownedUpgradePath = field.NewPath("spec", "rayClusterSpec", "upgradeStrategy")
 )
 
 // rayServiceErrors: the name (at most 47 characters, DNS-1035), the
 // ray.io/initializing-timeout annotation and (not KubeRay's) the upgrade
-// deadline fields of spec.upgradeStrategy and no idleTerminationOptions in
-// its cluster spec.
+// deadline fields of spec.upgradeStrategy and no idleTerminationOptions nor
+// upgradeStrategy RollingUpdate in its cluster spec.
 func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	var errs field.ErrorList
 	nameOnly := rs.ObjectMeta
@@ -135,6 +145,9 @@ func rayServiceErrors(rs *rayv1.RayService) field.ErrorList {
 	}
 	if err := validation.OwnedIdleTermination(&rs.Spec.RayClusterSpec); err != nil {
 		errs = append(errs, field.Invalid(ownedIdlePath, field.OmitValueType{}, err.Error()))
+	}
+	if err := validation.OwnedRollingUpdate(&rs.Spec.RayClusterSpec); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "rayClusterConfig", "upgradeStrategy"), field.OmitValueType{}, err.Error()))
 	}
 	return errs
 }

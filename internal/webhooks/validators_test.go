@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -28,6 +29,16 @@ func withTLS(rc *rayv1.RayCluster) *rayv1.RayCluster {
 
 func withNetworkPolicy(rc *rayv1.RayCluster) *rayv1.RayCluster {
 	rc.Spec.NetworkPolicy = &rayv1.NetworkPolicyConfig{}
+	return rc
+}
+
+func withRolling(rc *rayv1.RayCluster, surge, unavailable int32) *rayv1.RayCluster {
+	rc.Spec.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{
+		Type: ptr.To(rayv1.RayClusterRollingUpdate),
+		RollingUpdate: &rayv1.RayClusterRollingUpdateOptions{
+			MaxSurge: ptr.To(intstr.FromInt32(surge)), MaxUnavailable: ptr.To(intstr.FromInt32(unavailable)),
+		},
+	}
 	return rc
 }
 
@@ -73,6 +84,21 @@ func TestValidators(t *testing.T) {
 					PendingClusterTimeoutSeconds: ptr.To[int32](600), PendingClusterRetryBackoffSeconds: ptr.To[int32](60),
 				},
 			}}),
+		},
+		"RayCluster rolling update with both limits 0": {
+			err:  rc.validate(withRolling(cluster("roll", "a"), 0, 0)),
+			want: []string{"spec.upgradeStrategy", "maxUnavailable and maxSurge may not both be 0"},
+		},
+		"valid RayCluster rolling update": {err: rc.validate(withRolling(cluster("roll", "a"), 1, 0))},
+		"RayJob with a rolling update": {
+			err: rj.validate(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "job"}, Spec: rayv1.RayJobSpec{
+				RayClusterSpec: &withRolling(cluster("x"), 1, 1).Spec}}),
+			want: []string{"spec.rayClusterSpec.upgradeStrategy", "RollingUpdate is only for standalone RayClusters"},
+		},
+		"RayService with a rolling update": {
+			err: rs.validate(&rayv1.RayService{ObjectMeta: metav1.ObjectMeta{Name: "svc"}, Spec: rayv1.RayServiceSpec{
+				RayClusterSpec: withRolling(cluster("x"), 1, 1).Spec}}),
+			want: []string{"spec.rayClusterConfig.upgradeStrategy", "RollingUpdate is only for standalone RayClusters"},
 		},
 		"valid RayCronJob":        {err: cj.validate(cron("@hourly"))},
 		"RayCronJob bad schedule": {err: cj.validate(cron("61 * * * *")), want: []string{"spec:", "not a valid cron schedule"}},

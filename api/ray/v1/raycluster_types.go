@@ -5,6 +5,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // RayClusterSpec is the desired shape of a Ray cluster: one head group, any
@@ -76,7 +77,7 @@ type TLSOptions struct {
 }
 
 // RayClusterUpgradeType is how Pods are replaced after a template change.
-// +kubebuilder:validation:Enum=Recreate;None
+// +kubebuilder:validation:Enum=Recreate;None;RollingUpdate
 type RayClusterUpgradeType string
 
 // Values of RayClusterUpgradeType.
@@ -85,13 +86,38 @@ const (
 	RayClusterRecreate RayClusterUpgradeType = "Recreate"
 	// RayClusterUpgradeNone leaves running Pods alone after a template change.
 	RayClusterUpgradeNone RayClusterUpgradeType = "None"
+	// RayClusterRollingUpdate replaces the Pods of a worker group whose
+	// template changed in batches bounded by rollingUpdate's maxSurge and
+	// maxUnavailable, never below the group's minReplicas; the head Pod is
+	// left alone. Not a KubeRay value (KubeRay issue #3905 asks for it).
+	RayClusterRollingUpdate RayClusterUpgradeType = "RollingUpdate"
 )
 
 // RayClusterUpgradeStrategy holds the upgrade type of a RayCluster.
 type RayClusterUpgradeStrategy struct {
-	// Type is Recreate or None.
+	// Type is Recreate, None or RollingUpdate.
 	// +optional
 	Type *RayClusterUpgradeType `json:"type,omitempty"`
+	// RollingUpdate tunes type RollingUpdate; it may be set only with that
+	// type. Not a KubeRay field.
+	// +optional
+	RollingUpdate *RayClusterRollingUpdateOptions `json:"rollingUpdate,omitempty"`
+}
+
+// RayClusterRollingUpdateOptions bounds the batches of a rolling worker group
+// update, as a Deployment's rollingUpdate does, per worker group: numbers
+// or percentages of the group's desired replicas.
+type RayClusterRollingUpdateOptions struct {
+	// MaxUnavailable is how many of the group's desired replicas may be
+	// unready during the update (a percentage rounds down). Default 25%.
+	// The group's minReplicas is a floor whatever this says.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+	// MaxSurge is how many Pods the group may have beyond its desired
+	// replicas during the update (a percentage rounds up). Default 25%.
+	// maxUnavailable and maxSurge may not both be 0.
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
 }
 
 // AuthMode selects whether Ray requires an authentication token.

@@ -60,6 +60,9 @@ type ProvisionObserver interface {
 	Forget(name, namespace string)
 	// ObserveIdleEnded counts a cluster its idle termination policy ended.
 	ObserveIdleEnded(name, namespace, policy string)
+	// ObserveRollingUpdateBatch counts a batch of a rolling worker group
+	// update and the out-of-date Pods it deleted.
+	ObserveRollingUpdateBatch(namespace string, replaced int)
 }
 
 // Options are the operator settings the controller depends on, read once at

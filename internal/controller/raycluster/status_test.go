@@ -167,6 +167,7 @@ type recordingObserver struct{ seen map[string]time.Duration }
 
 func (o *recordingObserver) ObserveProvisioned(name, _ string, d time.Duration) { o.seen[name] = d }
 func (o *recordingObserver) ObserveIdleEnded(_, _, _ string)                    {}
+func (o *recordingObserver) ObserveRollingUpdateBatch(string, int)              {}
 func (o *recordingObserver) Forget(name, _ string)                              { delete(o.seen, name) }
 
 func TestProvisionedDurationMetric(t *testing.T) {

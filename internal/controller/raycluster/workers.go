@@ -61,6 +61,9 @@ func (r *Reconciler) reconcileSingleHostGroup(ctx context.Context, s *scope, ind
 	if err != nil {
 		return err
 	}
+	if rolling, err := r.reconcileRollingUpdate(ctx, s, index, remaining); rolling || err != nil {
+		return err
+	}
 	diff := int(clustersize.TimesHosts(clustersize.DesiredReplicas(group), group)) - len(remaining)
 	ctrl.LoggerFrom(ctx).V(1).Info("Scaling worker group", "desired", diff+len(remaining), "current", len(remaining))
 	switch {
@@ -124,6 +127,9 @@ func (r *Reconciler) createWorkers(ctx context.Context, s *scope, index int, rep
 	group := s.cluster.Spec.WorkerGroupSpecs[index].GroupName
 	for _, ri := range replicaIndices {
 		pod, err := raypod.BuildWorkerPod(s.cluster, index, raypod.WorkerIndex{ReplicaIndex: ri}, r.opts.Pod)
+		if err == nil {
+			err = stampWorkerPod(s.cluster, index, pod)
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", errFailedCreateWorkerPod, err)
 		}

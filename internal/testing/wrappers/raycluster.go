@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -120,6 +121,17 @@ func (w *RayClusterSpecWrapper) SuspendGroup(group string) *RayClusterSpecWrappe
 // Autoscaling turns in-tree autoscaling on.
 func (w *RayClusterSpecWrapper) Autoscaling() *RayClusterSpecWrapper {
 	w.EnableInTreeAutoscaling = ptr.To(true)
+	return w
+}
+
+// RollingUpdate sets upgradeStrategy RollingUpdate with the given limits.
+func (w *RayClusterSpecWrapper) RollingUpdate(maxSurge, maxUnavailable intstr.IntOrString) *RayClusterSpecWrapper {
+	w.UpgradeStrategy = &rayv1.RayClusterUpgradeStrategy{
+		Type: ptr.To(rayv1.RayClusterRollingUpdate),
+		RollingUpdate: &rayv1.RayClusterRollingUpdateOptions{
+			MaxSurge: &maxSurge, MaxUnavailable: &maxUnavailable,
+		},
+	}
 	return w
 }
 

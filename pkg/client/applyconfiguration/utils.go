@@ -54,6 +54,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &rayv1.NetworkPolicyRulesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RayCluster"):
 		return &rayv1.RayClusterApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RayClusterRollingUpdateOptions"):
+		return &rayv1.RayClusterRollingUpdateOptionsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RayClusterSpec"):
 		return &rayv1.RayClusterSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RayClusterStatus"):

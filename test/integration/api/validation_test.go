@@ -216,6 +216,9 @@ deletionRules:
 			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Suspend, idleTimeoutSeconds: 0}`,
 			want: []string{"spec.idleTerminationOptions.idleTimeoutSeconds", "should be greater than or equal to 1"},
 		},
+		"RayCluster: rolling update": {
+			base: baseRayCluster, path: "spec.upgradeStrategy", value: `{type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: "25%"}}`,
+		},
 		"RayCluster: unknown upgrade type": {
 			base: baseRayCluster, path: "spec.upgradeStrategy", value: `type: Rolling`,
 			want: []string{"spec.upgradeStrategy.type", `Unsupported value: "Rolling"`},

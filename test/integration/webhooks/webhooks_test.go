@@ -21,6 +21,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,6 +144,12 @@ func (w *world) rejectsInvalidObjects(t *testing.T) {
 			w.withNetworkPolicy(w.rayCluster("np", "a")), []string{"spec:", `networkPolicy.head.ingressRules cannot be set when mode is "DenyAllEgress" (ingress is not restricted)`}},
 		"RayCluster mTLS certificates from an unknown source": {
 			w.withTLS(w.rayCluster("tls", "a"), "vault"), []string{"spec:", `annotation ray.io/mtls-certificates must be "cert-manager" or "operator", got "vault"`}},
+		"RayCluster rolling update with both limits 0": {
+			w.withRollingUpdate(w.rayCluster("roll", "a"), 0), []string{"spec.upgradeStrategy", "maxUnavailable and maxSurge may not both be 0"}},
+		"RayJob cluster with a rolling update": {
+			w.withRollingUpdate(w.rayJob("roll-job"), 1), []string{"spec.rayClusterSpec.upgradeStrategy", "upgradeStrategy RollingUpdate is only for standalone RayClusters"}},
+		"RayService cluster with a rolling update": {
+			w.withRollingUpdate(w.rayService("roll-svc", ""), 1), []string{"spec.rayClusterConfig.upgradeStrategy", "upgradeStrategy RollingUpdate is only for standalone RayClusters"}},
 		"RayJob name over 47 characters": {
 			w.rayJob(long(48)), []string{`RayJob.ray.io "` + long(48) + `" is invalid`, "metadata.name", "RayJob name should be no more than 47 characters"}},
 		"RayService name over 47 characters": {
@@ -173,6 +180,27 @@ func (w *world) withNetworkPolicy(rc *rayv1.RayCluster) *rayv1.RayCluster {
 		Head: &rayv1.NetworkPolicyRules{IngressRules: []networkingv1.NetworkPolicyIngressRule{{}}},
 	}
 	return rc
+}
+
+// withRollingUpdate sets upgradeStrategy RollingUpdate with maxSurge surge
+// and maxUnavailable 0 on a RayCluster, or in a RayJob's or RayService's
+// cluster spec.
+func (w *world) withRollingUpdate(obj client.Object, surge int32) client.Object {
+	strategy := &rayv1.RayClusterUpgradeStrategy{
+		Type: ptr.To(rayv1.RayClusterRollingUpdate),
+		RollingUpdate: &rayv1.RayClusterRollingUpdateOptions{
+			MaxSurge: ptr.To(intstr.FromInt32(surge)), MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+		},
+	}
+	switch o := obj.(type) {
+	case *rayv1.RayCluster:
+		o.Spec.UpgradeStrategy = strategy
+	case *rayv1.RayJob:
+		o.Spec.RayClusterSpec.UpgradeStrategy = strategy
+	case *rayv1.RayService:
+		o.Spec.RayClusterSpec.UpgradeStrategy = strategy
+	}
+	return obj
 }
 
 // withIdleTermination sets idleTerminationOptions in the cluster spec of a

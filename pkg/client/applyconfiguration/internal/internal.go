@@ -3067,6 +3067,15 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.ray-operator.ray-operator.api.ray.v1.RayClusterStatus
       default: {}
+- name: com.github.ray-operator.ray-operator.api.ray.v1.RayClusterRollingUpdateOptions
+  map:
+    fields:
+    - name: maxSurge
+      type:
+        namedType: IntOrString.intstr.util.pkg.apimachinery.k8s.io
+    - name: maxUnavailable
+      type:
+        namedType: IntOrString.intstr.util.pkg.apimachinery.k8s.io
 - name: com.github.ray-operator.ray-operator.api.ray.v1.RayClusterSpec
   map:
     fields:
@@ -3188,6 +3197,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.ray-operator.ray-operator.api.ray.v1.RayClusterUpgradeStrategy
   map:
     fields:
+    - name: rollingUpdate
+      type:
+        namedType: com.github.ray-operator.ray-operator.api.ray.v1.RayClusterRollingUpdateOptions
     - name: type
       type:
         scalar: string

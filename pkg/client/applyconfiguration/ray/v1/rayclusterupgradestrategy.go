@@ -11,8 +11,11 @@ import (
 //
 // RayClusterUpgradeStrategy holds the upgrade type of a RayCluster.
 type RayClusterUpgradeStrategyApplyConfiguration struct {
-	// Type is Recreate or None.
+	// Type is Recreate, None or RollingUpdate.
 	Type *rayv1.RayClusterUpgradeType `json:"type,omitempty"`
+	// RollingUpdate tunes type RollingUpdate; it may be set only with that
+	// type. Not a KubeRay field.
+	RollingUpdate *RayClusterRollingUpdateOptionsApplyConfiguration `json:"rollingUpdate,omitempty"`
 }
 
 // RayClusterUpgradeStrategyApplyConfiguration constructs a declarative configuration of the RayClusterUpgradeStrategy type for use with
@@ -26,5 +29,13 @@ func RayClusterUpgradeStrategy() *RayClusterUpgradeStrategyApplyConfiguration {
 // If called multiple times, the Type field is set to the value of the last call.
 func (b *RayClusterUpgradeStrategyApplyConfiguration) WithType(value rayv1.RayClusterUpgradeType) *RayClusterUpgradeStrategyApplyConfiguration {
 	b.Type = &value
+	return b
+}
+
+// WithRollingUpdate sets the RollingUpdate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RollingUpdate field is set to the value of the last call.
+func (b *RayClusterUpgradeStrategyApplyConfiguration) WithRollingUpdate(value *RayClusterRollingUpdateOptionsApplyConfiguration) *RayClusterUpgradeStrategyApplyConfiguration {
+	b.RollingUpdate = value
 	return b
 }
