@@ -89,7 +89,19 @@ print(sum(1 for j in jobs if j.submission_id == sys.argv[1]), sum(1 for j in job
 // second attempt's log has no submission), and the RayJob succeeds.
 func TestSidecarSubmitterRestart(t *testing.T) {
 	ns := shared.namespace(t)
-	job := shared.applySample(t, ns, "ray-job.sidecar-submitter-restart.yaml").(*rayv1.RayJob)
+	// The sample's job runs about a minute, for a person to kill the
+	// follower by hand; here 12 steps (about 24 s) leave enough time after
+	// the kill, which comes at step 1.
+	const sample = "ray-job.sidecar-submitter-restart.yaml"
+	data, err := os.ReadFile(filepath.Join(shared.root, "config", "samples", sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shorter := strings.Replace(string(data), "range(30)", "range(12)", 1)
+	if shorter == string(data) {
+		t.Fatalf("%s: no range(30) in the entrypoint to shorten", sample)
+	}
+	job := shared.applyManifest(t, ns, sample, []byte(shorter)).(*rayv1.RayJob)
 	started := shared.waitRayJobState(t, ns, job.Name, rayJobTimeout, func(j *rayv1.RayJob) bool {
 		return j.Status.RayClusterName != "" && j.Status.JobID != ""
 	})
@@ -142,7 +154,7 @@ func TestSidecarSubmitterRestart(t *testing.T) {
 	if done.Status.JobID != started.Status.JobID {
 		t.Errorf("job id %q, was %q", done.Status.JobID, started.Status.JobID)
 	}
-	st, err := shared.submitterStatus(t.Context(), ns, head)
+	st, err = shared.submitterStatus(t.Context(), ns, head)
 	if err != nil {
 		t.Fatal(err)
 	}
