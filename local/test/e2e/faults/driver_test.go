@@ -119,13 +119,13 @@ func (s *suite) killAlong(ctx context.Context, t *testing.T, o *observer, plan [
 			t.Fatalf("waiting for kill point %q: %v", k.point.name, err)
 		}
 		pause(ctx, k.jitter)
-		died, err := s.operator.kill()
+		died, err := s.operator.Kill()
 		if err != nil {
 			t.Fatal(err)
 		}
 		pause(ctx, k.down)
 		restarted := time.Now()
-		logFile, err := s.operator.start()
+		logFile, err := s.operator.Start()
 		if err != nil {
 			t.Fatal(err)
 		}

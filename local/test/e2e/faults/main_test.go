@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -25,6 +24,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // Environment variables: the two `make test-e2e` sets, and the seed.
@@ -44,7 +44,7 @@ type suite struct {
 	proxy     *dashboard.KubeProxy
 	root      string
 	stateDir  string
-	operator  *operatorProcess
+	operator  *e2eutil.Operator
 	seed      uint64
 }
 
@@ -77,7 +77,7 @@ func runSuite(m *testing.M) int {
 	}
 	shared = s
 	code := m.Run()
-	if err := s.operator.stop(); err != nil {
+	if err := s.operator.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "local e2e faults: operator:", err)
 	}
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -127,7 +127,7 @@ func startSuite(ctx context.Context, seed uint64) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	binary, err := buildOperator(ctx, root, stateDir)
+	binary, err := e2eutil.BuildOperator(ctx, root, stateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +146,8 @@ func startSuite(ctx context.Context, seed uint64) (*suite, error) {
 	if err := s.connect(); err != nil {
 		return nil, err
 	}
-	s.operator = newOperatorProcess(binary, c.KubeconfigPath(), stateDir)
-	_, err = s.operator.start()
+	s.operator = e2eutil.NewOperator(binary, c.KubeconfigPath(), stateDir, operatorArgs)
+	_, err = s.operator.Start()
 	return s, err
 }
 
@@ -166,16 +166,4 @@ func (s *suite) connect() error {
 	}
 	s.proxy, err = dashboard.NewKubeProxy(cfg)
 	return err
-}
-
-// buildOperator builds the operator binary (cmd/ray-operator, as `make
-// build` does) into dir and returns its path.
-func buildOperator(ctx context.Context, root, dir string) (string, error) {
-	binary := filepath.Join(dir, "ray-operator")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/ray-operator")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the operator: %w\n%s", err, out)
-	}
-	return binary, nil
 }

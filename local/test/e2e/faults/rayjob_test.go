@@ -79,7 +79,7 @@ func (s *suite) runUnderKills(t *testing.T, mode rayv1.JobSubmissionMode) {
 	duplicates := requireOnlySubmission(t, o, done.Status.JobID)
 	waitFor(ctx, t, o, "the RayCluster's deletion after the TTL", func(snap snapshot) bool { return snap.clusterGone })
 	s.requireSubmitterAsSpecified(ctx, t, done)
-	if err := s.operator.exitedByItself(); err != nil {
+	if err := s.operator.ExitedByItself(); err != nil {
 		t.Fatal(err)
 	}
 	line := figures(o, done, kills, duplicates, time.Since(created))
