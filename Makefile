@@ -278,6 +278,18 @@ test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Suites ag
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
 
+.PHONY: soak
+# SOAK_DURATION is how long `make soak` cycles RayJobs, SOAK_UPGRADE_EVERY
+# how often it upgrades the RayService in between (docs/dev/reliability.md,
+# scenario 5). The go test timeout is off: the soak bounds each step itself.
+SOAK_DURATION ?= 30m
+SOAK_UPGRADE_EVERY ?= 5m
+
+soak: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Not in `make test`: cycles RayJobs and RayService upgrades on the local cluster for SOAK_DURATION (30m), fails on a wrong terminal state, operator RSS/goroutine growth or a leaked Pod, sandbox, netns, cgroup or nftables rule; figures and a memory plot in .cache/soak/<time>/.
+	hack/node-packages.sh
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" \
+		SOAK_DURATION="$(SOAK_DURATION)" SOAK_UPGRADE_EVERY="$(SOAK_UPGRADE_EVERY)" go test -count=1 -v -timeout 0 -run '^TestSoak$$' ./test/soak/
+
 .PHONY: bench
 # FUZZ_TARGETS are the native Go fuzz targets of internal/fuzz; `make test`
 # runs their seed corpus (config/samples and testdata/fuzz) as ordinary
