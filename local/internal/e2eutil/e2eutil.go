@@ -1,6 +1,8 @@
 // Package e2eutil holds what the local cluster's end-to-end suites
-// (local/test/e2e/...) share: polling for what a user would see and a
-// namespace per test that is gone again when the test ends.
+// (local/test/e2e/... and the soak, local/test/soak) share: polling for
+// what a user would see, a namespace per test that is gone again when the
+// test ends, the operator binary run as a child process (operator.go) and
+// the hello RayService of the upgrade tests (hello.go).
 package e2eutil
 
 import (
