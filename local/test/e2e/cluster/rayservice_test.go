@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -331,17 +330,7 @@ func (s *suite) waitAnswer(t *testing.T, url, want string) {
 // change of rayClusterConfig.
 func (s *suite) setAppVersion(t *testing.T, ns, version string) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rs := &rayv1.RayService{}
-		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: helloName}, rs); err != nil {
-			return err
-		}
-		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = helloHeadPod(version)
-		return s.client.Update(t.Context(), rs)
-	})
-	if err != nil {
-		t.Fatalf("setting APP_VERSION=%s: %v", version, err)
-	}
+	s.setHeadPod(t, ns, helloHeadPod(version))
 }
 
 // waitClusterGone waits until the RayCluster and its Pods are gone.
