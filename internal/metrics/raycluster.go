@@ -67,7 +67,7 @@ func NewRayCluster(reader client.Reader, log logr.Logger) *RayCluster {
 			[]string{"name", "namespace", "condition"}, nil),
 		idleTerminations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ray_operator_cluster_idle_terminations_total",
-			Help: "RayClusters suspended or deleted because they stayed idle past spec.idleTerminationOptions.idleTimeoutSeconds",
+			Help: "RayClusters suspended or deleted because they stayed idle past spec.idleTerminationOptions.timeoutSeconds",
 		}, []string{"namespace", "policy"}),
 		rollingBatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ray_operator_cluster_rolling_update_batches_total",

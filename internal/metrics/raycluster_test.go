@@ -70,7 +70,7 @@ func TestRayClusterIdleTerminations(t *testing.T) {
 	c.ObserveIdleEnded("b", "ns", "Suspend")
 	c.ObserveIdleEnded("c", "other", "Delete")
 	want := `
-# HELP ray_operator_cluster_idle_terminations_total RayClusters suspended or deleted because they stayed idle past spec.idleTerminationOptions.idleTimeoutSeconds
+# HELP ray_operator_cluster_idle_terminations_total RayClusters suspended or deleted because they stayed idle past spec.idleTerminationOptions.timeoutSeconds
 # TYPE ray_operator_cluster_idle_terminations_total counter
 ray_operator_cluster_idle_terminations_total{namespace="ns",policy="Suspend"} 2
 ray_operator_cluster_idle_terminations_total{namespace="other",policy="Delete"} 1

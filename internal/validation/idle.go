@@ -29,8 +29,8 @@ func IdleTerminationOptions(spec *rayv1.RayClusterSpec) error {
 		return fmt.Errorf("idleTerminationOptions.policy is %q; it must be %q or %q",
 			opts.Policy, rayv1.IdleTerminationSuspend, rayv1.IdleTerminationDelete)
 	}
-	if opts.IdleTimeoutSeconds < 1 {
-		return fmt.Errorf("idleTerminationOptions.idleTimeoutSeconds is %d; it must be at least 1", opts.IdleTimeoutSeconds)
+	if opts.TimeoutSeconds < 1 {
+		return fmt.Errorf("idleTerminationOptions.timeoutSeconds is %d; it must be at least 1", opts.TimeoutSeconds)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 
 func TestIdleTerminationOptions(t *testing.T) {
 	idle := func(p rayv1.IdleTerminationPolicy, secs int32) *rayv1.IdleTerminationOptions {
-		return &rayv1.IdleTerminationOptions{Policy: p, IdleTimeoutSeconds: secs}
+		return &rayv1.IdleTerminationOptions{Policy: p, TimeoutSeconds: secs}
 	}
 	cases := map[string]struct {
 		opts    *rayv1.IdleTerminationOptions
@@ -21,7 +21,7 @@ func TestIdleTerminationOptions(t *testing.T) {
 		"delete":         {opts: idle(rayv1.IdleTerminationDelete, 1)},
 		"unknown policy": {opts: idle("Hibernate", 60), wantErr: `idleTerminationOptions.policy is "Hibernate"; it must be "Suspend" or "Delete"`},
 		"no policy":      {opts: idle("", 60), wantErr: `idleTerminationOptions.policy is ""`},
-		"zero timeout":   {opts: idle(rayv1.IdleTerminationSuspend, 0), wantErr: "idleTerminationOptions.idleTimeoutSeconds is 0; it must be at least 1"},
+		"zero timeout":   {opts: idle(rayv1.IdleTerminationSuspend, 0), wantErr: "idleTerminationOptions.timeoutSeconds is 0; it must be at least 1"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestIdleTerminationOptions(t *testing.T) {
 }
 
 func TestIdleTerminationRefusedInOwnedClusters(t *testing.T) {
-	opts := &rayv1.IdleTerminationOptions{Policy: rayv1.IdleTerminationDelete, IdleTimeoutSeconds: 60}
+	opts := &rayv1.IdleTerminationOptions{Policy: rayv1.IdleTerminationDelete, TimeoutSeconds: 60}
 	job := rayJob()
 	job.Spec.RayClusterSpec.IdleTerminationOptions = opts
 	if err := RayJobSpec(&job.Spec, nil, gates{}); err == nil || !strings.Contains(err.Error(), errIdleTerminationOwned.Error()) {

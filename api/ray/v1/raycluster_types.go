@@ -697,8 +697,8 @@ const (
 type IdleTerminationOptions struct {
 	// Policy is Suspend or Delete.
 	Policy IdleTerminationPolicy `json:"policy"`
-	// IdleTimeoutSeconds is how long the cluster must stay idle before it
-	// ends.
+	// TimeoutSeconds is how long the cluster must stay idle before it ends
+	// (the name KubeRay PR #5210 and ray-project/ray #65763 use).
 	// +kubebuilder:validation:Minimum=1
-	IdleTimeoutSeconds int32 `json:"idleTimeoutSeconds"`
+	TimeoutSeconds int32 `json:"timeoutSeconds"`
 }

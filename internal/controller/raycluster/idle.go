@@ -21,7 +21,7 @@ import (
 
 // Idle termination (spec.idleTerminationOptions) ends a standalone cluster
 // whose dashboard has shown no pending or running job or driver for
-// idleTimeoutSeconds. The dashboard is looked at by a background probe
+// timeoutSeconds. The dashboard is looked at by a background probe
 // (dashboard.ActivityProbe); a pass only reads its last report. The
 // RayClusterIdle condition holds the state that must outlive a restart:
 // true since (lastTransitionTime) the idleness began. A report that is not
@@ -102,7 +102,7 @@ func (r *Reconciler) reconcileIdle(ctx context.Context, s *scope) (passsteps.Res
 		return r.dashboards.Client(ctx, s.cluster, "")
 	})
 	opts := s.cluster.Spec.IdleTerminationOptions
-	cond, end := idleVerdict(s.cluster.Status.Conditions, report, time.Duration(opts.IdleTimeoutSeconds)*time.Second, r.Clock.Now())
+	cond, end := idleVerdict(s.cluster.Status.Conditions, report, time.Duration(opts.TimeoutSeconds)*time.Second, r.Clock.Now())
 	s.idleCondition = cond
 	if !end {
 		return passsteps.Result{}, nil
@@ -130,7 +130,7 @@ func (r *Reconciler) endIdle(ctx context.Context, s *scope, key types.Namespaced
 		return passsteps.Result{}, fmt.Errorf("ending idle cluster: %w", err)
 	}
 	r.activity.Stop(key)
-	msg := fmt.Sprintf(idleTimeoutExceededMessage, opts.IdleTimeoutSeconds, done)
+	msg := fmt.Sprintf(idleTimeoutExceededMessage, opts.TimeoutSeconds, done)
 	r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reason, actionEndIdle, "%s", msg)
 	if r.Metrics != nil {
 		r.Metrics.ObserveIdleEnded(s.cluster.Name, s.cluster.Namespace, string(opts.Policy))

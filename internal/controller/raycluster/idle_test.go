@@ -77,7 +77,7 @@ func TestIdleVerdict(t *testing.T) {
 func TestIdleWatched(t *testing.T) {
 	base := func() *rayv1.RayCluster {
 		rc := makeCluster("rc").obj()
-		rc.Spec.IdleTerminationOptions = &rayv1.IdleTerminationOptions{Policy: rayv1.IdleTerminationSuspend, IdleTimeoutSeconds: 60}
+		rc.Spec.IdleTerminationOptions = &rayv1.IdleTerminationOptions{Policy: rayv1.IdleTerminationSuspend, TimeoutSeconds: 60}
 		rc.Status.State = rayv1.Ready
 		return rc
 	}

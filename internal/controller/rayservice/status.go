@@ -30,6 +30,7 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope) (passsteps.R
 	r.trafficStatus(s)
 	r.completeRollback(s)
 	r.promote(s)
+	r.settleUpgradeAttempt(s)
 	var res passsteps.Result
 	if r.shouldPrepareNewCluster(s) {
 		r.preparePendingCluster(s)

@@ -91,8 +91,7 @@ func (r *Reconciler) reconcileUpgradeDeadline(s *scope) time.Duration {
 		s.rs.Status.UpgradeAttempt = att
 	}
 	if s.pendingName() == "" || s.activeName() == "" {
-		att.RayClusterName, att.StartTime = "", nil
-		r.forgetAbandonedUpgrade(s)
+		r.settleUpgradeAttempt(s)
 		return r.retryRequeue(s)
 	}
 	now := metav1.Time{Time: s.now}
@@ -170,6 +169,20 @@ func (r *Reconciler) abandonUpgrade(s *scope, timeout time.Duration) {
 func abandonedCluster(rs *rayv1.RayService, c *rayv1.RayCluster) bool {
 	att := rs.Status.UpgradeAttempt
 	return att != nil && att.AbandonedRayClusterName != "" && att.AbandonedRayClusterName == c.Name && pendingTimeout(rs) > 0
+}
+
+// settleUpgradeAttempt ends the timing of an attempt once no upgrade runs
+// (no pending cluster, or no active one to upgrade from), and drops the abandoned spec and its condition once the active
+// cluster runs the spec asked for. It runs again after a promotion in the
+// same pass (calculateStatus), so that the status written with the new
+// active cluster does not still say an attempt runs.
+func (r *Reconciler) settleUpgradeAttempt(s *scope) {
+	att := s.rs.Status.UpgradeAttempt
+	if att == nil || pendingTimeout(s.rs) == 0 || (s.pendingName() != "" && s.activeName() != "") {
+		return
+	}
+	att.RayClusterName, att.StartTime = "", nil
+	r.forgetAbandonedUpgrade(s)
 }
 
 // forgetAbandonedUpgrade drops the abandoned spec and the condition once

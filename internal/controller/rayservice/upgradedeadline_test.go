@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -135,5 +136,40 @@ func TestAbandonable(t *testing.T) {
 		if got := r.abandonable(s); got != tc.want {
 			t.Errorf("%s: abandonable %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestPromotionSettlesAttempt: the pass that promotes the retried attempt's
+// cluster writes a status without the attempt and without UpgradeAbandoned
+// (seen on real Ray: the status said "a new upgrade attempt runs" one pass
+// after the new cluster took over).
+func TestPromotionSettlesAttempt(t *testing.T) {
+	r := New(Deps{}, Options{Features: features.NewGate()})
+	rs := deadlineService(ptr.To[int32](60), nil)
+	rs.Name = "svc"
+	now := metav1.Now()
+	rs.Status.ActiveServiceStatus.RayClusterName = "svc-a"
+	rs.Status.PendingServiceStatus.RayClusterName = "svc-c"
+	rs.Status.UpgradeAttempt = &rayv1.UpgradeAttempt{RayClusterName: "svc-c", StartTime: &now,
+		AbandonedClusterSpecHash: "old", AbandonedRayClusterName: "svc-b", AbandonedTime: &now, Abandoned: 1}
+	setCondition(rs, rayv1.UpgradeAbandoned, metav1.ConditionFalse, rayv1.UpgradeRetried, "retrying", now)
+	s := newScope(rs, now.Time)
+	s.active = &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "svc-a"}}
+	pending, err := r.desiredCluster(s, "svc-c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pending, s.servingCluster = pending, "svc-c"
+
+	r.promote(s)
+	r.settleUpgradeAttempt(s)
+	if s.activeName() != "svc-c" {
+		t.Fatalf("active %q after the promotion, want svc-c", s.activeName())
+	}
+	if c := meta.FindStatusCondition(rs.Status.Conditions, string(rayv1.UpgradeAbandoned)); c != nil {
+		t.Errorf("UpgradeAbandoned %+v in the promoting pass, want it removed", c)
+	}
+	if *rs.Status.UpgradeAttempt != (rayv1.UpgradeAttempt{}) {
+		t.Errorf("upgradeAttempt %+v in the promoting pass, want it empty", rs.Status.UpgradeAttempt)
 	}
 }

@@ -56,8 +56,8 @@ app = Hello.bind()
 // a test a minute).
 const HelloDeletionDelay = 10
 
-// helloGracePeriod is the head Pods' terminationGracePeriodSeconds.
-const helloGracePeriod = 5
+// HelloGracePeriod is the head Pods' terminationGracePeriodSeconds.
+const HelloGracePeriod = 5
 
 // HelloRayService is the RayService of the upgrade tests, its Pods saying
 // version.
@@ -86,7 +86,7 @@ func HelloRayService(ns, version string) *rayv1.RayService {
 // per cluster, and ends the old head sooner after the switch.
 func HelloHeadPod(version string) corev1.PodSpec {
 	return corev1.PodSpec{
-		TerminationGracePeriodSeconds: ptr.To[int64](helloGracePeriod),
+		TerminationGracePeriodSeconds: ptr.To[int64](HelloGracePeriod),
 		Containers: []corev1.Container{{
 			Name:  "ray-head",
 			Image: "rayproject/ray:2.60.0",

@@ -206,15 +206,15 @@ deletionRules:
 			base: baseRayCluster, path: "spec.managedBy", value: `ray.io/kuberay-operator`,
 		},
 		"RayCluster: idleTerminationOptions": {
-			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Delete, idleTimeoutSeconds: 600}`,
+			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Delete, timeoutSeconds: 600}`,
 		},
 		"RayCluster: idleTerminationOptions unknown policy": {
-			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Hibernate, idleTimeoutSeconds: 600}`,
+			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Hibernate, timeoutSeconds: 600}`,
 			want: []string{"spec.idleTerminationOptions.policy", `Unsupported value: "Hibernate"`},
 		},
 		"RayCluster: idleTerminationOptions zero timeout": {
-			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Suspend, idleTimeoutSeconds: 0}`,
-			want: []string{"spec.idleTerminationOptions.idleTimeoutSeconds", "should be greater than or equal to 1"},
+			base: baseRayCluster, path: "spec.idleTerminationOptions", value: `{policy: Suspend, timeoutSeconds: 0}`,
+			want: []string{"spec.idleTerminationOptions.timeoutSeconds", "should be greater than or equal to 1"},
 		},
 		"RayCluster: rolling update": {
 			base: baseRayCluster, path: "spec.upgradeStrategy", value: `{type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: "25%"}}`,

@@ -71,7 +71,7 @@ func newIdleWorld(t *testing.T, d *dashboards) *world {
 func (w *world) idleCluster(name string, policy rayv1.IdleTerminationPolicy, labels map[string]string) {
 	rc := w.newCluster(name)
 	if policy != "" {
-		rc.Spec.IdleTerminationOptions = &rayv1.IdleTerminationOptions{Policy: policy, IdleTimeoutSeconds: 60}
+		rc.Spec.IdleTerminationOptions = &rayv1.IdleTerminationOptions{Policy: policy, TimeoutSeconds: 60}
 	}
 	rc.Labels = labels
 	w.Create(rc)
@@ -105,7 +105,7 @@ func (w *world) waitIdle(name string, status metav1.ConditionStatus, reason stri
 }
 
 // TestIdleClustersEnd: with spec.idleTerminationOptions, a standalone
-// cluster whose dashboard shows no active job for idleTimeoutSeconds is
+// cluster whose dashboard shows no active job for timeoutSeconds is
 // suspended or deleted, with an event and the RayClusterIdle condition; a
 // running job, a hanging or failing dashboard restart the idle period and
 // never end a cluster; a hanging dashboard does not hold the other

@@ -159,12 +159,15 @@ func TestUpgradeDeadlineAbandonsPendingCluster(t *testing.T) {
 	})
 	w.waitCluster("svc-ddddd")
 	w.bringUp("svc-ddddd")
-	rs = w.waitStatus("svc", "svc-ddddd promoted and the record cleared", func(st *rayv1.RayServiceStatuses) bool {
-		return st.ActiveServiceStatus.RayClusterName == "svc-ddddd" && conditionFor(st, rayv1.UpgradeAbandoned).Type == "" &&
-			st.UpgradeAttempt != nil && st.UpgradeAttempt.AbandonedClusterSpecHash == ""
+	// The status that names the new active cluster already has no record.
+	rs = w.waitStatus("svc", "svc-ddddd promoted", func(st *rayv1.RayServiceStatuses) bool {
+		return st.ActiveServiceStatus.RayClusterName == "svc-ddddd"
 	})
-	if *rs.Status.UpgradeAttempt != (rayv1.UpgradeAttempt{}) {
-		t.Errorf("upgradeAttempt after a completed upgrade: %+v", rs.Status.UpgradeAttempt)
+	if c := conditionFor(&rs.Status, rayv1.UpgradeAbandoned); c.Type != "" {
+		t.Errorf("UpgradeAbandoned %+v once svc-ddddd is active, want it removed", c)
+	}
+	if att := rs.Status.UpgradeAttempt; att == nil || *att != (rayv1.UpgradeAttempt{}) {
+		t.Errorf("upgradeAttempt after a completed upgrade: %+v", att)
 	}
 }
 

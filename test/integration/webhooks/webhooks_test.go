@@ -206,7 +206,7 @@ func (w *world) withRollingUpdate(obj client.Object, surge int32) client.Object 
 // withIdleTermination sets idleTerminationOptions in the cluster spec of a
 // RayJob or a RayService, where it is refused.
 func (w *world) withIdleTermination(obj client.Object) client.Object {
-	opts := &rayv1.IdleTerminationOptions{Policy: rayv1.IdleTerminationDelete, IdleTimeoutSeconds: 60}
+	opts := &rayv1.IdleTerminationOptions{Policy: rayv1.IdleTerminationDelete, TimeoutSeconds: 60}
 	switch o := obj.(type) {
 	case *rayv1.RayJob:
 		o.Spec.RayClusterSpec.IdleTerminationOptions = opts

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -207,17 +206,7 @@ func (s *suite) waitAnswer(t *testing.T, url, want string) {
 // change of rayClusterConfig.
 func (s *suite) setAppVersion(t *testing.T, ns, version string) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rs := &rayv1.RayService{}
-		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
-			return err
-		}
-		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = e2eutil.HelloHeadPod(version)
-		return s.client.Update(t.Context(), rs)
-	})
-	if err != nil {
-		t.Fatalf("setting APP_VERSION=%s: %v", version, err)
-	}
+	s.setHeadPod(t, ns, e2eutil.HelloHeadPod(version))
 }
 
 // waitClusterGone waits until the RayCluster and its Pods are gone.

@@ -24,10 +24,10 @@ const rollingJobEntrypoint = `python -c "import time, ray; ray.init();
 step = ray.remote(num_cpus=1, max_retries=10)(lambda i: time.sleep(3) or i);
 print('total', sum(ray.get([step.remote(i) for i in range(40)])), flush=True)"`
 
-// submitJob submits through the head's dashboard and prints the job id;
+// submitJobScript submits through the head's dashboard and prints the job id;
 // jobStatus prints a job's status.
 const (
-	submitJob = `
+	submitJobScript = `
 from ray.job_submission import JobSubmissionClient
 print("id", JobSubmissionClient("http://127.0.0.1:8265").submit_job(entrypoint=%q))
 `
@@ -51,7 +51,7 @@ func TestRollingWorkerUpdate(t *testing.T) {
 	defer cancel()
 	head := shared.waitHead(ctx, t, ns, rc.Name, "")
 	shared.waitWorkerGroup(ctx, t, ns, rc.Name, 2)
-	out, err := shared.rayPython(ctx, ns, head, fmt.Sprintf(submitJob, rollingJobEntrypoint))
+	out, err := shared.rayPython(ctx, ns, head, fmt.Sprintf(submitJobScript, rollingJobEntrypoint))
 	jobID := strings.TrimSpace(strings.TrimPrefix(lastLine(out), "id"))
 	if err != nil || jobID == "" {
 		t.Fatalf("submitting the job: %v\n%s", err, out)

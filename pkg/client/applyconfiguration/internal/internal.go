@@ -2985,14 +2985,14 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.ray-operator.ray-operator.api.ray.v1.IdleTerminationOptions
   map:
     fields:
-    - name: idleTimeoutSeconds
-      type:
-        scalar: numeric
-      default: 0
     - name: policy
       type:
         scalar: string
       default: ""
+    - name: timeoutSeconds
+      type:
+        scalar: numeric
+      default: 0
 - name: com.github.ray-operator.ray-operator.api.ray.v1.IngressOptions
   map:
     fields:

@@ -13,9 +13,9 @@ import (
 type IdleTerminationOptionsApplyConfiguration struct {
 	// Policy is Suspend or Delete.
 	Policy *rayv1.IdleTerminationPolicy `json:"policy,omitempty"`
-	// IdleTimeoutSeconds is how long the cluster must stay idle before it
-	// ends.
-	IdleTimeoutSeconds *int32 `json:"idleTimeoutSeconds,omitempty"`
+	// TimeoutSeconds is how long the cluster must stay idle before it ends
+	// (the name KubeRay PR #5210 and ray-project/ray #65763 use).
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 }
 
 // IdleTerminationOptionsApplyConfiguration constructs a declarative configuration of the IdleTerminationOptions type for use with
@@ -32,10 +32,10 @@ func (b *IdleTerminationOptionsApplyConfiguration) WithPolicy(value rayv1.IdleTe
 	return b
 }
 
-// WithIdleTimeoutSeconds sets the IdleTimeoutSeconds field in the declarative configuration to the given value
+// WithTimeoutSeconds sets the TimeoutSeconds field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the IdleTimeoutSeconds field is set to the value of the last call.
-func (b *IdleTerminationOptionsApplyConfiguration) WithIdleTimeoutSeconds(value int32) *IdleTerminationOptionsApplyConfiguration {
-	b.IdleTimeoutSeconds = &value
+// If called multiple times, the TimeoutSeconds field is set to the value of the last call.
+func (b *IdleTerminationOptionsApplyConfiguration) WithTimeoutSeconds(value int32) *IdleTerminationOptionsApplyConfiguration {
+	b.TimeoutSeconds = &value
 	return b
 }
