@@ -46,6 +46,8 @@ type localFlags struct {
 	root       string
 	// certManager runs cert-manager's controller on the local cluster.
 	certManager bool
+	// kueue runs Kueue's controller manager on the local cluster.
+	kueue bool
 	// rayVenv and redisServer are what Ray and Redis images run
 	// ($RAY_OPERATOR_RAY_VENV, $RAY_OPERATOR_REDIS_SERVER; `make run` sets
 	// both).
@@ -79,6 +81,7 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.BoolVar(&l.simulated, "simulated", false, "Run pods on simulated kwok nodes (--nodes of them): they turn Running and Ready but run nothing, which suits thousands of pods. Default: one local node that runs pods as real processes.")
 	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes, with --simulated.")
 	fs.BoolVar(&l.certManager, "cert-manager", false, "Local node: run cert-manager's certificate and issuer controllers (SelfSigned and CA issuers; no webhook) and install its CRDs, for RayClusters with tlsOptions (gate RayClusterMTLS). Needs $RAY_OPERATOR_CERT_MANAGER or `make tools`.")
+	fs.BoolVar(&l.kueue, "kueue", false, "Local node: run Kueue's controller manager (built from the sigs.k8s.io/kueue module the Makefile pins) with its CRDs and webhooks, managing RayJobs, RayClusters and RayServices labeled kueue.x-k8s.io/queue-name (docs/kueue.md). Needs $RAY_OPERATOR_KUEUE or `make tools`.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	fs.BoolVar(&l.allowHostPrivileges, hostaccess.FlagAllowHostPrivileges, false, "Local node: admit pods that need root on the host (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers: true) and run them without a user namespace. Default: such pods fail with reason HostPrivilegesForbidden.")
@@ -129,6 +132,9 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 	}
 	if local.certManager && (!tgt.local || local.simulated) {
 		return errors.New("--cert-manager needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install cert-manager there)")
+	}
+	if local.kueue && (!tgt.local || local.simulated) {
+		return errors.New("--kueue needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install Kueue there)")
 	}
 	if tgt.local && !local.simulated {
 		// The operator runs on the host, outside the pod network and its
@@ -276,6 +282,7 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		AllowHostPrivileges: l.allowHostPrivileges,
 		SharedHostDirs:      l.sharedHostDirs,
 		CertManager:         l.certManager,
+		Kueue:               l.kueue,
 	})
 	if err != nil {
 		return nil, nil, err
