@@ -130,11 +130,8 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 			local.simulated = true
 		}
 	}
-	if local.certManager && (!tgt.local || local.simulated) {
-		return errors.New("--cert-manager needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install cert-manager there)")
-	}
-	if local.kueue && (!tgt.local || local.simulated) {
-		return errors.New("--kueue needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install Kueue there)")
+	if err := local.checkAddons(tgt); err != nil {
+		return err
 	}
 	if tgt.local && !local.simulated {
 		// The operator runs on the host, outside the pod network and its
@@ -155,6 +152,19 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 		settings.Knobs.Webhooks = true // as if ENABLE_WEBHOOKS=true, for the logged settings
 	}
 	return operator.Run(ctx, settings, opFlags, restConfig)
+}
+
+// checkAddons refuses the addons of the local node (--cert-manager,
+// --kueue) when pods do not run on it.
+func (l *localFlags) checkAddons(tgt target) error {
+	onNode := tgt.local && !l.simulated
+	if l.certManager && !onNode {
+		return errors.New("--cert-manager needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install cert-manager there)")
+	}
+	if l.kueue && !onNode {
+		return errors.New("--kueue needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install Kueue there)")
+	}
+	return nil
 }
 
 // complete checks the node's host-access flags and fills the
