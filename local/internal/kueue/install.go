@@ -29,15 +29,22 @@ const portName = "https"
 const crdTimeout = time.Minute
 
 // install creates Kueue's namespace, its webhook Service with an
-// EndpointSlice for the node's webhookPort, its CRDs and its webhook
-// configurations.
+// EndpointSlice for the node's webhookPort, the Secret for its
+// certificates, its CRDs and its webhook configurations.
 func install(ctx context.Context, host *controlplane.Host, m *Manifests, webhookPort int) error {
 	clientset, err := kubernetes.NewForConfig(host.RESTConfig())
 	if err != nil {
 		return fmt.Errorf("creating a client for Kueue's objects: %w", err)
 	}
-	err = host.WaitFor(ctx, "Kueue's namespace and webhook Service", func(ctx context.Context) error {
-		return createService(ctx, clientset, host.Network(), webhookPort)
+	err = host.WaitFor(ctx, "Kueue's namespace, webhook Service and certificate Secret", func(ctx context.Context) error {
+		if err := createService(ctx, clientset, host.Network(), webhookPort); err != nil {
+			return err
+		}
+		_, err := clientset.CoreV1().Secrets(Namespace).Create(ctx, m.CertSecret, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating Secret %s/%s: %w", Namespace, SecretName, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err

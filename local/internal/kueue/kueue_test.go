@@ -110,6 +110,9 @@ func TestReadManifestsWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if m.CertSecret.Namespace != Namespace || m.CertSecret.Name != SecretName {
+		t.Errorf("certificate Secret %s/%s, want %s/%s", m.CertSecret.Namespace, m.CertSecret.Name, Namespace, SecretName)
+	}
 	// Kueue's rotator injects its CA into the configurations named after
 	// the Service: <base>-{mutating,validating}-webhook-configuration.
 	base := strings.TrimSuffix(ServiceName, "-webhook-service")

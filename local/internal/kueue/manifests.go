@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -41,6 +42,10 @@ type Manifests struct {
 	CRDs       []*apiextensionsv1.CustomResourceDefinition
 	Mutating   *admissionregistrationv1.MutatingWebhookConfiguration
 	Validating *admissionregistrationv1.ValidatingWebhookConfiguration
+	// CertSecret is the empty Secret Kueue's certificate rotator fills
+	// (config/components/internalcert): the rotator updates it, and does
+	// not create it.
+	CertSecret *corev1.Secret
 }
 
 // kustomization is the part of a kustomization.yaml that
@@ -63,7 +68,31 @@ func ReadManifests(moduleDir string) (*Manifests, error) {
 	if m.Mutating, m.Validating, err = readWebhooks(filepath.Join(moduleDir, "config", "components", "webhook")); err != nil {
 		return nil, err
 	}
+	if m.CertSecret, err = readCertSecret(filepath.Join(moduleDir, "config", "components", "internalcert")); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// readCertSecret reads the Secret of the kustomization, named and placed
+// as config/default does.
+func readCertSecret(dir string) (*corev1.Secret, error) {
+	k, err := readKustomization(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(k.Resources) != 1 {
+		return nil, fmt.Errorf("%s/kustomization.yaml lists %v, want the certificate Secret alone", dir, k.Resources)
+	}
+	secret := &corev1.Secret{}
+	if err := readYAML(filepath.Join(dir, k.Resources[0]), secret); err != nil {
+		return nil, err
+	}
+	secret.Name, secret.Namespace = namePrefix+secret.Name, Namespace
+	if secret.Name != SecretName {
+		return nil, fmt.Errorf("the certificate Secret of %s is %s, want %s", dir, secret.Name, SecretName)
+	}
+	return secret, nil
 }
 
 func readKustomization(dir string) (*kustomization, error) {
