@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
@@ -73,6 +74,7 @@ type Kueue struct {
 
 	webhookPort, healthPort int
 	configPath              string
+	certs                   *certSync
 }
 
 var _ controlplane.Addon = (*Kueue)(nil)
@@ -93,7 +95,8 @@ func (k *Kueue) Prepare(ctx context.Context, host *controlplane.Host) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	data, err := yaml.Marshal(configuration(host.Network().NodeIP.String(), k.webhookPort, k.healthPort, filepath.Join(dir, "certs")))
+	k.certs = &certSync{dir: filepath.Join(dir, "certs")}
+	data, err := yaml.Marshal(configuration(host.Network().NodeIP.String(), k.webhookPort, k.healthPort, k.certs.dir))
 	if err != nil {
 		return err
 	}
@@ -104,11 +107,21 @@ func (k *Kueue) Prepare(ctx context.Context, host *controlplane.Host) error {
 	return install(ctx, host, k.Manifests, k.webhookPort)
 }
 
-// Start implements controlplane.Addon: it runs the manager with the admin
-// kubeconfig and waits until it is ready, which Kueue reports once its
-// certificates are issued, their CA injected and its webhook server
-// serving.
+// Start implements controlplane.Addon: it keeps Kueue's certificate
+// directory in step with its Secret (certSync) until the control plane
+// stops, runs the manager with the admin kubeconfig and waits until it is
+// ready, which Kueue reports once its certificates are issued, their CA
+// injected and its webhook server serving.
 func (k *Kueue) Start(ctx context.Context, host *controlplane.Host) error {
+	clientset, err := kubernetes.NewForConfig(host.RESTConfig())
+	if err != nil {
+		return fmt.Errorf("creating a client for Kueue's certificate Secret: %w", err)
+	}
+	syncCtx, stopSync := context.WithCancel(context.Background())
+	host.AtStop(func() error { stopSync(); return nil })
+	if err := k.certs.start(syncCtx, clientset); err != nil {
+		return err
+	}
 	args := []string{"--config=" + k.configPath, "--kubeconfig=" + host.KubeconfigPath()}
 	if err := host.Run(k.Name(), k.Binary, args); err != nil {
 		return err
@@ -116,6 +129,9 @@ func (k *Kueue) Start(ctx context.Context, host *controlplane.Host) error {
 	client := &http.Client{Timeout: time.Second}
 	url := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(k.healthPort)) + "/readyz"
 	return host.WaitFor(ctx, "Kueue "+url, func(ctx context.Context) error {
+		if err := k.certs.err(); err != nil {
+			return err
+		}
 		return controlplane.Probe(ctx, client, url)
 	})
 }

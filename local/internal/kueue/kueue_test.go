@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -177,5 +178,23 @@ webhook:
 `
 	if diff := cmp.Diff(want, string(data)); diff != "" {
 		t.Errorf("configuration (-want +got):\n%s", diff)
+	}
+}
+
+// TestCertSyncWritesSecretKeys: every key of the Secret becomes a file,
+// and a later version of the Secret replaces them.
+func TestCertSyncWritesSecretKeys(t *testing.T) {
+	c := &certSync{dir: t.TempDir()}
+	for _, crt := range []string{"first", "second"} {
+		c.write(&corev1.Secret{Data: map[string][]byte{"tls.crt": []byte(crt), "tls.key": []byte("key"), "ca.crt": []byte("ca")}})
+		if err := c.err(); err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"tls.crt": crt, "tls.key": "key", "ca.crt": "ca"} {
+			got, err := os.ReadFile(filepath.Join(c.dir, name))
+			if err != nil || string(got) != want {
+				t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+			}
+		}
 	}
 }
