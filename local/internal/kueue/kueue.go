@@ -36,8 +36,13 @@ const Version = "v0.17.0"
 // module is Kueue's Go module, whose config/components holds its manifests.
 const module = "sigs.k8s.io/kueue"
 
-// Frameworks are the integrations the local Kueue manages: KubeRay's kinds.
-var Frameworks = []string{"ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice"}
+// Frameworks are the integrations the local Kueue manages: KubeRay's kinds,
+// and batch Jobs as in Kueue's default configuration. Without "batch/job",
+// Kueue v0.17.0's stand-in webhook for Jobs panics on every Job (its queue
+// manager is nil) and the API server refuses the Job, the RayJob's
+// submitter among them. Jobs without the queue label, such as the
+// submitters, stay outside Kueue.
+var Frameworks = []string{"ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice", "batch/job"}
 
 // Binary returns the manager executable: $RAY_OPERATOR_KUEUE, else the one
 // the Makefile builds into $CACHE/tools/kueue-<Version>.

@@ -161,6 +161,7 @@ integrations:
   - ray.io/rayjob
   - ray.io/raycluster
   - ray.io/rayservice
+  - batch/job
 internalCertManagement:
   enable: true
   webhookSecretName: kueue-webhook-server-cert
