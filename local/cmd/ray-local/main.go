@@ -47,6 +47,8 @@ type localFlags struct {
 	root       string
 	// certManager runs cert-manager's controller on the local cluster.
 	certManager bool
+	// kueue runs Kueue's controller manager on the local cluster.
+	kueue bool
 	// rayVenv and redisServer are what Ray and Redis images run
 	// ($RAY_OPERATOR_RAY_VENV, $RAY_OPERATOR_REDIS_SERVER; `make run` sets
 	// both).
@@ -83,6 +85,7 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes, with --simulated.")
 	fs.BoolVar(&l.certManager, "cert-manager", false, "Local node: run cert-manager's certificate and issuer controllers (SelfSigned and CA issuers; no webhook) and install its CRDs, for RayClusters with tlsOptions (gate RayClusterMTLS). Needs $RAY_OPERATOR_CERT_MANAGER or `make tools`.")
 	fs.DurationVar(&l.syncFrequency, "sync-frequency", podworker.DefaultSyncFrequency, "Local node: how often pods' configMap, secret, downwardAPI and projected volumes are rewritten from the API (the kubelet's --sync-frequency). A shorter period shows changed Secrets, such as renewed mTLS certificates, sooner.")
+	fs.BoolVar(&l.kueue, "kueue", false, "Local node: run Kueue's controller manager (built from the sigs.k8s.io/kueue module the Makefile pins) with its CRDs and webhooks, managing RayJobs, RayClusters and RayServices labeled kueue.x-k8s.io/queue-name (docs/kueue.md). Needs $RAY_OPERATOR_KUEUE or `make tools`.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	fs.BoolVar(&l.allowHostPrivileges, hostaccess.FlagAllowHostPrivileges, false, "Local node: admit pods that need root on the host (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers: true) and run them without a user namespace. Default: such pods fail with reason HostPrivilegesForbidden.")
@@ -131,8 +134,8 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 			local.simulated = true
 		}
 	}
-	if local.certManager && (!tgt.local || local.simulated) {
-		return errors.New("--cert-manager needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install cert-manager there)")
+	if err := local.checkAddons(tgt); err != nil {
+		return err
 	}
 	if tgt.local && !local.simulated {
 		// The operator runs on the host, outside the pod network and its
@@ -153,6 +156,19 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 		settings.Knobs.Webhooks = true // as if ENABLE_WEBHOOKS=true, for the logged settings
 	}
 	return operator.Run(ctx, settings, opFlags, restConfig)
+}
+
+// checkAddons refuses the addons of the local node (--cert-manager,
+// --kueue) when pods do not run on it.
+func (l *localFlags) checkAddons(tgt target) error {
+	onNode := tgt.local && !l.simulated
+	if l.certManager && !onNode {
+		return errors.New("--cert-manager needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install cert-manager there)")
+	}
+	if l.kueue && !onNode {
+		return errors.New("--kueue needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install Kueue there)")
+	}
+	return nil
 }
 
 // complete checks the node's host-access flags and fills the
@@ -284,6 +300,7 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		SharedHostDirs:      l.sharedHostDirs,
 		CertManager:         l.certManager,
 		SyncFrequency:       l.syncFrequency,
+		Kueue:               l.kueue,
 	})
 	if err != nil {
 		return nil, nil, err

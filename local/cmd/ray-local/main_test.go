@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,6 +37,28 @@ func TestLocalDefaultsListenOnLoopback(t *testing.T) {
 			got := []string{settings.Config.MetricsAddr, settings.Config.ProbeAddr, settings.Webhooks.Host}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("metrics, probe and webhook addresses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCheckAddons: cert-manager and Kueue run on the local node only.
+func TestCheckAddons(t *testing.T) {
+	for name, tc := range map[string]struct {
+		flags   localFlags
+		tgt     target
+		wantErr string
+	}{
+		"kueue on the local node":   {flags: localFlags{kueue: true}, tgt: target{local: true}},
+		"kueue with --simulated":    {flags: localFlags{kueue: true, simulated: true}, tgt: target{local: true}, wantErr: "--kueue needs the local node"},
+		"kueue on a remote cluster": {flags: localFlags{kueue: true}, tgt: target{}, wantErr: "--kueue needs the local node"},
+		"cert-manager remote":       {flags: localFlags{certManager: true}, tgt: target{}, wantErr: "--cert-manager needs the local node"},
+		"neither, remote":           {tgt: target{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := tc.flags.checkAddons(tc.tgt)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("checkAddons = %v, want %q", err, tc.wantErr)
 			}
 		})
 	}

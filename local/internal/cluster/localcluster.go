@@ -25,6 +25,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/local/internal/certmanager"
 	"github.com/ray-operator/ray-operator/local/internal/hostlock"
+	"github.com/ray-operator/ray-operator/local/internal/kueue"
 	"github.com/ray-operator/ray-operator/local/internal/metricsserver"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
@@ -69,6 +70,9 @@ type Options struct {
 	// SyncFrequency is the node's volume resync period (node.Config);
 	// zero means the kubelet's default, 1 min.
 	SyncFrequency time.Duration
+	// Kueue runs Kueue's controller manager (local/internal/kueue) and
+	// installs its CRDs and webhook configurations.
+	Kueue bool
 	// Log receives the control-plane components' output (nil: only their
 	// log files); Logger the node's.
 	Log    io.Writer
@@ -127,6 +131,24 @@ func withCertManager(addons []controlplane.Addon, crds []string) ([]controlplane
 	return append(addons, &certmanager.CertManager{Binary: bin}), append(slices.Clone(crds), files...), nil
 }
 
+// withKueue adds Kueue's manager, last: its webhook configurations take
+// effect once it serves them.
+func withKueue(addons []controlplane.Addon) ([]controlplane.Addon, error) {
+	bin, err := kueue.Binary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := kueue.ModuleDir()
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := kueue.ReadManifests(dir)
+	if err != nil {
+		return nil, err
+	}
+	return append(addons, &kueue.Kueue{Binary: bin, Manifests: manifests}), nil
+}
+
 // stopTimeout bounds the clean-up after a failed start.
 const stopTimeout = time.Minute
 
@@ -173,6 +195,11 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 	crds := opts.CRDDirs
 	if opts.CertManager {
 		if addons, crds, err = withCertManager(addons, crds); err != nil {
+			return err
+		}
+	}
+	if opts.Kueue {
+		if addons, err = withKueue(addons); err != nil {
 			return err
 		}
 	}
