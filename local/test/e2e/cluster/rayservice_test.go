@@ -11,60 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
-
-// The Serve application of the upgrade test: a module shipped in a
-// ConfigMap, mounted into the head and put on PYTHONPATH, that answers with
-// the APP_VERSION of the Pod it runs in. Changing that variable in
-// rayClusterConfig is the cluster change that starts the upgrade, and the
-// answers show which cluster served each request.
-const (
-	helloName       = "hello"
-	helloConfigMap  = "hello-app"
-	helloModuleDir  = "/opt/serve-app"
-	helloModuleFile = "e2e_hello.py"
-	helloRoute      = "/hello"
-	helloServePort  = 8000
-	helloModule     = `import os
-
-from ray import serve
-
-
-@serve.deployment(ray_actor_options={"num_cpus": 0})
-class Hello:
-    def __call__(self, request):
-        return os.environ.get("APP_VERSION", "unset")
-
-
-app = Hello.bind()
-`
-	helloServeConfig = `applications:
-  - name: hello
-    import_path: e2e_hello:app
-    route_prefix: /hello
-    deployments:
-      - name: Hello
-        num_replicas: 1
-        ray_actor_options:
-          num_cpus: 0
-`
-)
-
-// helloDeletionDelay is the RayService's rayClusterDeletionDelaySeconds:
-// the old cluster outlives the switch by this long, time enough for the
-// endpoint change to reach kube-proxy (KubeRay's default, 60 s, would cost
-// the suite a minute).
-const helloDeletionDelay = 10
-
-// helloGracePeriod is the head Pods' terminationGracePeriodSeconds.
-const helloGracePeriod = 5
 
 // Bounds of the phases of the upgrade test, on a 2-core machine: a head
 // starts in about 15 s, Serve deploys in seconds more; the second cluster
@@ -74,59 +27,6 @@ const (
 	rayServiceUpgradeTimeout = 4 * time.Minute
 )
 
-// helloRayService is the RayService of the upgrade test, its Pods saying
-// version.
-func helloRayService(ns, version string) *rayv1.RayService {
-	return &rayv1.RayService{
-		ObjectMeta: metav1.ObjectMeta{Name: helloName, Namespace: ns},
-		Spec: rayv1.RayServiceSpec{
-			UpgradeStrategy:                &rayv1.RayServiceUpgradeStrategy{Type: ptr.To(rayv1.RayServiceNewCluster)},
-			RayClusterDeletionDelaySeconds: ptr.To[int32](helloDeletionDelay),
-			ServeConfigV2:                  helloServeConfig,
-			RayClusterSpec: rayv1.RayClusterSpec{
-				RayVersion: "2.60.0",
-				HeadGroupSpec: rayv1.HeadGroupSpec{
-					RayStartParams: map[string]string{},
-					Template:       corev1.PodTemplateSpec{Spec: helloHeadPod(version)},
-				},
-			},
-		},
-	}
-}
-
-// helloHeadPod is the head's Pod spec: a small CPU request, so that two
-// heads fit the two CPUs during the upgrade, and the module's ConfigMap.
-// `ray start --block` does not exit on SIGTERM (KubeRay #503), so a Ray Pod
-// lasts its whole grace period: a short one saves the suite half a minute
-// per cluster, and ends the old head sooner after the switch.
-func helloHeadPod(version string) corev1.PodSpec {
-	return corev1.PodSpec{
-		TerminationGracePeriodSeconds: ptr.To[int64](helloGracePeriod),
-		Containers: []corev1.Container{{
-			Name:  "ray-head",
-			Image: "rayproject/ray:2.60.0",
-			Env: []corev1.EnvVar{
-				{Name: "APP_VERSION", Value: version},
-				{Name: "PYTHONPATH", Value: helloModuleDir},
-			},
-			Ports: []corev1.ContainerPort{
-				{Name: "gcs-server", ContainerPort: 6379},
-				{Name: "dashboard", ContainerPort: 8265},
-				{Name: "client", ContainerPort: 10001},
-				{Name: "serve", ContainerPort: helloServePort},
-			},
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("400m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")},
-			},
-			VolumeMounts: []corev1.VolumeMount{{Name: "serve-app", MountPath: helloModuleDir, ReadOnly: true}},
-		}},
-		Volumes: []corev1.Volume{{Name: "serve-app", VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: helloConfigMap}},
-		}}},
-	}
-}
-
 // TestRayServiceZeroDowntimeUpgrade: a RayService serves a real Ray Serve
 // application through its serve Service; a change of rayClusterConfig
 // brings up a second cluster, switches the serve Service to it once the
@@ -135,35 +35,31 @@ func helloHeadPod(version string) corev1.PodSpec {
 func TestRayServiceZeroDowntimeUpgrade(t *testing.T) {
 	began := time.Now()
 	ns := shared.namespace(t)
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: helloConfigMap, Namespace: ns},
-		Data:       map[string]string{helloModuleFile: helloModule},
-	}
-	if err := shared.client.Create(t.Context(), cm); err != nil {
+	if err := shared.client.Create(t.Context(), e2eutil.HelloConfigMap(ns)); err != nil {
 		t.Fatal(err)
 	}
-	if err := shared.client.Create(t.Context(), helloRayService(ns, "v1")); err != nil {
+	if err := shared.client.Create(t.Context(), e2eutil.HelloRayService(ns, "v1")); err != nil {
 		t.Fatal(err)
 	}
 
-	rs := shared.waitRayService(t, ns, rayServiceReadyTimeout, "serving on one cluster", servingOneCluster)
+	rs := shared.waitRayService(t, ns, rayServiceReadyTimeout, "serving on one cluster", e2eutil.ServingOneCluster)
 	t.Logf("RayService ready after %v", time.Since(began).Round(time.Second))
 	blue := rs.Status.ActiveServiceStatus.RayClusterName
 	checkServing(t, rs, blue)
 	serve := shared.serveService(t, ns, blue)
-	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(serve.Spec.ClusterIP, strconv.Itoa(helloServePort)), helloRoute)
+	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(serve.Spec.ClusterIP, strconv.Itoa(e2eutil.HelloServePort)), e2eutil.HelloRoute)
 	shared.waitAnswer(t, url, "v1")
 
-	loop := startRequestLoop(url)
+	loop := e2eutil.StartRequestLoop(url)
 	loopStarted := time.Now()
-	replies := []reply(nil)
+	replies := []e2eutil.Reply(nil)
 	defer func() {
 		if replies == nil {
-			loop.finish()
+			loop.Finish()
 		}
 	}()
 	waitFor(t, fmt.Sprintf("the loop's first answers from %s", blue), func() (bool, error) {
-		return loop.answered("v1") >= 10, nil
+		return loop.Answered("v1") >= 10, nil
 	})
 
 	shared.setAppVersion(t, ns, "v2")
@@ -182,7 +78,7 @@ func TestRayServiceZeroDowntimeUpgrade(t *testing.T) {
 		if rs.Status.ActiveServiceStatus.RayClusterName != green || rs.Status.PendingServiceStatus.RayClusterName != "" {
 			return fmt.Errorf("active %q, pending %q", rs.Status.ActiveServiceStatus.RayClusterName, rs.Status.PendingServiceStatus.RayClusterName)
 		}
-		return servingOneCluster(rs)
+		return e2eutil.ServingOneCluster(rs)
 	})
 	switched := time.Now()
 	t.Logf("switched to %s %v after the spec change", green, switched.Sub(upgradeBegan).Round(time.Second))
@@ -191,77 +87,23 @@ func TestRayServiceZeroDowntimeUpgrade(t *testing.T) {
 		t.Errorf("the serve Service's ClusterIP changed from %s to %s", serve.Spec.ClusterIP, got.Spec.ClusterIP)
 	}
 
-	shared.waitClusterGone(t, ns, blue, time.Duration(helloDeletionDelay)*time.Second+2*time.Minute)
+	shared.waitClusterGone(t, ns, blue, time.Duration(e2eutil.HelloDeletionDelay)*time.Second+2*time.Minute)
 	t.Logf("old cluster %s and its Pods gone %v after the switch", blue, time.Since(switched).Round(time.Second))
 	waitFor(t, fmt.Sprintf("answers from %s after %s is gone", green, blue), func() (bool, error) {
-		return loop.answered("v2") >= 10, nil
+		return loop.Answered("v2") >= 10, nil
 	})
-	replies = loop.finish()
-	checkReplies(t, replies, loopStarted)
+	replies = loop.Finish()
+	e2eutil.CheckUpgradeReplies(t, replies, loopStarted, "v1", "v2")
 	shared.checkOnlyCluster(t, ns, green)
 	t.Logf("TestRayServiceZeroDowntimeUpgrade: %v until the old cluster was gone", time.Since(began).Round(time.Second))
 }
 
-// checkReplies fails t when a request failed or was answered by neither
-// cluster, and reports the figures. Answers of both clusters may
-// interleave for a moment (the EndpointSlice controller may add the new
-// endpoint before it removes the old one); that is reported, not failed.
-func checkReplies(t *testing.T, replies []reply, start time.Time) {
-	t.Helper()
-	st := summarize(replies)
-	t.Logf("request loop over %v: %v", time.Since(start).Round(time.Second), st)
-	if st.failed > 0 {
-		t.Errorf("%d of %d requests failed:\n%s", st.failed, st.total, failures(replies, start, 10))
-	}
-	if len(st.answers) != 2 || st.answers["v1"] == 0 || st.answers["v2"] == 0 {
-		t.Errorf("answers %v, want some from v1 then some from v2 only", st.answers)
-		return
-	}
-	first, last := st.firstOf["v2"], st.lastOf["v1"]
-	if last > first {
-		t.Logf("both clusters answered from request %d to %d (%v)", first, last, replies[last].at.Sub(replies[first].at).Round(time.Millisecond))
-	} else {
-		t.Logf("the switch was one step: v1 answered last at %v, v2 first at %v",
-			replies[last].at.Sub(start).Round(time.Millisecond), replies[first].at.Sub(start).Round(time.Millisecond))
-	}
-}
-
-// servingOneCluster is nil when the status says what a user expects of a
-// RayService serving from one cluster with no upgrade going on.
-func servingOneCluster(rs *rayv1.RayService) error {
-	st := &rs.Status
-	ready := meta.FindStatusCondition(st.Conditions, string(rayv1.RayServiceReady))
-	upgrading := meta.FindStatusCondition(st.Conditions, string(rayv1.UpgradeInProgress))
-	switch {
-	case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != string(rayv1.NonZeroServeEndpoints):
-		return fmt.Errorf("Ready is %v", ready)
-	case upgrading == nil || upgrading.Status != metav1.ConditionFalse || upgrading.Reason != string(rayv1.NoPendingCluster):
-		return fmt.Errorf("UpgradeInProgress is %v", upgrading)
-	case st.ServiceStatus != rayv1.Running:
-		return fmt.Errorf("serviceStatus %q", st.ServiceStatus)
-	case st.ActiveServiceStatus.RayClusterName == "" || st.PendingServiceStatus.RayClusterName != "":
-		return fmt.Errorf("active cluster %q, pending %q", st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName)
-	case st.ObservedGeneration != rs.Generation:
-		return fmt.Errorf("observedGeneration %d of generation %d", st.ObservedGeneration, rs.Generation)
-	}
-	return nil
-}
-
-// checkServing checks the rest of a serving RayService's status: the
-// application and its deployment run on cluster, and the serve Service has
-// one endpoint (the head).
+// checkServing fails t unless the application and its deployment run on
+// cluster, the active one, and the serve Service has one endpoint.
 func checkServing(t *testing.T, rs *rayv1.RayService, cluster string) {
 	t.Helper()
-	st := &rs.Status
-	if st.ActiveServiceStatus.RayClusterName != cluster {
-		t.Errorf("active cluster %q, want %q", st.ActiveServiceStatus.RayClusterName, cluster)
-	}
-	app := st.ActiveServiceStatus.Applications[helloName]
-	if app.Status != rayv1.ApplicationStatusRunning || app.Deployments["Hello"].Status != rayv1.DeploymentStatusHealthy {
-		t.Errorf("application %s on %s: %+v, want RUNNING with deployment Hello HEALTHY", helloName, cluster, app)
-	}
-	if st.NumServeEndpoints != 1 {
-		t.Errorf("numServeEndpoints %d, want 1 (the head)", st.NumServeEndpoints)
+	if err := e2eutil.HelloServedBy(rs, cluster); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -290,14 +132,14 @@ func (s *suite) waitRayService(t *testing.T, ns string, timeout time.Duration, w
 	defer cancel()
 	rs := &rayv1.RayService{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: helloName}, rs); err != nil {
+		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return false, err
 		}
 		err := check(rs)
 		return err == nil, err
 	})
 	if err != nil {
-		t.Fatalf("RayService %s: waiting for %s: %v", helloName, what, err)
+		t.Fatalf("RayService %s: waiting for %s: %v", e2eutil.HelloName, what, err)
 	}
 	return rs
 }
@@ -307,7 +149,7 @@ func (s *suite) waitRayService(t *testing.T, ns string, timeout time.Duration, w
 func (s *suite) serveService(t *testing.T, ns, cluster string) *corev1.Service {
 	t.Helper()
 	svc := &corev1.Service{}
-	if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: helloName + "-serve-svc"}, svc); err != nil {
+	if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
 		t.Fatal(err)
 	}
 	if got := svc.Spec.Selector[rayv1.LabelCluster]; got != cluster || svc.Spec.Selector[rayv1.LabelServe] != "true" {
@@ -320,10 +162,10 @@ func (s *suite) serveService(t *testing.T, ns, cluster string) *corev1.Service {
 // endpoints, which kube-proxy turns into rules a moment later.
 func (s *suite) waitAnswer(t *testing.T, url, want string) {
 	t.Helper()
-	probe := startRequestLoop(url)
-	defer probe.finish()
+	probe := e2eutil.StartRequestLoop(url)
+	defer probe.Finish()
 	waitFor(t, fmt.Sprintf("%s to answer %q", url, want), func() (bool, error) {
-		return probe.answered(want) > 0, nil
+		return probe.Answered(want) > 0, nil
 	})
 }
 
@@ -333,10 +175,10 @@ func (s *suite) setAppVersion(t *testing.T, ns, version string) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		rs := &rayv1.RayService{}
-		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: helloName}, rs); err != nil {
+		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return err
 		}
-		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = helloHeadPod(version)
+		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = e2eutil.HelloHeadPod(version)
 		return s.client.Update(t.Context(), rs)
 	})
 	if err != nil {

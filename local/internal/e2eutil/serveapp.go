@@ -1,0 +1,159 @@
+package e2eutil
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// The Serve application of the RayService upgrade tests: a module shipped
+// in a ConfigMap, mounted into the head and put on PYTHONPATH, that answers
+// with the APP_VERSION of the Pod it runs in. Changing that variable in
+// rayClusterConfig is the cluster change that starts an upgrade, and the
+// answers show which cluster served each request.
+const (
+	HelloName       = "hello"
+	HelloRoute      = "/hello"
+	HelloServePort  = 8000
+	helloConfigMap  = "hello-app"
+	helloModuleDir  = "/opt/serve-app"
+	helloModuleFile = "e2e_hello.py"
+	helloModule     = `import os
+
+from ray import serve
+
+
+@serve.deployment(ray_actor_options={"num_cpus": 0})
+class Hello:
+    def __call__(self, request):
+        return os.environ.get("APP_VERSION", "unset")
+
+
+app = Hello.bind()
+`
+	helloServeConfig = `applications:
+  - name: hello
+    import_path: e2e_hello:app
+    route_prefix: /hello
+    deployments:
+      - name: Hello
+        num_replicas: 1
+        ray_actor_options:
+          num_cpus: 0
+`
+)
+
+// HelloDeletionDelay is the RayService's rayClusterDeletionDelaySeconds:
+// the old cluster outlives the switch by this long, time enough for the
+// endpoint change to reach kube-proxy (KubeRay's default, 60 s, would cost
+// a suite a minute).
+const HelloDeletionDelay = 10
+
+// helloGracePeriod is the head Pods' terminationGracePeriodSeconds.
+const helloGracePeriod = 5
+
+// HelloConfigMap is the ConfigMap holding the application's module; create
+// it before the RayService.
+func HelloConfigMap(ns string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: helloConfigMap, Namespace: ns},
+		Data:       map[string]string{helloModuleFile: helloModule},
+	}
+}
+
+// HelloRayService is the blue/green (NewCluster) RayService serving the
+// application, its Pods saying version.
+func HelloRayService(ns, version string) *rayv1.RayService {
+	return &rayv1.RayService{
+		ObjectMeta: metav1.ObjectMeta{Name: HelloName, Namespace: ns},
+		Spec: rayv1.RayServiceSpec{
+			UpgradeStrategy:                &rayv1.RayServiceUpgradeStrategy{Type: ptr.To(rayv1.RayServiceNewCluster)},
+			RayClusterDeletionDelaySeconds: ptr.To[int32](HelloDeletionDelay),
+			ServeConfigV2:                  helloServeConfig,
+			RayClusterSpec: rayv1.RayClusterSpec{
+				RayVersion: "2.60.0",
+				HeadGroupSpec: rayv1.HeadGroupSpec{
+					RayStartParams: map[string]string{},
+					Template:       corev1.PodTemplateSpec{Spec: HelloHeadPod(version)},
+				},
+			},
+		},
+	}
+}
+
+// HelloHeadPod is the head's Pod spec: a small CPU request, so that two
+// heads fit the two CPUs during an upgrade, and the module's ConfigMap.
+// `ray start --block` does not exit on SIGTERM (KubeRay #503), so a Ray Pod
+// lasts its whole grace period: a short one saves half a minute per
+// cluster, and ends the old head sooner after the switch.
+func HelloHeadPod(version string) corev1.PodSpec {
+	return corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](helloGracePeriod),
+		Containers: []corev1.Container{{
+			Name:  "ray-head",
+			Image: "rayproject/ray:2.60.0",
+			Env: []corev1.EnvVar{
+				{Name: "APP_VERSION", Value: version},
+				{Name: "PYTHONPATH", Value: helloModuleDir},
+			},
+			Ports: []corev1.ContainerPort{
+				{Name: "gcs-server", ContainerPort: 6379},
+				{Name: "dashboard", ContainerPort: 8265},
+				{Name: "client", ContainerPort: 10001},
+				{Name: "serve", ContainerPort: HelloServePort},
+			},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("400m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")},
+			},
+			VolumeMounts: []corev1.VolumeMount{{Name: "serve-app", MountPath: helloModuleDir, ReadOnly: true}},
+		}},
+		Volumes: []corev1.Volume{{Name: "serve-app", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: helloConfigMap}},
+		}}},
+	}
+}
+
+// ServingOneCluster is nil when the status says what a user expects of a
+// RayService serving from one cluster with no upgrade going on.
+func ServingOneCluster(rs *rayv1.RayService) error {
+	st := &rs.Status
+	ready := meta.FindStatusCondition(st.Conditions, string(rayv1.RayServiceReady))
+	upgrading := meta.FindStatusCondition(st.Conditions, string(rayv1.UpgradeInProgress))
+	switch {
+	case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != string(rayv1.NonZeroServeEndpoints):
+		return fmt.Errorf("Ready is %v", ready)
+	case upgrading == nil || upgrading.Status != metav1.ConditionFalse || upgrading.Reason != string(rayv1.NoPendingCluster):
+		return fmt.Errorf("UpgradeInProgress is %v", upgrading)
+	case st.ServiceStatus != rayv1.Running:
+		return fmt.Errorf("serviceStatus %q", st.ServiceStatus)
+	case st.ActiveServiceStatus.RayClusterName == "" || st.PendingServiceStatus.RayClusterName != "":
+		return fmt.Errorf("active cluster %q, pending %q", st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName)
+	case st.ObservedGeneration != rs.Generation:
+		return fmt.Errorf("observedGeneration %d of generation %d", st.ObservedGeneration, rs.Generation)
+	}
+	return nil
+}
+
+// HelloServedBy is nil when the application and its deployment run on
+// cluster, the active one, and the serve Service has one endpoint (the
+// head).
+func HelloServedBy(rs *rayv1.RayService, cluster string) error {
+	st := &rs.Status
+	app := st.ActiveServiceStatus.Applications[HelloName]
+	switch {
+	case st.ActiveServiceStatus.RayClusterName != cluster:
+		return fmt.Errorf("active cluster %q, want %q", st.ActiveServiceStatus.RayClusterName, cluster)
+	case app.Status != rayv1.ApplicationStatusRunning || app.Deployments["Hello"].Status != rayv1.DeploymentStatusHealthy:
+		return fmt.Errorf("application %s on %s: %+v, want RUNNING with deployment Hello HEALTHY", HelloName, cluster, app)
+	case st.NumServeEndpoints != 1:
+		return fmt.Errorf("numServeEndpoints %d, want 1 (the head)", st.NumServeEndpoints)
+	}
+	return nil
+}
