@@ -128,7 +128,7 @@ func ServingOneCluster(rs *rayv1.RayService) error {
 	upgrading := meta.FindStatusCondition(st.Conditions, string(rayv1.UpgradeInProgress))
 	switch {
 	case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != string(rayv1.NonZeroServeEndpoints):
-		return fmt.Errorf("Ready is %v", ready)
+		return fmt.Errorf("condition Ready is %v", ready)
 	case upgrading == nil || upgrading.Status != metav1.ConditionFalse || upgrading.Reason != string(rayv1.NoPendingCluster):
 		return fmt.Errorf("UpgradeInProgress is %v", upgrading)
 	case st.ServiceStatus != rayv1.Running:
