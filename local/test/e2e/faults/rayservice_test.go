@@ -41,7 +41,7 @@ type upgradePoint struct {
 var upgradePoints = []upgradePoint{
 	{name: "spec changed, before the new cluster", maxJitter: 50 * time.Millisecond, reached: func(upgradeSnapshot) bool { return true }},
 	{name: "new cluster created, head starting", maxJitter: 3 * time.Second, reached: func(s upgradeSnapshot) bool { return s.green != "" }},
-	{name: "new head running, Serve deploying", maxJitter: 2 * time.Second, reached: func(s upgradeSnapshot) bool { return s.greenHeadRunning }},
+	{name: "new head Ready, Serve deploying", maxJitter: 2 * time.Second, reached: func(s upgradeSnapshot) bool { return s.greenHeadReady }},
 	{name: "Serve RUNNING on the new cluster, the switch due", maxJitter: time.Second, reached: func(s upgradeSnapshot) bool { return s.greenServing }},
 	{name: "switched, old cluster waiting out the deletion delay", maxJitter: (e2eutil.HelloDeletionDelay - 3) * time.Second, reached: switchedTo},
 	{name: "old cluster being deleted", maxJitter: 2 * time.Second, reached: func(s upgradeSnapshot) bool { return s.blueDeleting }},
@@ -373,7 +373,7 @@ func upgradeFigures(o *upgradeObserver, kills []upgradeKill, st e2eutil.ReplySta
 		startup = append(startup, secondsSince(k.restarted, workers, ok))
 		landed = append(landed, strconv.Quote(k.landed))
 	}
-	return fmt.Sprintf("FIGURES upgrade=NewCluster runs=1 kills=%d requests_sent=%d requests_failed=%d seconds_kill_to_next_progress=[%s] seconds_restart_to_rayservice_workers=[%s] seconds_spec_change_to_switch=%.1f old_deleted_s_after_deadline=%.1f seconds_total=%.0f landed=[%s]",
+	return fmt.Sprintf("FIGURES upgrade=NewCluster runs=1 kills=%d requests_sent=%d requests_failed=%d seconds_kill_to_next_progress=[%s] seconds_restart_to_rayservice_workers=[%s] seconds_spec_change_to_switch=%.1f old_deleted_s_after_deadline=%.2f seconds_total=%.0f landed=[%s]",
 		len(kills), st.Total, st.Failed, strings.Join(recover, " "), strings.Join(startup, " "), toSwitch.Seconds(), lateBy.Seconds(), took.Seconds(), strings.Join(landed, ", "))
 }
 

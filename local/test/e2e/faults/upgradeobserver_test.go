@@ -18,7 +18,7 @@ import (
 )
 
 // upgradeInterval is how often the upgrade observer reads the RayService
-// and the pending cluster's head Pod; Ray's own view of the pending
+// and the new cluster's head Pod; Ray's own view of the pending
 // cluster's applications is read every serveInterval.
 const (
 	upgradeInterval = 100 * time.Millisecond
@@ -41,9 +41,10 @@ type upgradeSnapshot struct {
 	// blue is the cluster serving before the upgrade; green any other
 	// cluster of the namespace (the new one).
 	blue, green string
-	// greenHeadRunning: the new cluster's head Pod runs; greenServing:
+	// greenHeadReady: the new cluster's head Pod is Ready (Ray's GCS and
+	// dashboard answer, so the operator can deploy Serve); greenServing:
 	// Ray's Serve API on the new cluster says the application is RUNNING.
-	greenHeadRunning, greenServing bool
+	greenHeadReady, greenServing bool
 	// blueDeleting: the old cluster has a deletionTimestamp or is gone.
 	blueDeleting bool
 }
@@ -167,14 +168,14 @@ func (o *upgradeObserver) lookRayService(ctx context.Context) {
 	o.last.rs = rs
 }
 
-// lookHead notes whether the new cluster's head Pod runs.
+// lookHead notes whether the new cluster's head Pod is Ready.
 func (o *upgradeObserver) lookHead(ctx context.Context, green string) {
 	pods := &corev1.PodList{}
 	err := o.s.client.List(ctx, pods, client.InNamespace(o.ns), client.MatchingLabels{rayv1.LabelCluster: green, rayv1.LabelNodeType: string(rayv1.HeadNode)})
-	running := err == nil && len(pods.Items) > 0 && pods.Items[0].Status.Phase == corev1.PodRunning
+	ready := err == nil && len(pods.Items) > 0 && podReady(&pods.Items[0])
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.last.greenHeadRunning = o.last.greenHeadRunning || running
+	o.last.greenHeadReady = o.last.greenHeadReady || ready
 }
 
 // lookServe asks Ray Serve on the new cluster (its dashboard, through the
@@ -230,4 +231,14 @@ func (o *upgradeObserver) progressAfter(t time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// podReady: the Pod's Ready condition is True.
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
