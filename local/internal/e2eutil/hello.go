@@ -140,3 +140,20 @@ func HelloApp(ns string) *corev1.ConfigMap {
 		Data:       map[string]string{HelloModuleFile: HelloModule},
 	}
 }
+
+// HelloServedBy is nil when the application and its deployment run on
+// cluster, the active one, and the serve Service has one endpoint (the
+// head).
+func HelloServedBy(rs *rayv1.RayService, cluster string) error {
+	st := &rs.Status
+	app := st.ActiveServiceStatus.Applications[HelloName]
+	switch {
+	case st.ActiveServiceStatus.RayClusterName != cluster:
+		return fmt.Errorf("active cluster %q, want %q", st.ActiveServiceStatus.RayClusterName, cluster)
+	case app.Status != rayv1.ApplicationStatusRunning || app.Deployments["Hello"].Status != rayv1.DeploymentStatusHealthy:
+		return fmt.Errorf("application %s on %s: %+v, want RUNNING with deployment Hello HEALTHY", HelloName, cluster, app)
+	case st.NumServeEndpoints != 1:
+		return fmt.Errorf("numServeEndpoints %d, want 1 (the head)", st.NumServeEndpoints)
+	}
+	return nil
+}

@@ -50,16 +50,16 @@ func TestRayServiceZeroDowntimeUpgrade(t *testing.T) {
 	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(serve.Spec.ClusterIP, strconv.Itoa(e2eutil.HelloServePort)), e2eutil.HelloRoute)
 	shared.waitAnswer(t, url, "v1")
 
-	loop := startRequestLoop(url)
+	loop := e2eutil.StartRequestLoop(url)
 	loopStarted := time.Now()
-	replies := []reply(nil)
+	replies := []e2eutil.Reply(nil)
 	defer func() {
 		if replies == nil {
-			loop.finish()
+			loop.Finish()
 		}
 	}()
 	waitFor(t, fmt.Sprintf("the loop's first answers from %s", blue), func() (bool, error) {
-		return loop.answered("v1") >= 10, nil
+		return loop.Answered("v1") >= 10, nil
 	})
 
 	shared.setAppVersion(t, ns, "v2")
@@ -90,53 +90,20 @@ func TestRayServiceZeroDowntimeUpgrade(t *testing.T) {
 	shared.waitClusterGone(t, ns, blue, time.Duration(e2eutil.HelloDeletionDelay)*time.Second+2*time.Minute)
 	t.Logf("old cluster %s and its Pods gone %v after the switch", blue, time.Since(switched).Round(time.Second))
 	waitFor(t, fmt.Sprintf("answers from %s after %s is gone", green, blue), func() (bool, error) {
-		return loop.answered("v2") >= 10, nil
+		return loop.Answered("v2") >= 10, nil
 	})
-	replies = loop.finish()
-	checkReplies(t, replies, loopStarted)
+	replies = loop.Finish()
+	e2eutil.CheckUpgradeReplies(t, replies, loopStarted, "v1", "v2")
 	shared.checkOnlyCluster(t, ns, green)
 	t.Logf("TestRayServiceZeroDowntimeUpgrade: %v until the old cluster was gone", time.Since(began).Round(time.Second))
 }
 
-// checkReplies fails t when a request failed or was answered by neither
-// cluster, and reports the figures. Answers of both clusters may
-// interleave for a moment (the EndpointSlice controller may add the new
-// endpoint before it removes the old one); that is reported, not failed.
-func checkReplies(t *testing.T, replies []reply, start time.Time) {
-	t.Helper()
-	st := summarize(replies)
-	t.Logf("request loop over %v: %v", time.Since(start).Round(time.Second), st)
-	if st.failed > 0 {
-		t.Errorf("%d of %d requests failed:\n%s", st.failed, st.total, failures(replies, start, 10))
-	}
-	if len(st.answers) != 2 || st.answers["v1"] == 0 || st.answers["v2"] == 0 {
-		t.Errorf("answers %v, want some from v1 then some from v2 only", st.answers)
-		return
-	}
-	first, last := st.firstOf["v2"], st.lastOf["v1"]
-	if last > first {
-		t.Logf("both clusters answered from request %d to %d (%v)", first, last, replies[last].at.Sub(replies[first].at).Round(time.Millisecond))
-	} else {
-		t.Logf("the switch was one step: v1 answered last at %v, v2 first at %v",
-			replies[last].at.Sub(start).Round(time.Millisecond), replies[first].at.Sub(start).Round(time.Millisecond))
-	}
-}
-
-// checkServing checks the rest of a serving RayService's status: the
-// application and its deployment run on cluster, and the serve Service has
-// one endpoint (the head).
+// checkServing fails t unless the application and its deployment run on
+// cluster, the active one, and the serve Service has one endpoint.
 func checkServing(t *testing.T, rs *rayv1.RayService, cluster string) {
 	t.Helper()
-	st := &rs.Status
-	if st.ActiveServiceStatus.RayClusterName != cluster {
-		t.Errorf("active cluster %q, want %q", st.ActiveServiceStatus.RayClusterName, cluster)
-	}
-	app := st.ActiveServiceStatus.Applications[e2eutil.HelloName]
-	if app.Status != rayv1.ApplicationStatusRunning || app.Deployments["Hello"].Status != rayv1.DeploymentStatusHealthy {
-		t.Errorf("application %s on %s: %+v, want RUNNING with deployment Hello HEALTHY", e2eutil.HelloName, cluster, app)
-	}
-	if st.NumServeEndpoints != 1 {
-		t.Errorf("numServeEndpoints %d, want 1 (the head)", st.NumServeEndpoints)
+	if err := e2eutil.HelloServedBy(rs, cluster); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -195,10 +162,10 @@ func (s *suite) serveService(t *testing.T, ns, cluster string) *corev1.Service {
 // endpoints, which kube-proxy turns into rules a moment later.
 func (s *suite) waitAnswer(t *testing.T, url, want string) {
 	t.Helper()
-	probe := startRequestLoop(url)
-	defer probe.finish()
+	probe := e2eutil.StartRequestLoop(url)
+	defer probe.Finish()
 	waitFor(t, fmt.Sprintf("%s to answer %q", url, want), func() (bool, error) {
-		return probe.answered(want) > 0, nil
+		return probe.Answered(want) > 0, nil
 	})
 }
 

@@ -56,15 +56,15 @@ func TestRayServiceUpgradeAbandoned(t *testing.T) {
 	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(serve.Spec.ClusterIP, strconv.Itoa(e2eutil.HelloServePort)), e2eutil.HelloRoute)
 	shared.waitAnswer(t, url, "v1")
 
-	loop := startRequestLoop(url)
+	loop := e2eutil.StartRequestLoop(url)
 	loopStarted := time.Now()
-	replies := []reply(nil)
+	replies := []e2eutil.Reply(nil)
 	defer func() {
 		if replies == nil {
-			loop.finish()
+			loop.Finish()
 		}
 	}()
-	waitFor(t, "the loop's first answers", func() (bool, error) { return loop.answered("v1") >= 10, nil })
+	waitFor(t, "the loop's first answers", func() (bool, error) { return loop.Answered("v1") >= 10, nil })
 
 	broken := e2eutil.HelloHeadPod("v2")
 	broken.Containers[0].Image = unrunnableImage
@@ -97,9 +97,9 @@ func TestRayServiceUpgradeAbandoned(t *testing.T) {
 		t.Errorf("UpgradeAbandoned %+v after the upgrade went through, want it removed", c)
 	}
 	checkServing(t, rs, third)
-	waitFor(t, "answers from "+third, func() (bool, error) { return loop.answered("v2") >= 10, nil })
-	replies = loop.finish()
-	checkReplies(t, replies, loopStarted)
+	waitFor(t, "answers from "+third, func() (bool, error) { return loop.Answered("v2") >= 10, nil })
+	replies = loop.Finish()
+	e2eutil.CheckUpgradeReplies(t, replies, loopStarted, "v1", "v2")
 	shared.waitClusterGone(t, ns, blue, time.Duration(e2eutil.HelloDeletionDelay)*time.Second+time.Minute)
 	shared.checkOnlyCluster(t, ns, third)
 	t.Logf("TestRayServiceUpgradeAbandoned: %v", time.Since(began).Round(time.Second))

@@ -164,7 +164,7 @@ func figures(o *observer, done *rayv1.RayJob, kills []killRecord, duplicates int
 	for _, k := range kills {
 		progress, ok := o.progressAfter(k.died)
 		recover = append(recover, secondsSince(k.died, progress, ok))
-		workers, ok := workersStarted(k.logFile)
+		workers, ok := workersStarted(k.logFile, "rayjob")
 		startup = append(startup, secondsSince(k.restarted, workers, ok))
 	}
 	expiry := done.Status.EndTime.Add(ttlSeconds * time.Second)

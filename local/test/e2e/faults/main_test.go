@@ -2,8 +2,10 @@
 // local cluster (real Ray) and SIGKILLs it at seeded random points while
 // RayJobs run, then checks what must survive any kill: one Ray job per
 // RayJob (counted in Ray's own job list), the right terminal state, and
-// the cleanup the spec asks for. docs/dev/reliability.md says how to rerun
-// a failure with its seed.
+// the cleanup the spec asks for; and while a RayService upgrades under
+// HTTP load: no failed request, one new cluster, the old one deleted after
+// its delay, the final status. docs/dev/reliability.md says how to rerun a
+// failure with its seed.
 package faults_test
 
 import (

@@ -25,9 +25,9 @@ var operatorArgs = []string{
 }
 
 // workersStarted reads an operator log file (JSON lines, ISO 8601 times)
-// for when the RayJob controller started its workers: the new operator's
-// caches are synced and it reconciles again.
-func workersStarted(logFile string) (time.Time, bool) {
+// for when controller (rayjob, rayservice) started its workers: the new
+// operator's caches are synced and that controller reconciles again.
+func workersStarted(logFile, controller string) (time.Time, bool) {
 	f, err := os.Open(logFile)
 	if err != nil {
 		return time.Time{}, false
@@ -37,7 +37,7 @@ func workersStarted(logFile string) (time.Time, bool) {
 	lines.Buffer(make([]byte, 0, 64*1024), 1024*1024)
 	for lines.Scan() {
 		var entry struct{ TS, Msg, Controller string }
-		if json.Unmarshal(lines.Bytes(), &entry) != nil || entry.Msg != "Starting workers" || entry.Controller != "rayjob" {
+		if json.Unmarshal(lines.Bytes(), &entry) != nil || entry.Msg != "Starting workers" || entry.Controller != controller {
 			continue
 		}
 		ts, err := time.Parse("2006-01-02T15:04:05.000Z0700", entry.TS)
