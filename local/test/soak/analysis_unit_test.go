@@ -2,6 +2,7 @@ package soak_test
 
 import (
 	"bufio"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -127,6 +128,24 @@ func TestReportFiles(t *testing.T) {
 	for _, want := range []string{"2: 1 SUCCEEDED as expected, 1 FAILED as expected, 0 wrong", "| verdict | pass |"} {
 		if !strings.Contains(string(summary), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, summary)
+		}
+	}
+}
+
+// TestLineEndsAtItsEnd: every line of the plot, whatever its slope, sets one
+// pixel per step of its longer axis and ends on its end point (a doubled
+// error term walked past the end point on some slopes and never stopped).
+func TestLineEndsAtItsEnd(t *testing.T) {
+	origin := image.Pt(20, 20)
+	for dx := -15; dx <= 15; dx++ {
+		for dy := -15; dy <= 15; dy++ {
+			img := image.NewRGBA(image.Rect(0, 0, 41, 41))
+			end := origin.Add(image.Pt(dx, dy))
+			n := line(img, origin, end, colRSS)
+			if want := max(abs(dx), abs(dy)) + 1; n != want || img.RGBAAt(end.X, end.Y) != colRSS {
+				t.Errorf("line to %+d,%+d: %d pixels, end set %t; want %d pixels ending on the end point",
+					dx, dy, n, img.RGBAAt(end.X, end.Y) == colRSS, want)
+			}
 		}
 	}
 }

@@ -109,21 +109,27 @@ func frame(img *image.RGBA, r image.Rectangle, c color.Color) {
 	}
 }
 
-// line draws a straight line from a to b (Bresenham).
-func line(img *image.RGBA, a, b image.Point, c color.Color) {
+// line draws a straight line from a to b (Bresenham) and returns how many
+// pixels it set. The error term is doubled once per step, before either
+// axis moves: doubling it again after the x step let the walk step past b
+// on some slopes and never stop (a 30-minute soak hung drawing its plot).
+// The walk is bounded by the longer axis all the same.
+func line(img *image.RGBA, a, b image.Point, c color.Color) int {
 	dx, dy := abs(b.X-a.X), -abs(b.Y-a.Y)
 	sx, sy := sign(b.X-a.X), sign(b.Y-a.Y)
 	e := dx + dy
-	for p := a; ; {
+	p := a
+	for n := 1; ; n++ {
 		img.Set(p.X, p.Y, c)
-		if p == b {
-			return
+		if p == b || n > max(dx, -dy) {
+			return n
 		}
-		if 2*e >= dy {
+		e2 := 2 * e
+		if e2 >= dy {
 			e += dy
 			p.X += sx
 		}
-		if 2*e <= dx {
+		if e2 <= dx {
 			e += dx
 			p.Y += sy
 		}
