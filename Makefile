@@ -225,8 +225,10 @@ verify-generated: generate ## Fail when the committed generated files differ fro
 
 GO_TEST_FLAGS ?= -count=1
 UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./pkg/... ./examples/... ./test/scale/
-# The local module's unit tests (run from $(LOCAL_MODULE)/).
-LOCAL_UNIT_PKGS = ./cmd/... ./internal/...
+# The local module's unit tests (run from $(LOCAL_MODULE)/); test/soak's own
+# checks (flatness, leaks, report, plot) run here, its TestSoak skips
+# without SOAK_DURATION (`make soak` sets it).
+LOCAL_UNIT_PKGS = ./cmd/... ./internal/... ./test/soak/
 
 .PHONY: test
 test: check-repository verify-generated lint test-unit test-helm test-integration test-monitoring test-e2e ## Everything CI runs: repository checks, generated files, lint, unit, Helm chart, integration (envtest), monitoring and e2e (real Ray).
