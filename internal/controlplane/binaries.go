@@ -94,6 +94,24 @@ func MakefileVersion(variable string) (string, error) {
 	return string(m[1]), nil
 }
 
+// HackModuleRequirement returns the version of module that the go.mod of
+// hack/<dir> (a module that builds a pinned third-party program) requires.
+func HackModuleRequirement(dir, module string) (string, error) {
+	root, err := ModuleRoot(".")
+	if err != nil {
+		return "", err
+	}
+	gomod, err := os.ReadFile(filepath.Join(root, "hack", dir, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(module) + ` (v\S+)`).FindSubmatch(gomod)
+	if m == nil {
+		return "", fmt.Errorf("hack/%s/go.mod does not require %s", dir, module)
+	}
+	return string(m[1]), nil
+}
+
 // CacheDir returns the project's cache directory, computed as the Makefile
 // and hack/k8s-binaries.sh do: $RAY_OPERATOR_CACHE, else
 // $XDG_CACHE_HOME/ray-operator, else ~/.cache/ray-operator.

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
 // PollInterval is how often Poll looks again; Ray takes seconds per step.
@@ -91,4 +93,18 @@ func DeleteNamespace(ctx context.Context, c client.Client, name string) error {
 		return fmt.Errorf("namespace %s is not gone: %w", name, err)
 	}
 	return nil
+}
+
+// ClusterGone reports whether the RayCluster name in ns and its Pods are
+// gone; while they are not, its error says what is left (for Poll).
+func ClusterGone(ctx context.Context, c client.Client, ns, name string) (bool, error) {
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rayv1.RayCluster{})
+	if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("the RayCluster is still there (%v)", err)
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: name}); err != nil {
+		return false, err
+	}
+	return len(pods.Items) == 0, fmt.Errorf("%d Pods left", len(pods.Items))
 }

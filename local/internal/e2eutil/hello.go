@@ -1,13 +1,16 @@
 package e2eutil
 
 import (
+	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
@@ -156,4 +159,19 @@ func HelloServedBy(rs *rayv1.RayService, cluster string) error {
 		return fmt.Errorf("numServeEndpoints %d, want 1 (the head)", st.NumServeEndpoints)
 	}
 	return nil
+}
+
+// SetHelloHeadPod gives the hello RayService in ns the head Pod spec spec (a
+// change of rayClusterConfig, which starts an upgrade), retrying on
+// conflicts, and returns the RayService as updated.
+func SetHelloHeadPod(ctx context.Context, c client.Client, ns string, spec corev1.PodSpec) (*rayv1.RayService, error) {
+	rs := &rayv1.RayService{}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: HelloName}, rs); err != nil {
+			return err
+		}
+		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = spec
+		return c.Update(ctx, rs)
+	})
+	return rs, err
 }

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -200,16 +199,8 @@ func (w *workload) versionName() string { return "v" + strconv.Itoa(w.version) }
 func (w *workload) upgrade(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, upgradeTimeout)
 	defer cancel()
-	rs := &rayv1.RayService{}
-	key := client.ObjectKey{Namespace: w.ns, Name: e2eutil.HelloName}
 	w.version++
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := w.c.Get(ctx, key, rs); err != nil {
-			return err
-		}
-		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = e2eutil.HelloHeadPod(w.versionName())
-		return w.c.Update(ctx, rs)
-	})
+	rs, err := e2eutil.SetHelloHeadPod(ctx, w.c, w.ns, e2eutil.HelloHeadPod(w.versionName()))
 	if err != nil {
 		return fmt.Errorf("changing APP_VERSION: %w", err)
 	}

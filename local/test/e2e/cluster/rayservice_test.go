@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -181,18 +180,7 @@ func (s *suite) waitClusterGone(t *testing.T, ns, name string, timeout time.Dura
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	err := poll(ctx, func() (bool, error) {
-		err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rayv1.RayCluster{})
-		if !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("the RayCluster is still there (%v)", err)
-		}
-		pods := &corev1.PodList{}
-		if err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: name}); err != nil {
-			return false, err
-		}
-		return len(pods.Items) == 0, fmt.Errorf("%d Pods left", len(pods.Items))
-	})
-	if err != nil {
+	if err := poll(ctx, func() (bool, error) { return e2eutil.ClusterGone(ctx, s.client, ns, name) }); err != nil {
 		t.Fatalf("RayCluster %s is not gone: %v", name, err)
 	}
 }

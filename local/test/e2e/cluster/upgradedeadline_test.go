@@ -11,9 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
@@ -109,15 +107,7 @@ func TestRayServiceUpgradeAbandoned(t *testing.T) {
 // rayClusterConfig.
 func (s *suite) setHeadPod(t *testing.T, ns string, spec corev1.PodSpec) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rs := &rayv1.RayService{}
-		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
-			return err
-		}
-		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = spec
-		return s.client.Update(t.Context(), rs)
-	})
-	if err != nil {
+	if _, err := e2eutil.SetHelloHeadPod(t.Context(), s.client, ns, spec); err != nil {
 		t.Fatalf("changing the head Pod spec: %v", err)
 	}
 }

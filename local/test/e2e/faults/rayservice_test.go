@@ -11,10 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -280,15 +278,7 @@ func (s *suite) waitRayService(ctx context.Context, t *testing.T, ns, what strin
 // rayClusterConfig, which starts an upgrade.
 func (s *suite) setAppVersion(ctx context.Context, t *testing.T, ns, version string) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rs := &rayv1.RayService{}
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
-			return err
-		}
-		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = e2eutil.HelloHeadPod(version)
-		return s.client.Update(ctx, rs)
-	})
-	if err != nil {
+	if _, err := e2eutil.SetHelloHeadPod(ctx, s.client, ns, e2eutil.HelloHeadPod(version)); err != nil {
 		t.Fatalf("setting APP_VERSION=%s: %v", version, err)
 	}
 }
@@ -296,18 +286,7 @@ func (s *suite) setAppVersion(ctx context.Context, t *testing.T, ns, version str
 // waitGone waits until the RayCluster and its Pods are gone.
 func (s *suite) waitGone(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
-	err := pollFast(ctx, func() (bool, error) {
-		err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &rayv1.RayCluster{})
-		if !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("the RayCluster is still there (%v)", err)
-		}
-		pods := &corev1.PodList{}
-		if err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: name}); err != nil {
-			return false, err
-		}
-		return len(pods.Items) == 0, fmt.Errorf("%d Pods left", len(pods.Items))
-	})
-	if err != nil {
+	if err := pollFast(ctx, func() (bool, error) { return e2eutil.ClusterGone(ctx, s.client, ns, name) }); err != nil {
 		t.Fatalf("RayCluster %s is not gone: %v", name, err)
 	}
 }
