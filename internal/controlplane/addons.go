@@ -33,7 +33,8 @@ type Host struct {
 	creds *credentials
 }
 
-// Network is the node network the addon serves.
+// Network is the node network the addon serves; nil for the Options.Addons
+// of a control plane without one.
 func (h *Host) Network() *NodeNetwork { return h.opts.Network }
 
 // KubeconfigPath is the admin kubeconfig.

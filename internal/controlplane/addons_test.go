@@ -67,3 +67,13 @@ func TestRunAddonsStopsAtAFailedPrepare(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+// Addons of a control plane with a node network belong to the network: the
+// two lists would start in no defined order.
+func TestOptionsAddonsRefusedWithANetwork(t *testing.T) {
+	opts := Options{StateDir: t.TempDir(), BinDir: t.TempDir(), Network: &NodeNetwork{}, Addons: []Addon{&recordingAddon{name: "a", log: &callLog{}}}}
+	err := opts.complete()
+	if err == nil || !strings.Contains(err.Error(), "list them in Network.Addons") {
+		t.Errorf("complete() = %v, want the addons refused", err)
+	}
+}

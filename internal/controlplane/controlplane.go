@@ -76,6 +76,10 @@ type Options struct {
 	// (see NodeNetwork). Nil runs none of it and keeps the API server on
 	// 127.0.0.1.
 	Network *NodeNetwork
+	// Addons run on a control plane without a Network (with one, list them
+	// in Network.Addons): prepared and started as the network's are, once
+	// the API server answers, with a Host whose Network is nil.
+	Addons []Addon
 }
 
 // ControlPlane is a running local control plane.
@@ -139,6 +143,9 @@ func (o *Options) complete() error {
 		}
 	}
 	if o.Network != nil {
+		if len(o.Addons) > 0 {
+			return errors.New("controlplane.Options.Addons is for a control plane without a Network; list them in Network.Addons")
+		}
 		if err := o.Network.complete(); err != nil {
 			return err
 		}
@@ -187,6 +194,7 @@ func (cp *ControlPlane) start(ctx context.Context, opts *Options) error {
 	g.Go(func() error { return cp.startKwok(gctx, opts) })
 	g.Go(func() error { return cp.waitControllersHealthy(gctx, schedulerPort, kcmPort) })
 	g.Go(func() error { return cp.startNodeNetwork(gctx, opts, creds) })
+	g.Go(func() error { return runAddons(gctx, &Host{cp: cp, opts: opts, creds: creds}, opts.Addons) })
 	return g.Wait()
 }
 

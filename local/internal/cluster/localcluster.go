@@ -134,19 +134,11 @@ func withCertManager(addons []controlplane.Addon, crds []string) ([]controlplane
 // withKueue adds Kueue's manager, last: its webhook configurations take
 // effect once it serves them.
 func withKueue(addons []controlplane.Addon) ([]controlplane.Addon, error) {
-	bin, err := kueue.Binary()
+	k, err := kueue.New()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := kueue.ModuleDir()
-	if err != nil {
-		return nil, err
-	}
-	manifests, err := kueue.ReadManifests(dir)
-	if err != nil {
-		return nil, err
-	}
-	return append(addons, &kueue.Kueue{Binary: bin, Manifests: manifests}), nil
+	return append(addons, k), nil
 }
 
 // stopTimeout bounds the clean-up after a failed start.

@@ -37,8 +37,13 @@ func install(ctx context.Context, host *controlplane.Host, m *Manifests, webhook
 		return fmt.Errorf("creating a client for Kueue's objects: %w", err)
 	}
 	err = host.WaitFor(ctx, "Kueue's namespace, webhook Service and certificate Secret", func(ctx context.Context) error {
-		if err := createService(ctx, clientset, host.Network(), webhookPort); err != nil {
+		if err := createNamespace(ctx, clientset); err != nil {
 			return err
+		}
+		if n := host.Network(); n != nil {
+			if err := createService(ctx, clientset, n, webhookPort); err != nil {
+				return err
+			}
 		}
 		_, err := clientset.CoreV1().Secrets(Namespace).Create(ctx, m.CertSecret, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -62,14 +67,19 @@ func install(ctx context.Context, host *controlplane.Host, m *Manifests, webhook
 	return nil
 }
 
-// createService creates the namespace and the selector-less webhook
-// Service whose EndpointSlice is the node's address: Kueue runs there as a
-// process, not in a Pod a selector would find.
-func createService(ctx context.Context, clientset kubernetes.Interface, n *controlplane.NodeNetwork, webhookPort int) error {
+// createNamespace creates Kueue's namespace.
+func createNamespace(ctx context.Context, clientset kubernetes.Interface) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
 	if _, err := clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
 	}
+	return nil
+}
+
+// createService creates the selector-less webhook Service whose
+// EndpointSlice is the node's address: Kueue runs there as a process, not
+// in a Pod a selector would find.
+func createService(ctx context.Context, clientset kubernetes.Interface, n *controlplane.NodeNetwork, webhookPort int) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: ServiceName, Namespace: Namespace},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{

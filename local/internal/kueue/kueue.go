@@ -68,6 +68,24 @@ func ModuleDir() (string, error) {
 	return info.Dir, nil
 }
 
+// New returns the addon with the pinned manager (Binary) and the manifests
+// of the pinned module (ReadManifests of ModuleDir).
+func New() (*Kueue, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := ModuleDir()
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := ReadManifests(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Kueue{Binary: bin, Manifests: manifests}, nil
+}
+
 // Kueue is the addon. Prepare installs its manifests and writes its
 // Configuration; Start runs the manager.
 type Kueue struct {
@@ -89,7 +107,13 @@ func (*Kueue) Name() string { return "kueue" }
 
 // Prepare implements controlplane.Addon: it picks the webhook and health
 // ports, writes the Configuration, and creates Kueue's namespace, webhook
-// Service, CRDs and webhook configurations.
+// Service, CRDs and webhook configurations. On a control plane without a
+// node network the API server has no route to a webhook server on the
+// host (it calls a Service's endpoints, which must be a node's address):
+// there Kueue serves no webhooks, its webhook configurations list none and
+// it has no Service. Such a Kueue still runs its controllers (quota,
+// admission, MultiKueue), but whoever creates a job sets what its
+// webhooks would default: spec.suspend, and spec.managedBy for MultiKueue.
 func (k *Kueue) Prepare(ctx context.Context, host *controlplane.Host) error {
 	ports, err := controlplane.FreePorts(2)
 	if err != nil {
@@ -101,7 +125,11 @@ func (k *Kueue) Prepare(ctx context.Context, host *controlplane.Host) error {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
 	k.certs = &certSync{dir: filepath.Join(dir, "certs")}
-	data, err := yaml.Marshal(configuration(host.Network().NodeIP.String(), k.webhookPort, k.healthPort, k.certs.dir))
+	webhookHost, manifests := "127.0.0.1", k.Manifests.withoutWebhooks()
+	if n := host.Network(); n != nil {
+		webhookHost, manifests = n.NodeIP.String(), k.Manifests
+	}
+	data, err := yaml.Marshal(configuration(webhookHost, k.webhookPort, k.healthPort, k.certs.dir))
 	if err != nil {
 		return err
 	}
@@ -109,7 +137,7 @@ func (k *Kueue) Prepare(ctx context.Context, host *controlplane.Host) error {
 	if err := os.WriteFile(k.configPath, data, 0o600); err != nil {
 		return fmt.Errorf("writing the Kueue configuration: %w", err)
 	}
-	return install(ctx, host, k.Manifests, k.webhookPort)
+	return install(ctx, host, manifests, k.webhookPort)
 }
 
 // Start implements controlplane.Addon: it keeps Kueue's certificate

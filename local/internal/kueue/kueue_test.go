@@ -198,3 +198,25 @@ func TestCertSyncWritesSecretKeys(t *testing.T) {
 		}
 	}
 }
+
+// A control plane whose API server cannot reach Kueue gets webhook
+// configurations that list no webhook, and the same CRDs (the rotator
+// injects its CA into all of them); the manifests shared with other
+// clusters stay whole.
+func TestManifestsWithoutWebhooks(t *testing.T) {
+	m, err := ReadManifests(moduleDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutating, validating := len(m.Mutating.Webhooks), len(m.Validating.Webhooks)
+	got := m.withoutWebhooks()
+	if len(got.Mutating.Webhooks)+len(got.Validating.Webhooks) != 0 {
+		t.Errorf("%d mutating and %d validating webhooks left", len(got.Mutating.Webhooks), len(got.Validating.Webhooks))
+	}
+	if got.Mutating.Name != m.Mutating.Name || got.Validating.Name != m.Validating.Name || len(got.CRDs) != len(m.CRDs) || got.CertSecret != m.CertSecret {
+		t.Error("withoutWebhooks changed more than the webhook lists")
+	}
+	if len(m.Mutating.Webhooks) != mutating || len(m.Validating.Webhooks) != validating || mutating == 0 {
+		t.Errorf("the original manifests lost webhooks: %d mutating, %d validating", len(m.Mutating.Webhooks), len(m.Validating.Webhooks))
+	}
+}

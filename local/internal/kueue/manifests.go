@@ -263,3 +263,16 @@ func readYAML(path string, into any) error {
 	}
 	return nil
 }
+
+// withoutWebhooks is m with webhook configurations that list no webhook,
+// for a control plane whose API server cannot reach Kueue's webhook
+// server. The configurations and the CRDs' conversion webhooks stay:
+// Kueue's certificate rotator injects its CA into each of them before
+// Kueue reports ready. Nothing calls the conversion webhooks while every
+// client reads Kueue's objects at the version they are stored in.
+func (m *Manifests) withoutWebhooks() *Manifests {
+	out := *m
+	out.Mutating, out.Validating = m.Mutating.DeepCopy(), m.Validating.DeepCopy()
+	out.Mutating.Webhooks, out.Validating.Webhooks = nil, nil
+	return &out
+}

@@ -98,16 +98,25 @@ func (s *suite) newQueue(t *testing.T, cpuQuota, extraSpec string) queue {
 // test's namespace takes the others).
 func (s *suite) apply(t *testing.T, manifest string) []*unstructured.Unstructured {
 	t.Helper()
+	objs := create(t, s.client, manifest)
+	for _, u := range objs {
+		if u.GetNamespace() == "" || u.GetNamespace() == kueue.Namespace {
+			t.Cleanup(func() { _ = s.client.Delete(context.Background(), u) })
+		}
+	}
+	return objs
+}
+
+// create creates the objects of a YAML manifest through c.
+func create(t *testing.T, c client.Client, manifest string) []*unstructured.Unstructured {
+	t.Helper()
 	objs, err := testenv.DecodeObjects([]byte(manifest))
 	if err != nil {
 		t.Fatalf("decoding %s: %v", manifest, err)
 	}
 	for _, u := range objs {
-		if err := s.client.Create(t.Context(), u); err != nil {
+		if err := c.Create(t.Context(), u); err != nil {
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-		if u.GetNamespace() == "" || u.GetNamespace() == kueue.Namespace {
-			t.Cleanup(func() { _ = s.client.Delete(context.Background(), u) })
 		}
 	}
 	return objs
@@ -154,9 +163,15 @@ func podTemplate(container, cpu, memory string) corev1.PodTemplateSpec {
 // workloadOf returns the Workload Kueue created for the object of kind
 // named name in ns (the Workload's controller owner), or nil.
 func (s *suite) workloadOf(ctx context.Context, ns, kind, name string) (*unstructured.Unstructured, error) {
+	return workloadOf(ctx, s.client, ns, kind, name)
+}
+
+// workloadOf returns the Workload of the object of kind named name in ns
+// of c's cluster, or nil.
+func workloadOf(ctx context.Context, c client.Client, ns, kind, name string) (*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(workloadGVK.GroupVersion().WithKind("WorkloadList"))
-	if err := s.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {
@@ -236,30 +251,41 @@ func succeeded(job *rayv1.RayJob) bool {
 	return job.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete && job.Status.JobStatus == rayv1.JobStatusSucceeded
 }
 
-// dump prints what a failed test's namespace holds: RayJobs, RayClusters,
-// Workloads and events.
+// dump prints what a failed test's namespace holds: RayJobs, RayServices,
+// RayClusters, Workloads and events.
 func (s *suite) dump(ctx context.Context, t testing.TB, ns string) {
+	dump(ctx, t, s.client, ns)
+}
+
+// dump prints what namespace ns of c's cluster holds.
+func dump(ctx context.Context, t testing.TB, c client.Client, ns string) {
 	jobs := &rayv1.RayJobList{}
-	if s.client.List(ctx, jobs, client.InNamespace(ns)) == nil {
+	if c.List(ctx, jobs, client.InNamespace(ns)) == nil {
 		for _, j := range jobs.Items {
 			t.Logf("RayJob %s: suspend %v, managedBy %v, status %+v", j.Name, j.Spec.Suspend, j.Spec.ManagedBy, j.Status)
 		}
 	}
+	services := &rayv1.RayServiceList{}
+	if c.List(ctx, services, client.InNamespace(ns)) == nil {
+		for _, rs := range services.Items {
+			t.Logf("RayService %s: rayClusterConfig.suspend %v, status %+v", rs.Name, rs.Spec.RayClusterSpec.Suspend, rs.Status)
+		}
+	}
 	clusters := &rayv1.RayClusterList{}
-	if s.client.List(ctx, clusters, client.InNamespace(ns)) == nil {
-		for _, c := range clusters.Items {
-			t.Logf("RayCluster %s: suspend %v, state %s, conditions %v", c.Name, c.Spec.Suspend, c.Status.State, c.Status.Conditions)
+	if c.List(ctx, clusters, client.InNamespace(ns)) == nil {
+		for _, rc := range clusters.Items {
+			t.Logf("RayCluster %s: suspend %v, state %s, conditions %v", rc.Name, rc.Spec.Suspend, rc.Status.State, rc.Status.Conditions)
 		}
 	}
 	wls := &unstructured.UnstructuredList{}
 	wls.SetGroupVersionKind(workloadGVK.GroupVersion().WithKind("WorkloadList"))
-	if s.client.List(ctx, wls, client.InNamespace(ns)) == nil {
+	if c.List(ctx, wls, client.InNamespace(ns)) == nil {
 		for _, wl := range wls.Items {
 			t.Logf("Workload %s: %v", wl.GetName(), wl.Object["status"])
 		}
 	}
 	events := &corev1.EventList{}
-	if s.client.List(ctx, events, client.InNamespace(ns)) == nil {
+	if c.List(ctx, events, client.InNamespace(ns)) == nil {
 		for _, e := range events.Items {
 			t.Logf("event %s %s/%s %s: %s", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
 		}
