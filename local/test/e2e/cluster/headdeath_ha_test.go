@@ -1,0 +1,234 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
+)
+
+// haServeConfig deploys the hello application with its replica needing a
+// tenth of a CPU, which only the worker offers: the replica, and so a
+// Serve proxy, runs on the worker.
+const haServeConfig = `applications:
+  - name: hello
+    import_path: e2e_hello:app
+    route_prefix: /hello
+    deployments:
+      - name: Hello
+        num_replicas: 1
+        ray_actor_options:
+          num_cpus: 0.1
+`
+
+// haRayService is the hello RayService with GCS fault tolerance (the
+// external-Redis sample's Redis) and one worker, where the replica runs.
+// Head and worker mount the hello module; the worker says v1.
+func haRayService(ns string) *rayv1.RayService {
+	worker := e2eutil.HelloHeadPod("v1")
+	c := &worker.Containers[0]
+	c.Name = "ray-worker"
+	c.Ports = []corev1.ContainerPort{{Name: rayv1.ServingPortName, ContainerPort: e2eutil.HelloServePort}}
+	c.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("400m")
+	rs := e2eutil.HelloRayService(ns, "v1")
+	rs.Spec.ServeConfigV2 = haServeConfig
+	spec := &rs.Spec.RayClusterSpec
+	spec.HeadGroupSpec.RayStartParams = map[string]string{"num-cpus": "0"}
+	spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{
+		RedisAddress: "redis:6379",
+		RedisPassword: &rayv1.RedisCredential{ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "redis-password"}, Key: "password",
+		}}},
+	}
+	spec.WorkerGroupSpecs = []rayv1.WorkerGroupSpec{{
+		GroupName:      "workers",
+		Replicas:       ptr.To[int32](1),
+		MinReplicas:    ptr.To[int32](1),
+		MaxReplicas:    ptr.To[int32](1),
+		RayStartParams: map[string]string{"num-cpus": "1"},
+		Template:       corev1.PodTemplateSpec{Spec: worker},
+	}}
+	return rs
+}
+
+// TestRayServiceHeadCrashGCSFaultTolerance (issue #22, scenario 3): a
+// RayService with GCS fault tolerance (Redis) serves from a replica on its
+// worker while the head's gcs_server is SIGKILLed and the head container
+// restarts. The worker keeps running (the operator gives it a 600 s GCS
+// reconnect timeout) and so do its proxy and replica; a request loop
+// through the serve Service counts what fails meanwhile. The RayService
+// becomes Ready again on the same RayCluster, and requests succeed after
+// the recovery.
+func TestRayServiceHeadCrashGCSFaultTolerance(t *testing.T) {
+	began := time.Now()
+	ns := shared.namespace(t)
+	shared.applyRedis(t, ns)
+	if err := shared.client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
+		t.Fatal(err)
+	}
+	svc := haRayService(ns)
+	if err := shared.client.Create(t.Context(), svc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shared.deleteBeforeRedis(t, svc) })
+	rs := shared.waitRayService(t, ns, rayServiceReadyTimeout, "serving on one cluster", e2eutil.ServingOneCluster)
+	cluster := rs.Status.ActiveServiceStatus.RayClusterName
+	ctx, cancel := context.WithTimeout(t.Context(), 3*headDeathTimeout)
+	defer cancel()
+	head := shared.waitHead(ctx, t, ns, cluster, "")
+	serve := shared.serveService(t, ns, cluster)
+	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(serve.Spec.ClusterIP, strconv.Itoa(e2eutil.HelloServePort)), e2eutil.HelloRoute)
+	shared.waitAnswer(t, url, "v1")
+	before := shared.clusterPods(ctx, t, ns, cluster)
+	t.Logf("RayService ready after %v, %d serve endpoints", time.Since(began).Round(time.Second), rs.Status.NumServeEndpoints)
+
+	loop := e2eutil.StartRequestLoop(url)
+	loopStarted := time.Now()
+	finished := false
+	defer func() {
+		if !finished {
+			loop.Finish()
+		}
+	}()
+	waitFor(t, "the loop's first answers", func() (bool, error) { return loop.Answered("v1") >= 20, nil })
+	headIP := before[head].Status.PodIP
+	killed, err := killHostProcesses("gcs_server", "--node-ip-address="+headIP)
+	if err != nil || len(killed) != 1 {
+		t.Fatalf("killing the gcs_server of %s (%s): %v, pids %v", head, headIP, err, killed)
+	}
+	killedAt := time.Now()
+	t.Logf("SIGKILL to the gcs_server of %s (%s), host pid %v", head, headIP, killed)
+
+	recovered := shared.waitHAReady(ctx, t, ns, cluster, before)
+	t.Logf("head restarted, RayService Ready on %s again %v after the kill", cluster, recovered.Sub(killedAt).Round(time.Second))
+	answered := loop.Answered("v1")
+	waitFor(t, "answers after the recovery", func() (bool, error) { return loop.Answered("v1") >= answered+100, nil })
+	replies := loop.Finish()
+	finished = true
+	checkHeadCrashReplies(t, replies, loopStarted, killedAt, recovered)
+	shared.checkOnlyCluster(t, ns, cluster)
+	t.Logf("done in %v", time.Since(began).Round(time.Second))
+}
+
+// applyRedis creates the external-Redis sample's Redis (its Secret,
+// Deployment and Service: every object but the RayCluster) in ns.
+func (s *suite) applyRedis(t *testing.T, ns string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(s.root, "config", "samples", "ray-cluster.external-redis.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := testenv.DecodeObjects(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range objs {
+		if u.GetKind() == "RayCluster" {
+			continue
+		}
+		u.SetNamespace(ns)
+		if err := s.client.Create(t.Context(), u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+}
+
+// deleteBeforeRedis deletes the RayService and waits until its RayClusters
+// are gone, before the namespace (and Redis with it) goes: the clusters'
+// Redis cleanup Jobs need Redis to finish.
+func (s *suite) deleteBeforeRedis(t *testing.T, rs *rayv1.RayService) {
+	ctx, cancel := context.WithTimeout(context.Background(), gcsFTTimeout)
+	defer cancel()
+	if err := s.client.Delete(ctx, rs); err != nil {
+		t.Errorf("deleting RayService %s: %v", rs.Name, err)
+		return
+	}
+	err := poll(ctx, func() (bool, error) {
+		list := &rayv1.RayClusterList{}
+		if err := s.client.List(ctx, list, client.InNamespace(rs.Namespace)); err != nil {
+			return false, err
+		}
+		return len(list.Items) == 0, fmt.Errorf("%d RayClusters left", len(list.Items))
+	})
+	if err != nil {
+		t.Errorf("the RayClusters of RayService %s are not gone: %v", rs.Name, err)
+	}
+}
+
+// waitHAReady waits until the head Pod (the same Pod) has restarted once
+// and is ready, the worker Pod has kept running (no restart), and the
+// RayService is Ready again on the same cluster with its application
+// running and both Pods in the serve Service (the head's proxy answering
+// again); it returns when that was first seen.
+func (s *suite) waitHAReady(ctx context.Context, t *testing.T, ns, cluster string, before map[string]*corev1.Pod) time.Time {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, headDeathTimeout)
+	defer cancel()
+	err := poll(ctx, func() (bool, error) {
+		now := s.clusterPods(ctx, t, ns, cluster)
+		for name, old := range before {
+			p := now[name]
+			want := restarts(old)
+			if p != nil && p.Labels[rayv1.LabelNodeType] == string(rayv1.HeadNode) {
+				want++
+			}
+			if p == nil || p.UID != old.UID || restarts(p) != want || !runningAndReady(p) {
+				return false, fmt.Errorf("Pod %s: want the same Pod with %d restarts, running and ready; Pods now %v", name, want, podNames(now))
+			}
+		}
+		rs := &rayv1.RayService{}
+		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+			return false, err
+		}
+		if err := e2eutil.ServingOneCluster(rs); err != nil {
+			return false, err
+		}
+		app := rs.Status.ActiveServiceStatus.Applications[e2eutil.HelloName]
+		if rs.Status.ActiveServiceStatus.RayClusterName != cluster || app.Status != rayv1.ApplicationStatusRunning || rs.Status.NumServeEndpoints != 2 {
+			return false, fmt.Errorf("active cluster %q (want %q), %d serve endpoints (want the head's and the worker's), application %+v",
+				rs.Status.ActiveServiceStatus.RayClusterName, cluster, rs.Status.NumServeEndpoints, app)
+		}
+		return clusterRecovered(ctx, s.client, ns, cluster, int32(len(before)-1))
+	})
+	if err != nil {
+		t.Fatalf("RayService %s did not recover: %v", e2eutil.HelloName, err)
+	}
+	return time.Now()
+}
+
+// checkHeadCrashReplies logs the loop's figures around the head's crash and
+// fails t when a request failed after the recovery.
+func checkHeadCrashReplies(t *testing.T, replies []e2eutil.Reply, start, killedAt, recovered time.Time) {
+	t.Helper()
+	st := e2eutil.Summarize(replies)
+	gap, from := e2eutil.LongestGap(replies)
+	t.Logf("request loop over %v: %v", time.Since(start).Round(time.Second), st)
+	t.Logf("longest gap without an answer: %v, from +%v after the kill", gap.Round(time.Millisecond), from.Sub(killedAt).Round(time.Millisecond))
+	if st.Failed > 0 {
+		t.Logf("failed requests (time after the loop's start):\n%s", e2eutil.Failures(replies, start, 20))
+	}
+	var late []string
+	for _, r := range replies {
+		if r.Err != nil && r.At.After(recovered) {
+			late = append(late, fmt.Sprintf("+%v: %v", r.At.Sub(killedAt).Round(time.Millisecond), r.Err))
+		}
+	}
+	if len(late) > 0 {
+		t.Errorf("%d requests failed after the recovery (times after the kill):\n%s", len(late), strings.Join(late, "\n"))
+	}
+}
