@@ -133,13 +133,7 @@ func testServeThroughHeadCrash(t *testing.T, excludeHead bool, endpoints int32, 
 		}
 	}()
 	waitFor(t, "the loop's first answers", func() (bool, error) { return loop.Answered("v1") >= 20, nil })
-	headIP := before[head].Status.PodIP
-	killed, err := killHostProcesses("gcs_server", "--node-ip-address="+headIP)
-	if err != nil || len(killed) != 1 {
-		t.Fatalf("killing the gcs_server of %s (%s): %v, pids %v", head, headIP, err, killed)
-	}
-	killedAt := time.Now()
-	t.Logf("SIGKILL to the gcs_server of %s (%s), host pid %v", head, headIP, killed)
+	killedAt := killGCSServer(t, before[head])
 
 	recovered := shared.waitHAReady(ctx, t, ns, cluster, before, endpoints)
 	t.Logf("head restarted, RayService Ready on %s with %d serve endpoints again %v after the kill", cluster, endpoints, recovered.Sub(killedAt).Round(time.Second))
