@@ -252,7 +252,7 @@ func checkHeadCrashReplies(t *testing.T, replies []e2eutil.Reply, start, killedA
 	st := e2eutil.Summarize(replies)
 	gap, from := e2eutil.LongestGap(replies)
 	t.Logf("request loop over %v: %v", time.Since(start).Round(time.Second), st)
-	t.Logf("longest gap without an answer: %v, from +%v after the kill", gap.Round(time.Millisecond), from.Sub(killedAt).Round(time.Millisecond))
+	t.Logf("longest gap without an answer: %v, beginning %v after the kill", gap.Round(time.Millisecond), from.Sub(killedAt).Round(time.Millisecond))
 	if st.Failed > 0 {
 		t.Logf("failed requests (time after the loop's start, the kill at +%v):\n%s", killedAt.Sub(start).Round(time.Millisecond), e2eutil.Failures(replies, start, 20))
 	}
