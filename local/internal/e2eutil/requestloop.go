@@ -205,3 +205,29 @@ func CheckUpgradeReplies(t testing.TB, replies []Reply, start time.Time, from, t
 	}
 	return st
 }
+
+// LongestGap returns the longest time between two answered requests of a
+// loop (from the first request when the loop began with failures, to the
+// last when it ended with them) and when that gap began: how long a client
+// retrying at once saw no answer.
+func LongestGap(replies []Reply) (gap time.Duration, from time.Time) {
+	if len(replies) == 0 {
+		return 0, time.Time{}
+	}
+	last := replies[0].At
+	for _, r := range replies {
+		if r.Err != nil {
+			continue
+		}
+		if d := r.At.Sub(last); d > gap {
+			gap, from = d, last
+		}
+		last = r.At
+	}
+	if end := replies[len(replies)-1]; end.Err != nil {
+		if d := end.At.Sub(last); d > gap {
+			gap, from = d, last
+		}
+	}
+	return gap, from
+}
