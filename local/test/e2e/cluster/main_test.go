@@ -2,8 +2,14 @@
 // the local cluster (local/internal/cluster: control plane, cluster DNS,
 // kube-proxy, and a node whose pods are processes from the cached Ray
 // virtualenv) and the operator as `make run` runs it, then applies manifests
-// and waits for what a user would see. One cluster serves the package;
-// tests run one after another (two CPUs).
+// and waits for what a user would see. One cluster serves the package.
+//
+// Tests that start Ray and then mostly wait (idle thresholds, upgrade
+// deadlines, certificate renewal, rolling batches, restarts) call
+// t.Parallel(): go test runs them after the others, two at a time
+// (-parallel defaults to GOMAXPROCS). The rest run one after another, alone
+// on the machine's two CPUs: Ray heads starting three at a time miss ray
+// start's own deadlines.
 package cluster_test
 
 import (
@@ -16,6 +22,8 @@ import (
 	"time"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,6 +32,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/node"
 )
 
 // Environment variables `make test-e2e` sets.
@@ -88,6 +97,18 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
+// suiteCapacity is the node's capacity in this suite: the machine's, with
+// four times its CPUs.
+func suiteCapacity() (corev1.ResourceList, error) {
+	capacity, err := node.MachineCapacity()
+	if err != nil {
+		return nil, err
+	}
+	cpu := capacity[corev1.ResourceCPU]
+	capacity[corev1.ResourceCPU] = *resource.NewQuantity(4*cpu.Value(), resource.DecimalSI)
+	return capacity, nil
+}
+
 func startSuite(ctx context.Context) (*suite, error) {
 	venv := os.Getenv(venvEnv)
 	if venv == "" {
@@ -108,6 +129,10 @@ func startSuite(ctx context.Context) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	capacity, err := suiteCapacity()
+	if err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		StateDir:    stateDir,
@@ -119,6 +144,10 @@ func startSuite(ctx context.Context) (*suite, error) {
 		// kubelet's minute: the mTLS Pods' init container waits for its
 		// certificate, issued once the Pod has an IP, to show there.
 		SyncFrequency: suiteSyncFrequency,
+		// Two waiting tests' clusters at once do not fit the machine's
+		// two CPUs by request (a head asks 0.5); the node advertises more
+		// so that neither waits for the other to be scheduled.
+		Capacity: capacity,
 	})
 	if err != nil {
 		return nil, err
