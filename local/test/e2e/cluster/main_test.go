@@ -7,9 +7,11 @@
 // Tests that start Ray and then mostly wait (idle thresholds, upgrade
 // deadlines, certificate renewal, rolling batches, restarts) call
 // t.Parallel(): go test runs them after the others, two at a time
-// (-parallel defaults to GOMAXPROCS). The rest run one after another, alone
-// on the machine's two CPUs: Ray heads starting three at a time miss ray
-// start's own deadlines.
+// (-parallel defaults to GOMAXPROCS), on a node that advertises more CPUs
+// than the machine has (e2eutil.ParallelCapacity) so that both fit. The
+// rest run one after another, alone on the machine's two CPUs: they
+// measure the node (metrics, isolation), time a crash and its restart, or
+// are short.
 package cluster_test
 
 import (
@@ -22,8 +24,6 @@ import (
 	"time"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,7 +32,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
-	"github.com/ray-operator/ray-operator/local/internal/node"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // Environment variables `make test-e2e` sets.
@@ -97,18 +97,6 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-// suiteCapacity is the node's capacity in this suite: the machine's, with
-// four times its CPUs.
-func suiteCapacity() (corev1.ResourceList, error) {
-	capacity, err := node.MachineCapacity()
-	if err != nil {
-		return nil, err
-	}
-	cpu := capacity[corev1.ResourceCPU]
-	capacity[corev1.ResourceCPU] = *resource.NewQuantity(4*cpu.Value(), resource.DecimalSI)
-	return capacity, nil
-}
-
 func startSuite(ctx context.Context) (*suite, error) {
 	venv := os.Getenv(venvEnv)
 	if venv == "" {
@@ -129,7 +117,7 @@ func startSuite(ctx context.Context) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	capacity, err := suiteCapacity()
+	capacity, err := e2eutil.ParallelCapacity()
 	if err != nil {
 		return nil, err
 	}
@@ -144,9 +132,7 @@ func startSuite(ctx context.Context) (*suite, error) {
 		// kubelet's minute: the mTLS Pods' init container waits for its
 		// certificate, issued once the Pod has an IP, to show there.
 		SyncFrequency: suiteSyncFrequency,
-		// Two waiting tests' clusters at once do not fit the machine's
-		// two CPUs by request (a head asks 0.5); the node advertises more
-		// so that neither waits for the other to be scheduled.
+		// Two waiting tests' clusters at once.
 		Capacity: capacity,
 	})
 	if err != nil {
