@@ -122,17 +122,27 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	if cfg.Capacity == nil {
-		mem, err := machineMemory()
+		capacity, err := MachineCapacity()
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Capacity = corev1.ResourceList{
-			corev1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
-			corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
-			corev1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI),
-		}
+		cfg.Capacity = capacity
 	}
 	return cfg, nil
+}
+
+// MachineCapacity is the node's default capacity: the machine's CPUs and
+// memory, and 110 Pods (the kubelet's default).
+func MachineCapacity() (corev1.ResourceList, error) {
+	mem, err := machineMemory()
+	if err != nil {
+		return nil, err
+	}
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
+		corev1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI),
+	}, nil
 }
 
 // machineMemory reads MemTotal from /proc/meminfo.

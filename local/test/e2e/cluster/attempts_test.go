@@ -66,6 +66,7 @@ func (aw *attemptWatch) observe(kind watch.EventType, pod *corev1.Pod) {
 // one of attempt 1 exists; the status counts one failure and one success
 // and names attempt 2.
 func TestRayJobBlockingRecreate(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	aw := watchAttempts(t, ns)

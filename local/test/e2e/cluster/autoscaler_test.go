@@ -79,6 +79,7 @@ const autoscaleTimeout = 4 * time.Minute
 // has been idle for the timeout the autoscaler scales the group back to zero
 // and the worker Pod goes away.
 func TestAutoscalerScalesWorkerGroup(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	rc := shared.applyManifest(t, ns, "autoscalingCluster", []byte(autoscalingCluster)).(*rayv1.RayCluster)

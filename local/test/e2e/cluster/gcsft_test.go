@@ -58,6 +58,7 @@ const gcsFTTimeout = 4 * time.Minute
 // worker it lives on kept running. Deleting the RayCluster runs the Redis
 // cleanup Job, which removes the cluster's keys from Redis.
 func TestGCSFaultToleranceRedis(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	rc := shared.applySample(t, ns, "ray-cluster.external-redis.yaml").(*rayv1.RayCluster)

@@ -84,6 +84,7 @@ func haRayService(ns string) *rayv1.RayService {
 // excludeHeadPodFromServeSvc the head is never an endpoint and no request
 // may fail.
 func TestRayServiceHeadCrashGCSFaultTolerance(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	for _, tc := range []struct {
 		name        string
 		excludeHead bool

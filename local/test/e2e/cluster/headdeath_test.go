@@ -85,6 +85,7 @@ const headDeathTimeout = 3 * time.Minute
 // RayCluster's HeadPodReady went False and came back, Provisioned stayed
 // True, state ready with its worker; and a new task runs on the worker.
 func TestHeadCrashWithoutGCSFaultTolerance(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	rc := shared.applyManifest(t, ns, "headDeathCluster", []byte(headDeathCluster)).(*rayv1.RayCluster)

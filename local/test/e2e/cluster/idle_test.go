@@ -86,6 +86,7 @@ func idleRayCluster(ns, name string) *rayv1.RayCluster {
 // the activity still keeps the cluster; once the driver exits, the cluster
 // is deleted (policy Delete) no sooner than the threshold after its end.
 func TestIdleClustersEndRealRay(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	for _, name := range []string{"idle-busy", "idle-finished"} {

@@ -2,8 +2,16 @@
 // the local cluster (local/internal/cluster: control plane, cluster DNS,
 // kube-proxy, and a node whose pods are processes from the cached Ray
 // virtualenv) and the operator as `make run` runs it, then applies manifests
-// and waits for what a user would see. One cluster serves the package;
-// tests run one after another (two CPUs).
+// and waits for what a user would see. One cluster serves the package.
+//
+// Tests that start Ray and then mostly wait (idle thresholds, upgrade
+// deadlines, certificate renewal, rolling batches, restarts) call
+// t.Parallel(): go test runs them after the others, two at a time
+// (-parallel defaults to GOMAXPROCS), on a node that advertises more CPUs
+// than the machine has (e2eutil.ParallelCapacity) so that both fit. The
+// rest run one after another, alone on the machine's two CPUs: they
+// measure the node (metrics, isolation), time a crash and its restart, or
+// are short.
 package cluster_test
 
 import (
@@ -24,6 +32,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // Environment variables `make test-e2e` sets.
@@ -108,6 +117,10 @@ func startSuite(ctx context.Context) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	capacity, err := e2eutil.ParallelCapacity()
+	if err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		StateDir:    stateDir,
@@ -119,6 +132,8 @@ func startSuite(ctx context.Context) (*suite, error) {
 		// kubelet's minute: the mTLS Pods' init container waits for its
 		// certificate, issued once the Pod has an IP, to show there.
 		SyncFrequency: suiteSyncFrequency,
+		// Two waiting tests' clusters at once.
+		Capacity: capacity,
 	})
 	if err != nil {
 		return nil, err

@@ -79,6 +79,7 @@ const mtlsEntrypoint = `python -c "import ray; ray.init(); print('sum of squares
 // port refuses a TLS client that lacks the cluster's CA or a client
 // certificate while it accepts one with both.
 func TestRayClusterMTLS(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	rc := shared.applySample(t, ns, "ray-cluster.mtls.yaml").(*rayv1.RayCluster)
@@ -211,6 +212,7 @@ except (ssl.SSLError, ConnectionError) as e:
 // the head's running GCS accepts a client presenting the renewed
 // certificate.
 func TestRayClusterMTLSOperatorPKI(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	rc := shared.applySample(t, ns, "ray-cluster.mtls-operator.yaml").(*rayv1.RayCluster)

@@ -31,6 +31,7 @@ const (
 // application runs there and deletes the first, while a request loop
 // against the serve Service's ClusterIP sees no failed request.
 func TestRayServiceZeroDowntimeUpgrade(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	cm := e2eutil.HelloApp(ns)

@@ -44,6 +44,7 @@ print("status", JobSubmissionClient("http://127.0.0.1:8265").get_job_status(%q))
 // the workers never sees more than 3 Pods nor fewer than 2 ready ones; each
 // batch has its event; the head stays.
 func TestRollingWorkerUpdate(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	rc := shared.applySample(t, ns, "ray-cluster.rolling-update.yaml").(*rayv1.RayCluster)

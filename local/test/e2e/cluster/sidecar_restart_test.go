@@ -88,6 +88,7 @@ print(sum(1 for j in jobs if j.submission_id == sys.argv[1]), sum(1 for j in job
 // again (the dashboard lists exactly one job for the submission id, and the
 // second attempt's log has no submission), and the RayJob succeeds.
 func TestSidecarSubmitterRestart(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	ns := shared.namespace(t)
 	// The sample's job runs about a minute, for a person to kill the
 	// follower by hand; here 12 steps (about 24 s) leave enough time after

@@ -36,6 +36,7 @@ const unrunnableImage = "e2e.invalid/no-such-image:1"
 // is the only one left, still serving. A fixing spec change starts a new
 // attempt (UpgradeRetried) that takes over; no request of the loop failed.
 func TestRayServiceUpgradeAbandoned(t *testing.T) {
+	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
 	cm := e2eutil.HelloApp(ns)

@@ -19,6 +19,7 @@ const jobTimeout = 2 * time.Minute
 // watches show at most one admitted Workload and one RayCluster of a
 // running RayJob at any moment.
 func TestRayJobsAdmittedOneAtATime(t *testing.T) {
+	t.Parallel() // waits for real Ray jobs: see the package comment
 	q := shared.newQueue(t, "1", "")
 	tl, stop := shared.watchNamespace(t, q.namespace)
 	names := []string{"first", "second", "third"}

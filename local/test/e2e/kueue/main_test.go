@@ -3,8 +3,11 @@
 // webhooks and certificate rotator) and the operator on one local cluster
 // whose node runs real Ray, then queues RayJobs and RayClusters through
 // Kueue's objects and checks what Kueue and the operator do with them.
-// Tests run one after another (two CPUs); each has its own namespace,
-// ClusterQueue and LocalQueue.
+// Each test has its own namespace, ClusterQueue and LocalQueue. Those that
+// wait for real Ray jobs (admission in turn, preemption, MultiKueue) call
+// t.Parallel() and run two at a time after the others; the node advertises
+// more CPUs than the machine has (e2eutil.ParallelCapacity) so that their
+// Pods fit at once. Kueue's quotas, not the node, bound what runs.
 package kueue_test
 
 import (
@@ -23,6 +26,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // Environment variables `make test-e2e` sets.
@@ -101,6 +105,10 @@ func startSuite(ctx context.Context) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	capacity, err := e2eutil.ParallelCapacity()
+	if err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		StateDir:    stateDir,
@@ -108,6 +116,7 @@ func startSuite(ctx context.Context) (*suite, error) {
 		RayVenvDir:  venv,
 		RedisServer: os.Getenv(redisEnv),
 		Kueue:       true,
+		Capacity:    capacity,
 	})
 	if err != nil {
 		return nil, err

@@ -92,6 +92,7 @@ const prebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name"
 // RayCluster, no finalizer) while it serves an unqueued RayJob created
 // afterwards.
 func TestMultiKueueRunsRayJobOnWorker(t *testing.T) {
+	t.Parallel() // waits for real Ray jobs: see the package comment
 	began := time.Now()
 	manager := startManager(t)
 	q := shared.newQueue(t, "1", "")

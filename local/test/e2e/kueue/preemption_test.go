@@ -34,6 +34,7 @@ const sleepingEntrypoint = `python -c "import ray, time; ray.init(); time.sleep(
 // succeeds; Kueue then admits the low one again, which the operator runs
 // from the start to SUCCEEDED.
 func TestPreemptionSuspendsAndResumesRayJob(t *testing.T) {
+	t.Parallel() // waits for real Ray jobs: see the package comment
 	q := shared.newQueue(t, "1", "")
 	shared.apply(t, fmt.Sprintf(priorityClassesYAML, q.namespace))
 	low := rayJob(q, "low", sleepingEntrypoint)

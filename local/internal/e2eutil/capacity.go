@@ -1,0 +1,27 @@
+package e2eutil
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/ray-operator/ray-operator/local/internal/node"
+)
+
+// ParallelCPUFactor is how many times the machine's CPUs the node of a
+// suite whose waiting tests run in parallel advertises: two tests' Ray
+// clusters (a head asks 0.5 CPU, a worker up to 1) then fit by request,
+// and neither test waits for the other's Pods to be scheduled. Ray itself
+// sizes its nodes from their containers' limits, not from this.
+const ParallelCPUFactor = 4
+
+// ParallelCapacity is the node capacity for such a suite: the machine's
+// (node.MachineCapacity) with ParallelCPUFactor times its CPUs.
+func ParallelCapacity() (corev1.ResourceList, error) {
+	capacity, err := node.MachineCapacity()
+	if err != nil {
+		return nil, err
+	}
+	cpu := capacity[corev1.ResourceCPU]
+	capacity[corev1.ResourceCPU] = *resource.NewQuantity(ParallelCPUFactor*cpu.Value(), resource.DecimalSI)
+	return capacity, nil
+}
