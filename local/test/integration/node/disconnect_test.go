@@ -62,7 +62,9 @@ func mainContainer(p *corev1.Pod) corev1.ContainerStatus {
 // count and its output of the outage in its log, and the deleted pod is
 // stopped and removed.
 func testDisconnect(t *testing.T, c *cluster) {
-	isRunningReady := func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && readyCondition(p).Status == corev1.ConditionTrue }
+	isRunningReady := func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && readyCondition(p).Status == corev1.ConditionTrue
+	}
 	steady := createAndWait(t, c, sleepPod("steady", "i=0; while true; do echo tick $i; i=$((i+1)); sleep 1; done"), "Running and Ready", isRunningReady)
 	defer deleteAndWait(t, c, "steady")
 	createAndWait(t, c, sleepPod("doomed", "exec sleep 3600"), "Running and Ready", isRunningReady)
