@@ -10,8 +10,8 @@ import (
 
 // connection is the part of the node agent that talks to the API server:
 // virtual-kubelet's node controller (Lease and status heartbeats) and pod
-// controller (the pod watch and status writes), their informers, the
-// volume provisioner and the kubelet API. The pod workers and their
+// controller (the pod watch and status writes), their informers and the
+// kubelet API. The pod workers and their
 // containers do not depend on it: a node without one keeps its pods
 // running, as a stopped kubelet's container runtime does.
 type connection struct {
@@ -36,10 +36,7 @@ func (n *Node) connect(ctx context.Context) (*connection, error) {
 		c.cancel()
 		return nil, err
 	}
-	if err := ctrls.run(c.ctx, n.cfg, n.client); err != nil {
-		c.close()
-		return nil, err
-	}
+	ctrls.run(c.ctx)
 	if err := n.waitReady(ctx, ctrls); err != nil {
 		c.close()
 		return nil, err
@@ -79,7 +76,8 @@ func (n *Node) watch(c *connection) {
 // controller marks the Node and its pods after its grace period; logs,
 // exec and port-forward fail until Reconnect. The pod workers keep their
 // pods' lifecycle meanwhile (a real stopped kubelet would not restart a
-// crashed container).
+// crashed container), and the volume provisioner, no part of a kubelet,
+// runs on.
 func (n *Node) Disconnect() error {
 	n.connMu.Lock()
 	defer n.connMu.Unlock()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 	"github.com/ray-operator/ray-operator/local/internal/kubeletapi"
+	"github.com/ray-operator/ray-operator/local/internal/localpv"
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
 
@@ -35,6 +36,11 @@ type Node struct {
 	log      logr.Logger
 
 	stopWorkers context.CancelFunc
+	// stopVolumes stops the volume provisioner, which runs as long as the
+	// node (a cluster's provisioner is no part of its kubelets);
+	// volumesDone closes once it stopped, nil without a volume directory.
+	stopVolumes context.CancelFunc
+	volumesDone <-chan struct{}
 	// connMu orders Disconnect, Reconnect and Stop; conn is nil while the
 	// node is disconnected.
 	connMu   sync.Mutex
@@ -67,6 +73,9 @@ func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt 
 		prov: newProvider(workerCtx, workerDeps(cfg, client, recorder, rt, in, access)), stopWorkers: stopWorkers, done: make(chan struct{}),
 	}
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	if err := n.startVolumes(ctx); err != nil {
+		return nil, errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
+	}
 	n.connMu.Lock()
 	n.conn, err = n.connect(ctx)
 	n.connMu.Unlock()
@@ -88,6 +97,19 @@ func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRe
 		Finalize:      removePod(client, cfg.Log),
 		SyncFrequency: cfg.SyncFrequency,
 	}
+}
+
+// startVolumes starts the volume provisioner when the node has a volume
+// directory.
+func (n *Node) startVolumes(ctx context.Context) error {
+	volumesCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	n.stopVolumes = stop
+	if n.cfg.VolumeDir == "" {
+		return nil
+	}
+	done, err := localpv.Start(volumesCtx, n.client, n.cfg.VolumeDir, n.cfg.NodeName, n.cfg.Log.WithName("volumes"))
+	n.volumesDone = done
+	return err
 }
 
 // stopWhenDone stops the node when ctx ends.
@@ -149,6 +171,12 @@ func (n *Node) Stop(ctx context.Context) error {
 			n.conn = nil
 		}
 		n.connMu.Unlock()
+		if n.stopVolumes != nil {
+			n.stopVolumes()
+		}
+		if n.volumesDone != nil {
+			<-n.volumesDone
+		}
 		n.events.Shutdown()
 		err := n.client.CoreV1().Nodes().Delete(ctx, n.name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
