@@ -74,20 +74,18 @@ func (s *suite) startWitness(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
 	now := metav1.Now()
+	// A Node's status is kept on create, as a kubelet registers it.
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: witnessNode, Labels: map[string]string{corev1.LabelHostname: witnessNode}},
 		Spec:       corev1.NodeSpec{Unschedulable: true},
+		Status: corev1.NodeStatus{
+			Capacity:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("10")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}},
+		},
 	}
 	created, err := s.clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("registering the witness Node: %v", err)
-	}
-	created.Status = corev1.NodeStatus{
-		Capacity:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("10")},
-		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}},
-	}
-	if _, err := s.clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("the witness Node's status: %v", err)
+	if err != nil || !nodeIsReady(created) {
+		t.Fatalf("registering the witness Node Ready: %v (%+v)", err, created)
 	}
 	holder, duration := witnessNode, int32(40)
 	lease := &coordinationv1.Lease{
@@ -229,6 +227,15 @@ func (s *suite) waitPodGone(ctx context.Context, t *testing.T, ns, name string) 
 	if err != nil {
 		t.Fatalf("Pod %s was not removed: %v", name, err)
 	}
+}
+
+func nodeIsReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func hasCondition(p *corev1.Pod, typ corev1.PodConditionType) bool {
