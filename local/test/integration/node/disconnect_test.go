@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
+
+// sleepers is how many pods besides "steady" testDisconnect keeps running
+// across the outage.
+const sleepers = 7
 
 // nodeReady is the Node's Ready condition status, "" when it has none.
 func nodeReady(t *testing.T, c *cluster) corev1.ConditionStatus {
@@ -60,7 +65,8 @@ func mainContainer(p *corev1.Pod) corev1.ContainerStatus {
 // pod deleted meanwhile stays Terminating; after Reconnect the running
 // pod is reported again with the same container, start time and restart
 // count and its output of the outage in its log, and the deleted pod is
-// stopped and removed.
+// stopped and removed. Sleepers, more pods kept across the outage, time
+// the republication of several pods.
 func testDisconnect(t *testing.T, c *cluster) {
 	isRunningReady := func(p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodRunning && readyCondition(p).Status == corev1.ConditionTrue
@@ -68,7 +74,13 @@ func testDisconnect(t *testing.T, c *cluster) {
 	steady := createAndWait(t, c, sleepPod("steady", "i=0; while true; do echo tick $i; i=$((i+1)); sleep 1; done"), "Running and Ready", isRunningReady)
 	defer deleteAndWait(t, c, "steady")
 	createAndWait(t, c, sleepPod("doomed", "exec sleep 3600"), "Running and Ready", isRunningReady)
-	before := mainContainer(steady)
+	before := map[string]corev1.ContainerStatus{"steady": mainContainer(steady)}
+	names := make([]string, sleepers)
+	for i := range names {
+		names[i] = fmt.Sprintf("sleeper-%d", i)
+		before[names[i]] = mainContainer(createAndWait(t, c, sleepPod(names[i], "exec sleep 3600"), "Running and Ready", isRunningReady))
+	}
+	defer deleteAndWait(t, c, names...)
 
 	if err := c.node.Disconnect(); err != nil {
 		t.Fatalf("Disconnect: %v", err)
@@ -94,12 +106,13 @@ func testDisconnect(t *testing.T, c *cluster) {
 		t.Fatalf("Reconnect: %v", err)
 	}
 	t.Logf("Reconnect returned (Node Ready) in %v", time.Since(reconnectAt).Round(time.Millisecond))
-	after := waitPod(t, c, "steady", "Ready again", isRunningReady)
-	t.Logf("steady pod Ready again %v after Reconnect began", time.Since(reconnectAt).Round(time.Millisecond))
-	now := mainContainer(after)
-	if now.ContainerID != before.ContainerID || now.RestartCount != 0 || now.State.Running == nil || !now.State.Running.StartedAt.Equal(&before.State.Running.StartedAt) {
-		t.Errorf("the container changed across the disconnection: before %+v, after %+v", before, now)
+	for name, was := range before {
+		now := mainContainer(waitPod(t, c, name, "Ready again", isRunningReady))
+		if now.ContainerID != was.ContainerID || now.RestartCount != 0 || now.State.Running == nil || !now.State.Running.StartedAt.Equal(&was.State.Running.StartedAt) {
+			t.Errorf("the container of %s changed across the disconnection: before %+v, after %+v", name, was, now)
+		}
 	}
+	t.Logf("%d pods Ready again %v after Reconnect began", len(before), time.Since(reconnectAt).Round(time.Millisecond))
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		_, err := c.cs.CoreV1().Pods(namespace).Get(ctx, "doomed", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
