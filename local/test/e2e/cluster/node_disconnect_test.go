@@ -64,7 +64,7 @@ spec:
 type podRecord struct {
 	uid        types.UID
 	containers string // name, id, start time and restart count of each container
-	raylets    []int  // host pids of the Pod's raylet
+	raylets    []int  // host pids of the Pod's raylet (the raylet binary)
 }
 
 // recordPod notes p's identity, its containers and its raylet's host pids.
@@ -78,7 +78,7 @@ func recordPod(t *testing.T, p *corev1.Pod) podRecord {
 		}
 		fmt.Fprintf(&b, "%s %s started %s restarts %d; ", c.Name, c.ContainerID, started, c.RestartCount)
 	}
-	raylets, err := findHostProcesses("raylet", "--node_ip_address="+p.Status.PodIP)
+	raylets, err := findHostProcessesOf("raylet", "--node_ip_address="+p.Status.PodIP)
 	if err != nil || len(raylets) == 0 {
 		t.Fatalf("finding the raylet of %s (%s): %v, pids %v", p.Name, p.Status.PodIP, err, raylets)
 	}

@@ -13,8 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
 // nodeLostRayCluster tolerates an unreachable or not-ready node for 5 s
@@ -124,9 +122,10 @@ func (s *suite) startWitness(t *testing.T) {
 // stays healthy. The control plane marks the lost Node Unknown, taints it
 // and evicts the RayCluster's Pods (which tolerate that for 5 s): they
 // wait Terminating, since only their node can confirm their end, and the
-// operator creates a replacement worker, which cannot be scheduled. Once
+// operator, like KubeRay, counts a terminating Pod until it is gone. Once
 // the node is back it stops the evicted Pods and removes them, the
-// operator recreates the head, and the RayCluster converges on new Pods.
+// operator creates a new head and worker, and the RayCluster converges on
+// them.
 func TestNodeLostPodsReplaced(t *testing.T) {
 	ns := shared.namespace(t)
 	shared.startWitness(t)
@@ -141,8 +140,7 @@ func TestNodeLostPodsReplaced(t *testing.T) {
 	outage := shared.disconnectNode(ctx, t, old)
 	evicted := shared.waitEvicted(ctx, t, ns, old)
 	t.Logf("both Pods evicted (Terminating) %v after Disconnect", (outage + evicted).Round(time.Second))
-	replacement := shared.waitReplacementWorker(ctx, t, ns, worker.Name)
-	t.Logf("replacement worker %s created, %s", replacement.Name, replacement.Status.Phase)
+	t.Logf("RayCluster Pods at Reconnect: %s", shared.podNames(ctx, t, ns))
 
 	reconnectAt := time.Now()
 	if err := shared.cluster.Node.Reconnect(ctx); err != nil {
@@ -156,9 +154,9 @@ func TestNodeLostPodsReplaced(t *testing.T) {
 	shared.waitClusterConverged(ctx, t, ns, "node-lost")
 	t.Logf("RayCluster ready on the new head %s %v after Reconnect began", newHead, time.Since(reconnectAt).Round(time.Second))
 	err := poll(ctx, func() (bool, error) {
-		w := shared.workerPod(ctx, t, ns, "node-lost")
-		if w.Name == worker.Name || !runningAndReady(w) {
-			return false, fmt.Errorf("worker %s, ready %v", w.Name, runningAndReady(w))
+		workers, err := shared.rayPods(ctx, ns, "node-lost", "worker")
+		if err != nil || len(workers) != 1 || workers[0].Name == worker.Name || !runningAndReady(&workers[0]) {
+			return false, fmt.Errorf("%d worker Pods (%v), want one ready replacement of %s", len(workers), err, worker.Name)
 		}
 		out, err := shared.rayPython(ctx, ns, newHead, aliveRayNodes)
 		return strings.Contains(out, "alive 2"), fmt.Errorf("%v: %s", err, out)
@@ -192,29 +190,19 @@ func (s *suite) waitEvicted(ctx context.Context, t *testing.T, ns string, pods m
 	return time.Since(began)
 }
 
-// waitReplacementWorker waits for a worker Pod other than old and returns
-// it.
-func (s *suite) waitReplacementWorker(ctx context.Context, t *testing.T, ns, old string) *corev1.Pod {
+// podNames lists the namespace's Pods with their phase and whether they
+// are terminating.
+func (s *suite) podNames(ctx context.Context, t *testing.T, ns string) string {
 	t.Helper()
-	var found *corev1.Pod
-	err := poll(ctx, func() (bool, error) {
-		pods := &corev1.PodList{}
-		err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: "node-lost", rayv1.LabelNodeType: string(rayv1.WorkerNode)})
-		if err != nil {
-			return false, err
-		}
-		for i := range pods.Items {
-			if pods.Items[i].Name != old {
-				found = &pods.Items[i]
-				return true, nil
-			}
-		}
-		return false, fmt.Errorf("%d worker Pods", len(pods.Items))
-	})
-	if err != nil {
-		t.Fatalf("no replacement worker while the node was lost: %v", err)
+	pods := &corev1.PodList{}
+	if err := s.client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
 	}
-	return found
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "%s %s terminating=%v; ", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+	}
+	return b.String()
 }
 
 // waitPodGone waits until the Pod named name no longer exists.

@@ -52,6 +52,12 @@ func killHostProcesses(words ...string) ([]int, error) {
 // findHostProcesses returns the pids of the host processes (this one
 // aside) whose command line contains all of words.
 func findHostProcesses(words ...string) ([]int, error) {
+	return findHostProcessesOf("", words...)
+}
+
+// findHostProcessesOf is findHostProcesses among the processes whose
+// argv[0] is program or ends in /program ("" for any).
+func findHostProcessesOf(program string, words ...string) ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
@@ -65,6 +71,10 @@ func findHostProcesses(words ...string) ([]int, error) {
 		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil {
 			continue // gone meanwhile
+		}
+		argv0, _, _ := strings.Cut(string(raw), "\x00")
+		if program != "" && argv0 != program && !strings.HasSuffix(argv0, "/"+program) {
+			continue
 		}
 		if containsAll(strings.ReplaceAll(string(raw), "\x00", " "), words) {
 			found = append(found, pid)
