@@ -76,8 +76,8 @@ func (n *Node) watch(c *connection) {
 // controller marks the Node and its pods after its grace period; logs,
 // exec and port-forward fail until Reconnect. The pod workers keep their
 // pods' lifecycle meanwhile (a real stopped kubelet would not restart a
-// crashed container), and the volume provisioner, no part of a kubelet,
-// runs on.
+// crashed container, nor post its events, as these workers still do), and
+// the volume provisioner, no part of a kubelet, runs on.
 func (n *Node) Disconnect() error {
 	n.connMu.Lock()
 	defer n.connMu.Unlock()
