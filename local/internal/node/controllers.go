@@ -14,8 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-
-	"github.com/ray-operator/ray-operator/local/internal/localpv"
 )
 
 // controllers are virtual-kubelet's node and pod controllers and the
@@ -25,9 +23,6 @@ type controllers struct {
 	pc        *node.PodController
 	podInf    informers.SharedInformerFactory
 	objectInf informers.SharedInformerFactory
-	// volumesDone closes when the volume provisioner stopped; nil when
-	// the node provisions no volumes.
-	volumesDone <-chan struct{}
 }
 
 // newControllers builds the node controller (Lease v1) and the pod
@@ -63,9 +58,8 @@ func newControllers(cfg Config, client kubernetes.Interface, prov *provider, rec
 	return &controllers{nc: nc, pc: pc, podInf: podInf, objectInf: objectInf}, nil
 }
 
-// run starts the informers and controllers until ctx ends, with the
-// volume provisioner when the node has a volume directory.
-func (c *controllers) run(ctx context.Context, cfg Config, client kubernetes.Interface) error {
+// run starts the informers and controllers until ctx ends.
+func (c *controllers) run(ctx context.Context) {
 	c.podInf.Start(ctx.Done())
 	c.objectInf.Start(ctx.Done())
 	go func() { _ = c.pc.Run(ctx, max(goruntime.NumCPU(), 4)) }()
@@ -76,14 +70,6 @@ func (c *controllers) run(ctx context.Context, cfg Config, client kubernetes.Int
 		case <-ctx.Done():
 		}
 	}()
-	if cfg.VolumeDir != "" {
-		done, err := localpv.Start(ctx, client, cfg.VolumeDir, cfg.NodeName, cfg.Log.WithName("volumes"))
-		if err != nil {
-			return err
-		}
-		c.volumesDone = done
-	}
-	return nil
 }
 
 // wait blocks until the controllers have stopped.
@@ -94,9 +80,6 @@ func (c *controllers) wait() {
 	case <-c.nc.Ready(): // started: wait for it
 		<-c.nc.Done()
 	default: // never started
-	}
-	if c.volumesDone != nil {
-		<-c.volumesDone
 	}
 	c.podInf.Shutdown()
 	c.objectInf.Shutdown()

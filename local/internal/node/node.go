@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	goruntime "runtime"
@@ -19,24 +20,35 @@ import (
 
 	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 	"github.com/ray-operator/ray-operator/local/internal/kubeletapi"
+	"github.com/ray-operator/ray-operator/local/internal/localpv"
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
 
 // Node is a running local node.
 type Node struct {
-	name   string
-	client kubernetes.Interface
-	ctrls  *controllers
-	prov   *provider
-	events record.EventBroadcaster
-	log    logr.Logger
+	name     string
+	cfg      Config
+	client   kubernetes.Interface
+	prov     *provider
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
+	tls      *tls.Config
+	log      logr.Logger
 
 	stopWorkers context.CancelFunc
-	stopVK      context.CancelFunc
-	stopHTTP    func()
-	stopOnce    sync.Once
-	stopErr     error
-	done        chan struct{}
+	// stopVolumes stops the volume provisioner, which runs as long as the
+	// node (a cluster's provisioner is no part of its kubelets);
+	// volumesDone closes once it stopped, nil without a volume directory.
+	stopVolumes context.CancelFunc
+	volumesDone <-chan struct{}
+	// connMu orders Disconnect, Reconnect and Stop; conn is nil while the
+	// node is disconnected.
+	connMu   sync.Mutex
+	conn     *connection
+	stopped  bool // by Stop; under connMu
+	stopOnce sync.Once
+	stopErr  error
+	done     chan struct{}
 }
 
 // startNode registers the node and runs pods with rt and in, admitting
@@ -56,27 +68,18 @@ func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt 
 	broadcaster := record.NewBroadcaster()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	prov := newProvider(workerCtx, workerDeps(cfg, client, recorder, rt, in, access))
-	ctrls, err := newControllers(cfg, client, prov, recorder)
-	if err != nil {
-		stopWorkers()
-		return nil, err
+	n := &Node{
+		name: cfg.NodeName, cfg: cfg, client: client, events: broadcaster, recorder: recorder, tls: tlsConfig, log: cfg.Log,
+		prov: newProvider(workerCtx, workerDeps(cfg, client, recorder, rt, in, access)), stopWorkers: stopWorkers, done: make(chan struct{}),
 	}
-	n := &Node{name: cfg.NodeName, client: client, ctrls: ctrls, prov: prov, events: broadcaster, log: cfg.Log, stopWorkers: stopWorkers, done: make(chan struct{})}
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	vkCtx, stopVK := context.WithCancel(context.WithoutCancel(ctx))
-	n.stopVK = stopVK
-	api := &kubeletapi.Server{NodeName: cfg.NodeName, Pods: prov, Usage: prov, Clock: cfg.Clock}
-	if n.stopHTTP, err = api.Serve(vkCtx, cfg.ListenAddress.String(), tlsConfig); err != nil {
-		stopVK()
-		stopWorkers()
-		broadcaster.Shutdown()
-		return nil, err
-	}
-	if err := ctrls.run(vkCtx, cfg, client); err != nil {
+	if err := n.startVolumes(ctx); err != nil {
 		return nil, errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
 	}
-	if err := n.waitReady(ctx); err != nil {
+	n.connMu.Lock()
+	n.conn, err = n.connect(ctx)
+	n.connMu.Unlock()
+	if err != nil {
 		return nil, errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
 	}
 	go n.stopWhenDone(ctx)
@@ -96,13 +99,23 @@ func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRe
 	}
 }
 
-// stopWhenDone stops the node when ctx ends or a controller stops on its
-// own.
+// startVolumes starts the volume provisioner when the node has a volume
+// directory.
+func (n *Node) startVolumes(ctx context.Context) error {
+	volumesCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	n.stopVolumes = stop
+	if n.cfg.VolumeDir == "" {
+		return nil
+	}
+	done, err := localpv.Start(volumesCtx, n.client, n.cfg.VolumeDir, n.cfg.NodeName, n.cfg.Log.WithName("volumes"))
+	n.volumesDone = done
+	return err
+}
+
+// stopWhenDone stops the node when ctx ends.
 func (n *Node) stopWhenDone(ctx context.Context) {
 	select {
 	case <-ctx.Done():
-	case <-n.ctrls.nc.Done():
-	case <-n.ctrls.pc.Done():
 	case <-n.done:
 		return
 	}
@@ -111,11 +124,11 @@ func (n *Node) stopWhenDone(ctx context.Context) {
 
 // waitReady waits for virtual-kubelet, then for the Node to be Ready in the
 // API.
-func (n *Node) waitReady(ctx context.Context) error {
+func (n *Node) waitReady(ctx context.Context, ctrls *controllers) error {
 	select {
-	case <-n.ctrls.nc.Ready():
-	case <-n.ctrls.pc.Done():
-		return fmt.Errorf("pod controller stopped: %w", n.ctrls.pc.Err())
+	case <-ctrls.nc.Ready():
+	case <-ctrls.pc.Done():
+		return fmt.Errorf("pod controller stopped: %w", ctrls.pc.Err())
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -151,9 +164,19 @@ func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		n.stopWorkers()
 		n.prov.waitAll()
-		n.stopHTTP()
-		n.stopVK()
-		n.ctrls.wait()
+		n.connMu.Lock()
+		n.stopped = true
+		if n.conn != nil {
+			n.conn.close()
+			n.conn = nil
+		}
+		n.connMu.Unlock()
+		if n.stopVolumes != nil {
+			n.stopVolumes()
+		}
+		if n.volumesDone != nil {
+			<-n.volumesDone
+		}
 		n.events.Shutdown()
 		err := n.client.CoreV1().Nodes().Delete(ctx, n.name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {

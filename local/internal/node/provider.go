@@ -171,3 +171,20 @@ func (p *provider) Pod(namespace, name string) (kubeletapi.Pod, error) {
 
 // waitAll waits until every worker has ended.
 func (p *provider) waitAll() { p.all.Wait() }
+
+// republish passes every worker's last published status to virtual-kubelet
+// again: a new pod controller (Node.Reconnect) writes it over what others
+// wrote meanwhile (the node lifecycle controller's Ready=False).
+func (p *provider) republish() {
+	p.mu.Lock()
+	ws := make([]*podworker.Worker, 0, len(p.workers))
+	for _, w := range p.workers {
+		ws = append(ws, w)
+	}
+	p.mu.Unlock()
+	for _, w := range ws {
+		if pod := w.Published(); pod != nil {
+			p.notifyPod(pod)
+		}
+	}
+}

@@ -35,11 +35,34 @@ func (s *suite) submitterStatus(ctx context.Context, ns, pod string) (corev1.Con
 // killHostProcesses sends SIGKILL to every host process whose command line
 // contains all of words, and returns their pids.
 func killHostProcesses(words ...string) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
+	pids, err := findHostProcesses(words...)
 	if err != nil {
 		return nil, err
 	}
 	var killed []int
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return killed, fmt.Errorf("kill %d: %w", pid, err)
+		}
+		killed = append(killed, pid)
+	}
+	return killed, nil
+}
+
+// findHostProcesses returns the pids of the host processes (this one
+// aside) whose command line contains all of words.
+func findHostProcesses(words ...string) ([]int, error) {
+	return findHostProcessesOf("", words...)
+}
+
+// findHostProcessesOf is findHostProcesses among the processes whose
+// argv[0] is program or ends in /program ("" for any).
+func findHostProcessesOf(program string, words ...string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var found []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
@@ -49,16 +72,15 @@ func killHostProcesses(words ...string) ([]int, error) {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		cmdline := strings.ReplaceAll(string(raw), "\x00", " ")
-		if !containsAll(cmdline, words) {
+		argv0, _, _ := strings.Cut(string(raw), "\x00")
+		if program != "" && argv0 != program && !strings.HasSuffix(argv0, "/"+program) {
 			continue
 		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			return killed, fmt.Errorf("kill %d: %w", pid, err)
+		if containsAll(strings.ReplaceAll(string(raw), "\x00", " "), words) {
+			found = append(found, pid)
 		}
-		killed = append(killed, pid)
 	}
-	return killed, nil
+	return found, nil
 }
 
 func containsAll(s string, words []string) bool {

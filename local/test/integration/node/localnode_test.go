@@ -85,6 +85,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("an image change restarts the container", func(t *testing.T) { testImageChange(t, c) })
 	t.Run("a container restartPolicy OnFailure restarts it in a Never pod", func(t *testing.T) { testContainerRestartPolicy(t, c) })
 	t.Run("NetworkPolicies: ingress deny isolates a pod until deleted; egress deny blocks the node but the DNS port it allows", func(t *testing.T) { testNetworkPolicies(t, c) })
+	t.Run("disconnected past the node-monitor grace period: node and pod marked, pod kept on Reconnect, deleted pod removed", func(t *testing.T) { testDisconnect(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)

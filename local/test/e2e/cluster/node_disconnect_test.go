@@ -1,0 +1,257 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// nodeDisconnectRayJob runs fourteen 10 s tasks one after another on the
+// worker (only it has the worker_slot resource): long enough to outlast
+// the node-monitor grace period (50 s) and the reconnection.
+const nodeDisconnectRayJob = `
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: node-disconnect
+spec:
+  submissionMode: HTTPMode
+  entrypoint: >-
+    python -c "import time, ray; ray.init();
+    step = ray.remote(resources={'worker_slot': 1})(lambda i: time.sleep(10) or i * i);
+    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(14)]"
+  rayClusterSpec:
+    rayVersion: "2.52.0"
+    headGroupSpec:
+      rayStartParams:
+        num-cpus: "1"
+      template:
+        spec:
+          containers:
+            - name: ray-head
+              image: rayproject/ray:2.52.0
+              resources:
+                requests: {cpu: 500m, memory: 2Gi}
+                limits: {cpu: "1", memory: 2Gi}
+    workerGroupSpecs:
+      - groupName: workers
+        replicas: 1
+        minReplicas: 1
+        maxReplicas: 1
+        rayStartParams:
+          num-cpus: "1"
+          resources: '"{\"worker_slot\": 1}"'
+        template:
+          spec:
+            containers:
+              - name: ray-worker
+                image: rayproject/ray:2.52.0
+                resources:
+                  requests: {cpu: 500m, memory: 1Gi}
+                  limits: {cpu: "1", memory: 1Gi}
+`
+
+// podRecord is what must not change about a Pod across the outage.
+type podRecord struct {
+	uid        types.UID
+	containers string // name, id, start time and restart count of each container
+	raylets    []int  // host pids of the Pod's raylet (the raylet binary)
+}
+
+// recordPod notes p's identity, its containers and its raylet's host pids.
+func recordPod(t *testing.T, p *corev1.Pod) podRecord {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range p.Status.ContainerStatuses {
+		started := ""
+		if c.State.Running != nil {
+			started = c.State.Running.StartedAt.UTC().String()
+		}
+		fmt.Fprintf(&b, "%s %s started %s restarts %d; ", c.Name, c.ContainerID, started, c.RestartCount)
+	}
+	raylets, err := findHostProcessesOf("raylet", "--node_ip_address="+p.Status.PodIP)
+	if err != nil || len(raylets) == 0 {
+		t.Fatalf("finding the raylet of %s (%s): %v, pids %v", p.Name, p.Status.PodIP, err, raylets)
+	}
+	slices.Sort(raylets)
+	return podRecord{uid: p.UID, containers: b.String(), raylets: raylets}
+}
+
+// nodeReadyStatus is the status of the local Node's Ready condition.
+func (s *suite) nodeReadyStatus(ctx context.Context) (corev1.ConditionStatus, error) {
+	node, err := s.clientset.CoreV1().Nodes().Get(ctx, s.cluster.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status, nil
+		}
+	}
+	return "", nil
+}
+
+// podReady is the status of p's Ready condition.
+func podReady(p *corev1.Pod) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// TestNodeAgentDisconnected (issue #22, scenario 4, part 2): while a
+// RayJob's tasks run on the worker, the local node agent's API side
+// (lease, status, pod watch, kubelet API) stops for longer than the
+// node-monitor grace period, its containers running on as under a stopped
+// kubelet's container runtime. The control plane marks the Node Unknown
+// and both Ray Pods Ready=False; after Reconnect the same Pods (same
+// containers, start times, restart count 0, raylet pids) are Ready again,
+// the RayJob ends SUCCEEDED with every step, the RayCluster is ready with
+// its worker, and logs and exec work.
+func TestNodeAgentDisconnected(t *testing.T) {
+	ns := shared.namespace(t)
+	shared.applyManifest(t, ns, "nodeDisconnectRayJob", []byte(nodeDisconnectRayJob))
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	job := shared.waitRayJobState(t, ns, "node-disconnect", 4*time.Minute, func(j *rayv1.RayJob) bool {
+		return j.Status.JobStatus == rayv1.JobStatusRunning
+	})
+	cluster := job.Status.RayClusterName
+	head := shared.waitHead(ctx, t, ns, cluster, "")
+	var logs string
+	err := poll(ctx, func() (bool, error) {
+		var err error
+		logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+		return err == nil && strings.Contains(logs, "step 0 0"), err
+	})
+	if err != nil {
+		t.Fatalf("the first step did not finish: %v\n%s", err, logs)
+	}
+	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, cluster)}
+	before := map[string]podRecord{}
+	for role, p := range pods {
+		before[role] = recordPod(t, p)
+	}
+
+	outage := shared.disconnectNode(ctx, t, pods)
+	reconnectAt := time.Now()
+	if err := shared.cluster.Node.Reconnect(ctx); err != nil {
+		t.Fatalf("Reconnect: %v", err)
+	}
+	t.Logf("Reconnect returned (Node Ready) in %v", time.Since(reconnectAt).Round(time.Millisecond))
+	shared.waitPodsReady(ctx, t, ns, pods)
+	t.Logf("both Pods Ready again %v after Reconnect began; outage %v", time.Since(reconnectAt).Round(time.Millisecond), (outage + time.Since(reconnectAt)).Round(time.Second))
+
+	done := shared.waitRayJob(t, ns, "node-disconnect", rayJobTimeout)
+	requireSucceeded(t, done, cluster)
+	logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+	for i := range 14 {
+		if want := fmt.Sprintf("step %d %d", i, i*i); err != nil || !strings.Contains(logs, want) {
+			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)
+		}
+	}
+	for role, p := range pods {
+		now := shared.podObject(ctx, t, ns, p.Name)
+		if got := recordPod(t, now); !equalRecords(got, before[role]) {
+			t.Errorf("the %s Pod changed across the outage:\nbefore %+v\nafter  %+v", role, before[role], got)
+		}
+	}
+	if headLog := shared.logs(ctx, ns, head, "ray-head", nil); !strings.Contains(headLog, "Ray runtime started") {
+		t.Errorf("kubectl logs of the head after Reconnect:\n%s", headLog)
+	}
+	shared.waitClusterConverged(ctx, t, ns, cluster)
+}
+
+// disconnectNode disconnects the node agent and waits until the Node is
+// Unknown and every Pod of pods is Ready=False; it returns how long that
+// took. The node is reconnected when t ends if the test did not.
+func (s *suite) disconnectNode(ctx context.Context, t *testing.T, pods map[string]*corev1.Pod) time.Duration {
+	t.Helper()
+	if err := s.cluster.Node.Disconnect(); err != nil {
+		t.Fatalf("Disconnect: %v", err)
+	}
+	t.Cleanup(func() { _ = s.cluster.Node.Reconnect(context.WithoutCancel(ctx)) })
+	began := time.Now()
+	err := poll(ctx, func() (bool, error) {
+		st, err := s.nodeReadyStatus(ctx)
+		return st == corev1.ConditionUnknown, fmt.Errorf("node Ready %q (%v)", st, err)
+	})
+	if err != nil {
+		t.Fatalf("the Node was not marked Unknown: %v", err)
+	}
+	t.Logf("Node Ready=Unknown %v after Disconnect", time.Since(began).Round(time.Second))
+	err = poll(ctx, func() (bool, error) {
+		for role, p := range pods {
+			now := s.podObject(ctx, t, p.Namespace, p.Name)
+			if podReady(now) != corev1.ConditionFalse {
+				return false, fmt.Errorf("the %s Pod is Ready=%q", role, podReady(now))
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the Pods were not marked: %v", err)
+	}
+	if _, err := s.kubectl(ctx, "exec", "-n", pods["head"].Namespace, pods["head"].Name, "--", "true"); err == nil {
+		t.Error("exec worked while the node agent was disconnected")
+	}
+	t.Logf("both Pods Ready=False %v after Disconnect", time.Since(began).Round(time.Second))
+	return time.Since(began)
+}
+
+// waitPodsReady waits until every Pod of pods is running and ready.
+func (s *suite) waitPodsReady(ctx context.Context, t *testing.T, ns string, pods map[string]*corev1.Pod) {
+	t.Helper()
+	err := poll(ctx, func() (bool, error) {
+		for role, p := range pods {
+			if now := s.podObject(ctx, t, ns, p.Name); !runningAndReady(now) {
+				return false, fmt.Errorf("the %s Pod is %s, Ready=%q", role, now.Status.Phase, podReady(now))
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the Pods did not come back: %v", err)
+	}
+}
+
+// waitClusterConverged waits until the RayCluster is ready with its worker.
+func (s *suite) waitClusterConverged(ctx context.Context, t *testing.T, ns, cluster string) {
+	t.Helper()
+	err := poll(ctx, func() (bool, error) {
+		rc := &rayv1.RayCluster{}
+		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+			return false, err
+		}
+		return rc.Status.State == rayv1.Ready && rc.Status.ReadyWorkerReplicas == 1,
+			fmt.Errorf("cluster %s with %d ready workers", rc.Status.State, rc.Status.ReadyWorkerReplicas)
+	})
+	if err != nil {
+		t.Errorf("the RayCluster did not converge: %v", err)
+	}
+}
+
+// podObject gets a Pod.
+func (s *suite) podObject(ctx context.Context, t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
+		t.Fatalf("getting Pod %s: %v", name, err)
+	}
+	return p
+}
+
+func equalRecords(a, b podRecord) bool {
+	return a.uid == b.uid && a.containers == b.containers && slices.Equal(a.raylets, b.raylets)
+}
