@@ -15,9 +15,14 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
-// nodeDisconnectRayJob runs fourteen 10 s tasks one after another on the
-// worker (only it has the worker_slot resource): long enough to outlast
-// the node-monitor grace period (50 s) and the reconnection.
+// nodeDisconnectSteps is how many 10 s steps nodeDisconnectRayJob runs
+// (its range(9)): the outage, from the first step's end past the
+// node-monitor grace period (50 s) to the reconnection, ends while it still
+// runs.
+const nodeDisconnectSteps = 9
+
+// nodeDisconnectRayJob runs nodeDisconnectSteps 10 s tasks one after
+// another on the worker (only it has the worker_slot resource).
 const nodeDisconnectRayJob = `
 apiVersion: ray.io/v1
 kind: RayJob
@@ -28,7 +33,7 @@ spec:
   entrypoint: >-
     python -c "import time, ray; ray.init();
     step = ray.remote(resources={'worker_slot': 1})(lambda i: time.sleep(10) or i * i);
-    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(14)]"
+    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(9)]"
   rayClusterSpec:
     rayVersion: "2.52.0"
     headGroupSpec:
@@ -145,6 +150,11 @@ func TestNodeAgentDisconnected(t *testing.T) {
 	}
 
 	outage := shared.disconnectNode(ctx, t, pods)
+	// The job must span the outage.
+	running := &rayv1.RayJob{}
+	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-disconnect"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
+		t.Errorf("the RayJob is %q (%v) at the end of the outage, want it still RUNNING: raise nodeDisconnectSteps", running.Status.JobStatus, err)
+	}
 	reconnectAt := time.Now()
 	if err := shared.cluster.Node.Reconnect(ctx); err != nil {
 		t.Fatalf("Reconnect: %v", err)
@@ -156,7 +166,7 @@ func TestNodeAgentDisconnected(t *testing.T) {
 	done := shared.waitRayJob(t, ns, "node-disconnect", rayJobTimeout)
 	requireSucceeded(t, done, cluster)
 	logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
-	for i := range 14 {
+	for i := range nodeDisconnectSteps {
 		if want := fmt.Sprintf("step %d %d", i, i*i); err != nil || !strings.Contains(logs, want) {
 			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)
 		}
