@@ -36,10 +36,11 @@ const haServeConfig = `applications:
           num_cpus: 0.1
 `
 
-// haRayService is the hello RayService with GCS fault tolerance (the
-// external-Redis sample's Redis) and one worker, where the replica runs.
-// Head and worker mount the hello module; the worker says v1.
-func haRayService(ns string) *rayv1.RayService {
+// haRayService is the hello RayService with GCS fault tolerance on backend
+// (the external-Redis sample's Redis, or RocksDB on a claim the operator
+// creates) and one worker, where the replica runs. Head and worker mount
+// the hello module; the worker says v1.
+func haRayService(ns string, backend rayv1.GcsFaultToleranceBackend) *rayv1.RayService {
 	worker := e2eutil.HelloHeadPod("v1")
 	c := &worker.Containers[0]
 	c.Name = "ray-worker"
@@ -55,6 +56,9 @@ func haRayService(ns string) *rayv1.RayService {
 			LocalObjectReference: corev1.LocalObjectReference{Name: "redis-password"}, Key: "password",
 		}}},
 	}
+	if backend == rayv1.GcsFTBackendRocksDB {
+		spec.GcsFaultToleranceOptions = &rayv1.GcsFaultToleranceOptions{Backend: rayv1.GcsFTBackendRocksDB}
+	}
 	spec.WorkerGroupSpecs = []rayv1.WorkerGroupSpec{{
 		GroupName:      "workers",
 		Replicas:       ptr.To[int32](1),
@@ -67,7 +71,8 @@ func haRayService(ns string) *rayv1.RayService {
 }
 
 // TestRayServiceHeadCrashGCSFaultTolerance (issue #22, scenario 3): a
-// RayService with GCS fault tolerance (Redis) serves from a replica on its
+// RayService with GCS fault tolerance (Redis; and RocksDB on the head's
+// claim, which the restarted container mounts again) serves from a replica on its
 // worker while the head's gcs_server is SIGKILLed and the head container
 // restarts. The worker keeps running (the operator gives it a 600 s GCS
 // reconnect timeout) and so do its proxy and replica; a request loop
@@ -85,35 +90,43 @@ func haRayService(ns string) *rayv1.RayService {
 // may fail.
 func TestRayServiceHeadCrashGCSFaultTolerance(t *testing.T) {
 	t.Parallel() // mostly waiting: see the package comment (main_test.go)
-	for _, tc := range []struct {
-		name        string
-		excludeHead bool
-		endpoints   int32
-		// failWindow bounds, after the kill, when a request may fail.
-		failWindow time.Duration
-	}{
-		{name: "head in the serve Service", endpoints: 2, failWindow: 3 * time.Second},
-		{name: "excludeHeadPodFromServeSvc", excludeHead: true, endpoints: 1},
+	for _, tc := range []headCrashCase{
+		{name: "head in the serve Service", backend: rayv1.GcsFTBackendRedis, endpoints: 2, failWindow: 3 * time.Second},
+		{name: "excludeHeadPodFromServeSvc", backend: rayv1.GcsFTBackendRedis, excludeHead: true, endpoints: 1},
+		{name: "RocksDB, excludeHeadPodFromServeSvc", backend: rayv1.GcsFTBackendRocksDB, excludeHead: true, endpoints: 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			testServeThroughHeadCrash(t, tc.excludeHead, tc.endpoints, tc.failWindow)
-		})
+		t.Run(tc.name, func(t *testing.T) { testServeThroughHeadCrash(t, tc) })
 	}
 }
 
-func testServeThroughHeadCrash(t *testing.T, excludeHead bool, endpoints int32, failWindow time.Duration) {
+// headCrashCase is one RayService of TestRayServiceHeadCrashGCSFaultTolerance.
+type headCrashCase struct {
+	name        string
+	backend     rayv1.GcsFaultToleranceBackend
+	excludeHead bool
+	endpoints   int32
+	// failWindow bounds, after the kill, when a request may fail.
+	failWindow time.Duration
+}
+
+func testServeThroughHeadCrash(t *testing.T, tc headCrashCase) {
+	excludeHead, endpoints, failWindow := tc.excludeHead, tc.endpoints, tc.failWindow
 	began := time.Now()
 	ns := shared.namespace(t)
-	shared.applyRedis(t, ns)
+	if tc.backend == rayv1.GcsFTBackendRedis {
+		shared.applyRedis(t, ns)
+	}
 	if err := shared.client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
 		t.Fatal(err)
 	}
-	svc := haRayService(ns)
+	svc := haRayService(ns, tc.backend)
 	svc.Spec.ExcludeHeadPodFromServeSvc = excludeHead
 	if err := shared.client.Create(t.Context(), svc); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { shared.deleteBeforeRedis(t, svc) })
+	if tc.backend == rayv1.GcsFTBackendRedis {
+		t.Cleanup(func() { shared.deleteBeforeRedis(t, svc) })
+	}
 	rs := shared.waitRayService(t, ns, rayServiceReadyTimeout, "serving on one cluster", servingFrom(endpoints))
 	cluster := rs.Status.ActiveServiceStatus.RayClusterName
 	ctx, cancel := context.WithTimeout(t.Context(), 3*headDeathTimeout)
