@@ -147,6 +147,7 @@ func testServeThroughHeadCrash(t *testing.T, tc headCrashCase) {
 		}
 	}()
 	waitFor(t, "the loop's first answers", func() (bool, error) { return loop.Answered("v1") >= 20, nil })
+	replicas := outputLine(shared.retryPython(ctx, t, ns, head, aliveReplicas), "replicas ")
 	killedAt := killGCSServer(t, before[head])
 
 	recovered := shared.waitHAReady(ctx, t, ns, cluster, before, endpoints)
@@ -156,8 +157,32 @@ func testServeThroughHeadCrash(t *testing.T, tc headCrashCase) {
 	replies := loop.Finish()
 	finished = true
 	checkHeadCrashReplies(t, replies, loopStarted, killedAt, failWindow)
+	// A GCS that came back without its tables would know no actor of
+	// before (and would turn the old worker away within a minute).
+	if after := outputLine(shared.retryPython(ctx, t, ns, head, aliveReplicas), "replicas "); after != replicas || !strings.Contains(after, "'") {
+		t.Errorf("Serve's replica actors across the head's restart: before %q, after %q", replicas, after)
+	}
 	shared.checkOnlyCluster(t, ns, cluster)
 	t.Logf("done in %v", time.Since(began).Round(time.Second))
+}
+
+// aliveReplicas prints the IDs of the live Serve replica actors, as the
+// cluster's GCS knows them.
+const aliveReplicas = `
+import ray
+from ray.util.state import list_actors
+ray.init()
+print("replicas", sorted(a.actor_id for a in list_actors(filters=[("state", "=", "ALIVE")]) if a.class_name.startswith("ServeReplica:")))
+`
+
+// outputLine is the first line of out that starts with prefix, or "".
+func outputLine(out, prefix string) string {
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, prefix) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 // servingFrom is e2eutil.ServingOneCluster with endpoints serve endpoints.
