@@ -29,6 +29,8 @@ METRICS_SERVER_VERSION ?= v0.9.0
 CERT_MANAGER_VERSION ?= v1.21.2
 # Kueue's controller manager, built from hack/kueue (its go.mod pins the same version).
 KUEUE_VERSION ?= v0.17.0
+# Traefik (the local cluster's Gateway API implementation), built from hack/traefik (its go.mod pins the same version).
+TRAEFIK_VERSION ?= v3.6.12
 HELM_VERSION ?= v3.22.0
 
 TOOLS := $(CACHE)/tools
@@ -44,6 +46,7 @@ COREDNS := $(TOOLS)/coredns-$(COREDNS_VERSION)
 METRICS_SERVER := $(TOOLS)/metrics-server-$(METRICS_SERVER_VERSION)
 CERT_MANAGER := $(TOOLS)/cert-manager-controller-$(CERT_MANAGER_VERSION)
 KUEUE := $(TOOLS)/kueue-$(KUEUE_VERSION)
+TRAEFIK := $(TOOLS)/traefik-$(TRAEFIK_VERSION)
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
 
 .PHONY: all
@@ -109,6 +112,12 @@ $(CERT_MANAGER): hack/cert-manager-controller/main.go hack/cert-manager-controll
 $(KUEUE): hack/kueue/go.mod hack/kueue/go.sum
 	mkdir -p $(TOOLS) && cd hack/kueue && go build -o $@.tmp sigs.k8s.io/kueue/cmd/kueue && mv $@.tmp $@
 
+# Traefik's main package is in its own module; hack/traefik's go.mod names
+# it as a tool and repeats the replace and exclude directives of Traefik's
+# go.mod, which do not apply to a module that requires it.
+$(TRAEFIK): hack/traefik/go.mod hack/traefik/go.sum
+	mkdir -p $(TOOLS) && cd hack/traefik && go build -o $@.tmp github.com/traefik/traefik/v3/cmd/traefik && mv $@.tmp $@
+
 $(HELM):
 	mkdir -p $(TOOLS)/tmp-helm && GOBIN=$(TOOLS)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(TOOLS)/tmp-helm/helm $@ && rmdir $(TOOLS)/tmp-helm
@@ -118,7 +127,7 @@ helm: $(HELM) ## Install the pinned helm (used by the chart tests) and print its
 	@echo $(HELM)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(HELM) ## Install pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(HELM) ## Install pinned tools into the cache.
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager, kube-proxy and kubectl (cached).
@@ -142,10 +151,10 @@ test-e2e-dashboard: ## The dashboard client against a real Ray head only.
 RUN_FEATURE_GATES ?= RayCronJob=true
 
 .PHONY: run
-run: $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
+run: $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
 	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
 	hack/node-packages.sh
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" \
+	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" RAY_OPERATOR_TRAEFIK="$(TRAEFIK)" \
 		RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" \
 		exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
 
@@ -282,11 +291,11 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
+test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	hack/node-packages.sh
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
-	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" \
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" RAY_OPERATOR_TRAEFIK="$(TRAEFIK)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
 
 .PHONY: soak

@@ -55,6 +55,12 @@ func (h *Host) Run(name, binary string, args []string) error {
 	return h.cp.run(h.opts, name, binary, args)
 }
 
+// RunEnv is Run with env ("KEY=value") added to the process's environment,
+// for programs that read their settings from it.
+func (h *Host) RunEnv(name, binary string, args, env []string) error {
+	return h.cp.runEnv(h.opts, name, binary, args, env)
+}
+
 // AtStop has the control plane call f once every process has ended.
 func (h *Host) AtStop(f func() error) { h.cp.atStop(f) }
 

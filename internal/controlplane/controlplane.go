@@ -212,7 +212,12 @@ func prepareStateDir(dir string) error {
 
 // run starts one component and records it for Stop.
 func (cp *ControlPlane) run(opts *Options, name, binary string, args []string) error {
-	p, err := startProcess(name, binary, args, opts.StateDir, opts.Log)
+	return cp.runEnv(opts, name, binary, args, nil)
+}
+
+// runEnv is run with env added to the process's environment.
+func (cp *ControlPlane) runEnv(opts *Options, name, binary string, args, env []string) error {
+	p, err := startProcess(name, binary, args, env, opts.StateDir, opts.Log)
 	if err != nil {
 		return err
 	}

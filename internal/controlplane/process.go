@@ -29,10 +29,11 @@ type process struct {
 	err     error         // exit error, valid after done is closed
 }
 
-// startProcess runs path with args; its output goes to <logDir>/<name>.log
-// and, prefixed with the name, to log when it is not nil. The child gets
-// SIGKILL if this process dies without stopping it.
-func startProcess(name, path string, args []string, logDir string, log io.Writer) (*process, error) {
+// startProcess runs path with args and this process's environment plus
+// env; its output goes to <logDir>/<name>.log and, prefixed with the name,
+// to log when it is not nil. The child gets SIGKILL if this process dies
+// without stopping it.
+func startProcess(name, path string, args, env []string, logDir string, log io.Writer) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -43,6 +44,9 @@ func startProcess(name, path string, args []string, logDir string, log io.Writer
 		out = io.MultiWriter(logFile, &prefixWriter{prefix: name + " | ", w: log})
 	}
 	cmd := exec.Command(path, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {

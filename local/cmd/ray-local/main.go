@@ -49,6 +49,9 @@ type localFlags struct {
 	certManager bool
 	// kueue runs Kueue's controller manager on the local cluster.
 	kueue bool
+	// gateway runs Traefik, a Gateway API implementation, on the local
+	// cluster.
+	gateway bool
 	// rayVenv and redisServer are what Ray and Redis images run
 	// ($RAY_OPERATOR_RAY_VENV, $RAY_OPERATOR_REDIS_SERVER; `make run` sets
 	// both).
@@ -86,6 +89,7 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.BoolVar(&l.certManager, "cert-manager", false, "Local node: run cert-manager's certificate and issuer controllers (SelfSigned and CA issuers; no webhook) and install its CRDs, for RayClusters with tlsOptions (gate RayClusterMTLS). Needs $RAY_OPERATOR_CERT_MANAGER or `make tools`.")
 	fs.DurationVar(&l.syncFrequency, "sync-frequency", podworker.DefaultSyncFrequency, "Local node: how often pods' configMap, secret, downwardAPI and projected volumes are rewritten from the API (the kubelet's --sync-frequency). A shorter period shows changed Secrets, such as renewed mTLS certificates, sooner.")
 	fs.BoolVar(&l.kueue, "kueue", false, "Local node: run Kueue's controller manager (built from the sigs.k8s.io/kueue module the Makefile pins) with its CRDs and webhooks, managing RayJobs, RayClusters and RayServices labeled kueue.x-k8s.io/queue-name (docs/kueue.md). Needs $RAY_OPERATOR_KUEUE or `make tools`.")
+	fs.BoolVar(&l.gateway, "gateway", false, "Local node: run Traefik (built from the github.com/traefik/traefik/v3 module the Makefile pins) as a Gateway API implementation with the Gateway API CRDs and GatewayClass \"traefik\": Gateways of that class listen on port 80 of the node's address and split requests by HTTPRoute weights, as RayService incremental upgrades need (docs/local.md). Needs $RAY_OPERATOR_TRAEFIK or `make tools`.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	fs.BoolVar(&l.allowHostPrivileges, hostaccess.FlagAllowHostPrivileges, false, "Local node: admit pods that need root on the host (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers: true) and run them without a user namespace. Default: such pods fail with reason HostPrivilegesForbidden.")
@@ -159,7 +163,7 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 }
 
 // checkAddons refuses the addons of the local node (--cert-manager,
-// --kueue) when pods do not run on it.
+// --kueue, --gateway) when pods do not run on it.
 func (l *localFlags) checkAddons(tgt target) error {
 	onNode := tgt.local && !l.simulated
 	if l.certManager && !onNode {
@@ -167,6 +171,9 @@ func (l *localFlags) checkAddons(tgt target) error {
 	}
 	if l.kueue && !onNode {
 		return errors.New("--kueue needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install Kueue there)")
+	}
+	if l.gateway && !onNode {
+		return errors.New("--gateway needs the local node that runs real pods: not with --simulated, a remote cluster or a machine that cannot host pods (install a Gateway API implementation there)")
 	}
 	return nil
 }
@@ -301,6 +308,7 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		CertManager:         l.certManager,
 		SyncFrequency:       l.syncFrequency,
 		Kueue:               l.kueue,
+		Gateway:             l.gateway,
 	})
 	if err != nil {
 		return nil, nil, err

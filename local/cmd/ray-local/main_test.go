@@ -49,11 +49,14 @@ func TestCheckAddons(t *testing.T) {
 		tgt     target
 		wantErr string
 	}{
-		"kueue on the local node":   {flags: localFlags{kueue: true}, tgt: target{local: true}},
-		"kueue with --simulated":    {flags: localFlags{kueue: true, simulated: true}, tgt: target{local: true}, wantErr: "--kueue needs the local node"},
-		"kueue on a remote cluster": {flags: localFlags{kueue: true}, tgt: target{}, wantErr: "--kueue needs the local node"},
-		"cert-manager remote":       {flags: localFlags{certManager: true}, tgt: target{}, wantErr: "--cert-manager needs the local node"},
-		"neither, remote":           {tgt: target{}},
+		"kueue on the local node":     {flags: localFlags{kueue: true}, tgt: target{local: true}},
+		"kueue with --simulated":      {flags: localFlags{kueue: true, simulated: true}, tgt: target{local: true}, wantErr: "--kueue needs the local node"},
+		"kueue on a remote cluster":   {flags: localFlags{kueue: true}, tgt: target{}, wantErr: "--kueue needs the local node"},
+		"gateway on the local node":   {flags: localFlags{gateway: true}, tgt: target{local: true}},
+		"gateway with --simulated":    {flags: localFlags{gateway: true, simulated: true}, tgt: target{local: true}, wantErr: "--gateway needs the local node"},
+		"gateway on a remote cluster": {flags: localFlags{gateway: true}, tgt: target{}, wantErr: "--gateway needs the local node"},
+		"cert-manager remote":         {flags: localFlags{certManager: true}, tgt: target{}, wantErr: "--cert-manager needs the local node"},
+		"neither, remote":             {tgt: target{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := tc.flags.checkAddons(tc.tgt)

@@ -32,6 +32,7 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
+	"github.com/ray-operator/ray-operator/local/internal/traefik"
 )
 
 // DefaultNodeName is the name of the local node.
@@ -73,6 +74,10 @@ type Options struct {
 	// Kueue runs Kueue's controller manager (local/internal/kueue) and
 	// installs its CRDs and webhook configurations.
 	Kueue bool
+	// Gateway runs Traefik (local/internal/traefik), a Gateway API
+	// implementation listening on the node's address, and installs the
+	// Gateway API CRDs and its GatewayClass.
+	Gateway bool
 	// Log receives the control-plane components' output (nil: only their
 	// log files); Logger the node's.
 	Log    io.Writer
@@ -189,6 +194,13 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		if addons, crds, err = withCertManager(addons, crds); err != nil {
 			return err
 		}
+	}
+	if opts.Gateway {
+		t, err := traefik.New()
+		if err != nil {
+			return err
+		}
+		addons = append(addons, t)
 	}
 	if opts.Kueue {
 		if addons, err = withKueue(addons); err != nil {
