@@ -250,8 +250,14 @@ lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the three modules (op
 	cd $(MONITORING_MODULE) && go vet ./... && $(GOLANGCI_LINT) run ./...
 
 .PHONY: check-repository
-check-repository: check-large-files ## Fail when the operator module depends on the local stack, or a tracked file over 1 MiB is not allow-listed.
+check-repository: check-large-files check-tidy ## Fail when the operator module depends on the local stack, a module's go.mod is not tidy, or a tracked file over 1 MiB is not allow-listed.
 	hack/check-operator-deps.sh
+
+.PHONY: check-tidy
+check-tidy: ## Fail when `go mod tidy` would change the operator's, the local stack's or the monitoring test's go.mod or go.sum.
+	@for m in . $(LOCAL_MODULE) test/monitoring; do \
+		(cd $$m && go mod tidy -diff) || { echo "$$m: go.mod/go.sum are not tidy; run 'go mod tidy' there"; exit 1; }; \
+	done
 
 .PHONY: check-large-files
 check-large-files: ## Fail when a tracked file over 1 MiB is not in hack/large-files-allowlist.txt (a committed binary, say).
@@ -332,9 +338,16 @@ bench: ## Benchmarks of both modules (speed and memory targets are measured here
 	cd $(LOCAL_MODULE) && go test -run '^$$' -bench . -benchmem $(LOCAL_UNIT_PKGS)
 
 # bench-scale sizes, kinds and operator flags (see docs/dev/benchmarks.md).
+# The 10,000 comparison, one size at a time on a quiet machine, e.g.
+#   make bench-scale SCALE_SIZES=3000,10000 SCALE_KINDS=floor,raycluster
+#   make bench-scale SCALE_SIZES=3000,10000 SCALE_KINDS=raycluster \
+#     SCALE_ARGS="-operator-binary $$(hack/kuberay-reference.sh) -operator-user-agent kuberay-operator -label kuberay-feeaf72"
+# SCALE_ARGS passes any other flag of go run ./test/scale (-pprof-dir, -label, ...).
 SCALE_SIZES ?= 100,300,1000
 SCALE_KINDS ?= raycluster,rayjob
 SCALE_OPERATOR_FLAGS ?=
+SCALE_ARGS ?=
+SCALE_RESULTS ?= .cache/bench-scale/results.jsonl
 
 .PHONY: bench-local
 bench-local: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Footprint of config/samples/ray-cluster.minimal.yaml (1 head, 1 worker) on the local node with real Ray: seconds from apply to ready, each pod's memory, CPU while idle (the average of 2 clusters after a first one that go test runs to size the benchmark; one after another, about 5 minutes).
@@ -343,7 +356,15 @@ bench-local: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) ## Footpr
 		go test -count=1 -run '^$$' -bench BenchmarkMinimalClusterFootprint -benchtime 2x -timeout 30m ./test/e2e/cluster/
 
 .PHONY: bench-scale
-bench-scale: $(KWOK) k8s-binaries ## Scale benchmark on the local control plane with kwok nodes: N RayClusters (operator binary) and N RayJobs (simulated dashboards); prints a table and JSON lines (also appended to .cache/bench-scale/results.jsonl). About 25 minutes for the default sizes.
-	mkdir -p .cache/bench-scale
+bench-scale: $(KWOK) k8s-binaries ## Scale benchmark on the local control plane with kwok nodes: N RayClusters (operator binary) and N RayJobs (simulated dashboards), or the floor (SCALE_KINDS=floor: the same Pods and Services created directly); prints a table and JSON lines (also appended to .cache/bench-scale/results.jsonl). About 25 minutes for the default sizes.
+	mkdir -p .cache/bench-scale $(dir $(SCALE_RESULTS))
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" go run ./test/scale \
-		-sizes "$(SCALE_SIZES)" -kinds "$(SCALE_KINDS)" -operator-flags "$(SCALE_OPERATOR_FLAGS)" -json .cache/bench-scale/results.jsonl
+		-sizes "$(SCALE_SIZES)" -kinds "$(SCALE_KINDS)" -operator-flags "$(SCALE_OPERATOR_FLAGS)" -json $(SCALE_RESULTS) $(SCALE_ARGS)
+
+.PHONY: bench-scale-compare
+bench-scale-compare: ## Comparison tables (ours, the reference build, the floor) of the bench-scale runs in SCALE_RESULTS, and their ready-over-time plot (.cache/bench-scale/ready.png).
+	go run ./test/scale -compare $(SCALE_RESULTS) -plot .cache/bench-scale/ready.png
+
+.PHONY: kuberay-reference
+kuberay-reference: ## Build KubeRay's ray-operator at the reference commit feeaf72 from the mirror, outside the repository (~/.cache/ray-operator/kuberay-feeaf72/ray-operator; KUBERAY_MIRROR, KUBERAY_COMMIT, KUBERAY_OUT override).
+	hack/kuberay-reference.sh

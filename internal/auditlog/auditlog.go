@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -39,6 +40,11 @@ func APIServerArgs(logPath string) (map[string]string, error) {
 		"audit-log-path":    logPath,
 		"audit-log-format":  "json",
 		"audit-log-mode":    "blocking",
+		// The API server rotates its audit log at 100 MB by default (and
+		// at 0, which its log writer takes for that default): a run of
+		// 10,000 RayClusters writes about 300 MB. Rotating at 1 TB keeps
+		// one file; Read reads rotated ones too.
+		"audit-log-maxsize": "1000000",
 	}, nil
 }
 
@@ -63,8 +69,13 @@ type Event struct {
 }
 
 // IsWrite reports whether e is the completion of a write: create, update,
-// patch, delete or deletecollection.
+// patch, delete or deletecollection. A request through a proxy subresource
+// (services/proxy, pods/proxy: a POST to a Ray dashboard is a "create") is
+// traffic to the Pod, not a write of the API's objects, and does not count.
 func (e Event) IsWrite() bool {
+	if e.ObjectRef != nil && e.ObjectRef.Subresource == "proxy" {
+		return false
+	}
 	switch e.Verb {
 	case "create", "update", "patch", "delete", "deletecollection":
 		return e.Stage == "ResponseComplete"
@@ -106,14 +117,47 @@ func (e Event) Namespace() string {
 // IsEvent reports whether e is about a core/v1 or events.k8s.io Event.
 func (e Event) IsEvent() bool { return e.Resource() == "events" }
 
-// Read parses the complete lines of the audit log at path; a last line the
-// API server is still writing is left for the next read.
+// Read parses the complete lines of the audit log at path, after those of
+// the files the API server rotated it into (<name>-<time><ext> beside it,
+// oldest first); a last line the API server is still writing is left for
+// the next read.
 func Read(path string) ([]Event, error) {
-	data, err := os.ReadFile(path)
+	files, err := rotated(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data)
+	var out []Event
+	for _, f := range append(files, path) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		events, err := Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, events...)
+	}
+	return out, nil
+}
+
+// rotated lists the backups of the log at path, oldest first: the API
+// server's log writer names them <name>-<UTC time, sortable><ext> beside it.
+func rotated(path string) ([]string, error) {
+	dir, base := filepath.Split(path)
+	ext := filepath.Ext(base)
+	prefix := strings.TrimSuffix(base, ext) + "-"
+	entries, err := os.ReadDir(filepath.Clean(dir))
+	if err != nil {
+		return nil, err
+	}
+	var out []string // ReadDir sorts by name: oldest first
+	for _, e := range entries {
+		if name := e.Name(); strings.HasPrefix(name, prefix) && strings.HasSuffix(name, ext) {
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	return out, nil
 }
 
 // Parse parses audit log data; an unterminated last line is ignored.

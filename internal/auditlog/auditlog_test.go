@@ -17,10 +17,12 @@ const sample = `{"stage":"ResponseComplete","verb":"create","userAgent":"ray-ope
 {"stage":"ResponseComplete","verb":"create","userAgent":"kube-scheduler/v1.36","objectRef":{"resource":"pods","subresource":"binding"},"responseStatus":{"code":201}}
 {"stage":"Panic","verb":"update","userAgent":"ray-operator/v1","objectRef":{"resource":"pods"}}
 {"stage":"ResponseComplete","verb":"delete","userAgent":"ray-operator/v1","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"create","userAgent":"ray-operator/v1","objectRef":{"resource":"services","subresource":"proxy","namespace":"ns"},"responseStatus":{"code":200}}
 {"stage":"ResponseComp`
 
 // TestWriteCounts: only completed, successful writes of the selected
-// client count; a line still being written is left for the next read.
+// client count (a call through a proxy subresource is none); a line still
+// being written is left for the next read.
 func TestWriteCounts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(sample), 0o600); err != nil {
@@ -30,8 +32,8 @@ func TestWriteCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 8 {
-		t.Fatalf("%d events, want 8 (the unterminated line left out)", len(events))
+	if len(events) != 9 {
+		t.Fatalf("%d events, want 9 (the unterminated line left out)", len(events))
 	}
 	got := WriteCounts(events, ByUserAgent("ray-operator"))
 	want := Counts{"create pods": 1, "patch rayclusters/status": 1, "create events": 1, "delete pods": 1}
@@ -65,7 +67,39 @@ func TestAPIServerArgs(t *testing.T) {
 	if err != nil || string(policy) != Policy {
 		t.Errorf("policy file %q (%v)", policy, err)
 	}
-	if args["audit-log-path"] != path || args["audit-log-format"] != "json" {
+	if args["audit-log-path"] != path || args["audit-log-format"] != "json" || args["audit-log-maxsize"] != "1000000" {
 		t.Errorf("args %v", args)
+	}
+}
+
+// TestReadIncludesRotatedFiles: the lines of the files the API server
+// rotated the log into count, oldest first, before those of the log; other
+// files beside it do not.
+func TestReadIncludesRotatedFiles(t *testing.T) {
+	dir := t.TempDir()
+	line := func(name string) string {
+		return `{"stage":"ResponseComplete","verb":"create","userAgent":"a","objectRef":{"resource":"pods","name":"` + name + `"},"responseStatus":{"code":201}}` + "\n"
+	}
+	for name, content := range map[string]string{
+		"audit-2026-11-27T09-14-09.354.log": line("second"),
+		"audit-2026-11-27T08-17-15.868.log": line("first"),
+		"audit.log":                         line("third"),
+		"audit.log.policy.yaml":             Policy,
+		"other-2026-11-27T08-00-00.000.log": line("not ours"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, err := Read(filepath.Join(dir, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range events {
+		names = append(names, e.ObjectRef.Name)
+	}
+	if diff := cmp.Diff([]string{"first", "second", "third"}, names); diff != "" {
+		t.Errorf("events read (-want +got):\n%s", diff)
 	}
 }

@@ -53,6 +53,12 @@ type Options struct {
 	// Nodes is the number of simulated nodes. With none, kwok does not run
 	// and pods stay Pending.
 	Nodes int
+	// KwokPodCIDR, when set (e.g. "10.128.0.0/12"), gives simulated node i
+	// the i-th /KwokNodePodCIDRBits subnet of it as spec.podCIDR, from which
+	// kwok hands out its pods' IPs: every pod gets an address of its own.
+	// Without it kwok gives every pod one from a single /24, which more
+	// than 254 pods share.
+	KwokPodCIDR string
 	// CRDDirs are directories of CRD manifests to install; Start returns once
 	// they are established.
 	CRDDirs []string
@@ -155,6 +161,11 @@ func (o *Options) complete() error {
 			return err
 		}
 	}
+	if o.KwokPodCIDR != "" {
+		if _, err := NodePodCIDR(o.KwokPodCIDR, o.Nodes-1); err != nil {
+			return err
+		}
+	}
 	if o.KubeconfigPath == "" {
 		o.KubeconfigPath = filepath.Join(o.StateDir, "kubeconfig")
 	}
@@ -225,6 +236,21 @@ func (cp *ControlPlane) runEnv(opts *Options, name, binary string, args, env []s
 	defer cp.mu.Unlock()
 	cp.processes = append(cp.processes, p)
 	return nil
+}
+
+// PIDs returns the process id of each component still running, by name:
+// etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok and
+// any addon. Benchmarks read their CPU time and memory from /proc.
+func (cp *ControlPlane) PIDs() map[string]int {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	pids := make(map[string]int, len(cp.processes))
+	for _, p := range cp.processes {
+		if !p.exited() {
+			pids[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return pids
 }
 
 // atStop has Stop call f once every process has ended.

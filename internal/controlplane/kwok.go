@@ -2,8 +2,10 @@ package controlplane
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +59,13 @@ func (cp *ControlPlane) startKwok(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("creating client for nodes: %w", err)
 	}
 	for i := range opts.Nodes {
-		if err := createNode(ctx, clientset, NodeNamePrefix+fmt.Sprint(i)); err != nil {
+		podCIDR := ""
+		if opts.KwokPodCIDR != "" {
+			if podCIDR, err = NodePodCIDR(opts.KwokPodCIDR, i); err != nil {
+				return err
+			}
+		}
+		if err := createNode(ctx, clientset, NodeNamePrefix+fmt.Sprint(i), podCIDR); err != nil {
 			return err
 		}
 	}
@@ -66,8 +74,30 @@ func (cp *ControlPlane) startKwok(ctx context.Context, opts *Options) error {
 	})
 }
 
-// createNode registers a simulated node with ample capacity, including GPUs.
-func createNode(ctx context.Context, clientset kubernetes.Interface, name string) error {
+// KwokNodePodCIDRBits is the prefix length of each simulated node's pod
+// subnet with Options.KwokPodCIDR: 4,094 addresses, for at most
+// KwokNodePods pods.
+const KwokNodePodCIDRBits = 20
+
+// NodePodCIDR is the i-th /KwokNodePodCIDRBits subnet of cidr, or an error
+// if cidr is not an IPv4 prefix holding that many.
+func NodePodCIDR(cidr string, i int) (string, error) {
+	prefix, err := netip.ParsePrefix(cidr)
+	if err != nil || !prefix.Addr().Is4() || prefix.Bits() > KwokNodePodCIDRBits || prefix.Masked() != prefix {
+		return "", fmt.Errorf("kwok pod CIDR %q: want an IPv4 network of /%d or wider", cidr, KwokNodePodCIDRBits)
+	}
+	if i < 0 || i >= 1<<(KwokNodePodCIDRBits-prefix.Bits()) {
+		return "", fmt.Errorf("kwok pod CIDR %s has no /%d subnet for node %d", cidr, KwokNodePodCIDRBits, i)
+	}
+	base := binary.BigEndian.Uint32(prefix.Addr().AsSlice())
+	var addr [4]byte
+	binary.BigEndian.PutUint32(addr[:], base+uint32(i)<<(32-KwokNodePodCIDRBits)) //nolint:gosec // i is bounded above
+	return netip.PrefixFrom(netip.AddrFrom4(addr), KwokNodePodCIDRBits).String(), nil
+}
+
+// createNode registers a simulated node with ample capacity, including
+// GPUs, and podCIDR (if not empty) as its pod subnet.
+func createNode(ctx context.Context, clientset kubernetes.Interface, name, podCIDR string) error {
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
@@ -83,6 +113,7 @@ func createNode(ctx context.Context, clientset kubernetes.Interface, name string
 				"type":                   "kwok",
 			},
 		},
+		Spec: nodeSpec(podCIDR),
 		Status: corev1.NodeStatus{
 			Capacity:    nodeResources(),
 			Allocatable: nodeResources(),
@@ -97,6 +128,14 @@ func createNode(ctx context.Context, clientset kubernetes.Interface, name string
 		return fmt.Errorf("setting capacity of node %s: %w", name, err)
 	}
 	return nil
+}
+
+// nodeSpec sets a simulated node's pod subnet, if any.
+func nodeSpec(podCIDR string) corev1.NodeSpec {
+	if podCIDR == "" {
+		return corev1.NodeSpec{}
+	}
+	return corev1.NodeSpec{PodCIDR: podCIDR, PodCIDRs: []string{podCIDR}}
 }
 
 // setNodeCapacity writes the capacity, allocatable and node info of want
@@ -122,12 +161,15 @@ func setNodeCapacity(ctx context.Context, clientset kubernetes.Interface, create
 	})
 }
 
+// KwokNodePods is how many Pods one simulated node holds.
+const KwokNodePods = 1000
+
 // nodeResources is the capacity of one simulated node.
 func nodeResources() corev1.ResourceList {
 	return corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("256"),
 		corev1.ResourceMemory:           resource.MustParse("1Ti"),
-		corev1.ResourcePods:             resource.MustParse("1000"),
+		corev1.ResourcePods:             *resource.NewQuantity(KwokNodePods, resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: resource.MustParse("10Ti"),
 		GPUResource:                     resource.MustParse("8"),
 	}
@@ -253,7 +295,7 @@ func (cp *ControlPlane) AddNode(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("creating client for nodes: %w", err)
 	}
-	if err := createNode(ctx, clientset, name); err != nil {
+	if err := createNode(ctx, clientset, name, ""); err != nil {
 		return err
 	}
 	return cp.waitFor(ctx, "node "+name+" to be Ready", func(ctx context.Context) error {

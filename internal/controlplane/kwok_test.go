@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -38,7 +39,7 @@ func TestCreateNodeRetriesCapacityOnConflict(t *testing.T) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "nodes"}, "kwok-node-0", nil)
 	})
 
-	if err := createNode(t.Context(), clientset, "kwok-node-0"); err != nil {
+	if err := createNode(t.Context(), clientset, "kwok-node-0", "10.128.16.0/20"); err != nil {
 		t.Fatalf("createNode: %v", err)
 	}
 	if conflicts != 1 {
@@ -48,6 +49,9 @@ func TestCreateNodeRetriesCapacityOnConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if node.Spec.PodCIDR != "10.128.16.0/20" || !slices.Equal(node.Spec.PodCIDRs, []string{"10.128.16.0/20"}) {
+		t.Errorf("pod CIDR %q %v, want 10.128.16.0/20", node.Spec.PodCIDR, node.Spec.PodCIDRs)
+	}
 	if diff := cmp.Diff(nodeResources(), node.Status.Capacity); diff != "" {
 		t.Errorf("capacity (-want +got):\n%s", diff)
 	}
@@ -56,5 +60,37 @@ func TestCreateNodeRetriesCapacityOnConflict(t *testing.T) {
 	}
 	if diff := cmp.Diff([]corev1.NodeCondition{kwokReady}, node.Status.Conditions); diff != "" {
 		t.Errorf("kwok's conditions (-want +got):\n%s", diff)
+	}
+}
+
+func TestNodePodCIDR(t *testing.T) {
+	for _, tc := range []struct {
+		cidr string
+		i    int
+		want string // empty: an error
+	}{
+		{"10.128.0.0/12", 0, "10.128.0.0/20"},
+		{"10.128.0.0/12", 1, "10.128.16.0/20"},
+		{"10.128.0.0/12", 44, "10.130.192.0/20"},
+		{"10.128.0.0/12", 255, "10.143.240.0/20"},
+		{"10.128.0.0/12", 256, ""},
+		{"10.128.0.0/20", 0, "10.128.0.0/20"},
+		{"10.128.0.0/20", 1, ""},
+		{"10.128.0.0/21", 0, ""},
+		{"10.128.0.1/12", 0, ""},
+		{"fd00::/64", 0, ""},
+		{"nonsense", 0, ""},
+		{"10.128.0.0/12", -1, ""},
+	} {
+		got, err := NodePodCIDR(tc.cidr, tc.i)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("NodePodCIDR(%q, %d) = %q, want an error", tc.cidr, tc.i, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("NodePodCIDR(%q, %d) = %q, %v; want %q", tc.cidr, tc.i, got, err, tc.want)
+		}
 	}
 }

@@ -32,6 +32,7 @@ type Flags struct {
 	version              bool
 	webhook              webhooks.Options
 	webhookDNSNames      string
+	pprofAddr            string
 
 	// Zap holds the controller-runtime --zap-* logging flags.
 	Zap zap.Options
@@ -67,6 +68,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&f.mtlsDuration, "mtls-certificate-duration", configv1alpha1.DefaultMTLSCertificateDuration,
 		"Lifetime of the head and worker certificates the operator issues (--mtls-certificates=operator); renewed when a third of it, or 15 days, is left.")
 	fs.BoolVar(&f.version, "version", false, "Print the operator's version and exit.")
+	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "", `The address Go's pprof endpoints (/debug/pprof/) bind to; empty or "0" serves none. Also applies with --config.`)
 	bindWebhookFlags(fs, f)
 	f.Zap.BindFlags(fs)
 	return f
@@ -138,7 +140,7 @@ func (f *Flags) Resolve(lookup configv1alpha1.LookupFunc) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	return Settings{Config: cfg, Knobs: knobs, Features: gate, Webhooks: hooks, Warnings: warnings, GCPercent: gcPercent(lookup)}, nil
+	return Settings{Config: cfg, Knobs: knobs, Features: gate, Webhooks: hooks, Warnings: warnings, GCPercent: gcPercent(lookup), PprofAddr: f.pprofAddr}, nil
 }
 
 // configuration returns the configuration from the file when one is named,

@@ -218,3 +218,27 @@ func TestResolveWebhooks(t *testing.T) {
 		})
 	}
 }
+
+// TestResolvePprof: --pprof-bind-address is off by default and applies with
+// or without a --config file.
+func TestResolvePprof(t *testing.T) {
+	file := writeConfig(t, "reconcileConcurrency: 2\n")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"default off":   {nil, ""},
+		"flag":          {[]string{"--pprof-bind-address=127.0.0.1:6060"}, "127.0.0.1:6060"},
+		"with --config": {[]string{"--config=" + file, "--pprof-bind-address=:6060"}, ":6060"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := resolve(t, tc.args, nil)
+			if err != nil {
+				t.Fatalf("Resolve() error = %v", err)
+			}
+			if got.PprofAddr != tc.want {
+				t.Errorf("PprofAddr = %q, want %q", got.PprofAddr, tc.want)
+			}
+		})
+	}
+}

@@ -73,6 +73,7 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 		return nil, err
 	}
 	opts := managerOptions(s.Config, s.Webhooks, scheme)
+	opts.PprofBindAddress = s.PprofAddr
 	if s.SkipControllerNameValidation {
 		opts.Controller.SkipNameValidation = &s.SkipControllerNameValidation
 	}

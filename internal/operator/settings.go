@@ -40,4 +40,7 @@ type Settings struct {
 	// controller-runtime otherwise refuses a second controller named
 	// "raycluster" in the same process.
 	SkipControllerNameValidation bool
+	// PprofAddr is where the manager serves Go's pprof endpoints
+	// (--pprof-bind-address); empty or "0" serves none.
+	PprofAddr string
 }

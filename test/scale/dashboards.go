@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,14 +39,18 @@ const (
 )
 
 // simDashboards are the dashboards of every cluster of a run, served by one
-// HTTP server over one shared fake (submission ids are unique per RayJob):
-// a client for a cluster's dashboard goes to /<cluster name>/ on it.
+// HTTP server over one shared fake (submission ids are unique per RayJob).
+// In process, a client for a cluster's dashboard goes to /<cluster name>/
+// on it (serveInProcess); over the network, the address a connection was
+// made to names the head Pod, hence the cluster (serveNetwork).
 type simDashboards struct {
-	fake    *dashboardtest.Fake
-	srv     *httptest.Server
-	latency time.Duration
-	slow    float64
-	timeout float64
+	fake      *dashboardtest.Fake
+	srv       *httptest.Server // serveInProcess
+	netSrv    *http.Server     // serveNetwork
+	clusterOf func(*http.Request) (string, bool)
+	latency   time.Duration
+	slow      float64
+	timeout   float64
 
 	mu         sync.Mutex
 	calls      map[string]int       // requests by cluster
@@ -53,6 +58,7 @@ type simDashboards struct {
 	runningAt  map[string]time.Time
 	totalCalls int
 	timeouts   int
+	unknown    int // requests to an address that is no head Pod's
 }
 
 func newSimDashboards(o *options) *simDashboards {
@@ -63,8 +69,42 @@ func newSimDashboards(o *options) *simDashboards {
 	if o.instant {
 		d.latency, d.slow, d.timeout = 0, 0, 0
 	}
-	d.srv = httptest.NewServer(d.delay(d.fake.Handler()))
 	return d
+}
+
+// serveInProcess serves the dashboards on a loopback port, each cluster's
+// under /<cluster name>/ (see provider).
+func (d *simDashboards) serveInProcess() {
+	d.clusterOf = func(r *http.Request) (string, bool) {
+		cluster, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		return cluster, true
+	}
+	d.srv = httptest.NewServer(d.delay(d.fake.Handler()))
+}
+
+// serveNetwork serves the dashboards on addr (0.0.0.0:8265 in the
+// benchmark's network namespace, where every Pod address is local): the
+// address a connection was made to is a head Pod's, and headOf names its
+// cluster. It returns the address it listens on.
+func (d *simDashboards) serveNetwork(addr string, headOf func(ip string) (string, bool)) (string, error) {
+	d.clusterOf = func(r *http.Request) (string, bool) {
+		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if !ok {
+			return "", false
+		}
+		host, _, err := net.SplitHostPort(local.String())
+		if err != nil {
+			return "", false
+		}
+		return headOf(host)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("the simulated dashboards' listener: %w", err)
+	}
+	d.netSrv = &http.Server{Handler: d.delay(d.fake.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = d.netSrv.Serve(ln) }()
+	return ln.Addr().String(), nil
 }
 
 // classOf assigns a cluster its behaviour from a hash of its name, so that
@@ -92,7 +132,14 @@ func unit(s string) float64 {
 // delay holds each request for its cluster's latency and counts it.
 func (d *simDashboards) delay(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cluster, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		cluster, ok := d.clusterOf(r)
+		if !ok {
+			d.mu.Lock()
+			d.unknown++
+			d.mu.Unlock()
+			http.Error(w, "no head Pod has this address", http.StatusBadGateway)
+			return
+		}
 		wait := d.latencyOf(cluster)
 		select {
 		case <-time.After(wait):
@@ -168,12 +215,23 @@ func (d *simDashboards) advance(id string, status rayv1.JobStatus, now time.Time
 	}
 }
 
-// callCounts are the numbers of dashboard requests and of those that timed
-// out, so far.
-func (d *simDashboards) callCounts() (calls, timeouts int) {
+// extra are the dashboard figures of a run: calls per job, timeouts, and
+// requests to no head Pod's address.
+func (d *simDashboards) extra(jobs int) map[string]float64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.totalCalls, d.timeouts
+	return map[string]float64{
+		"dashboardCallsPerJob":    float64(d.totalCalls) / float64(jobs),
+		"dashboardTimeouts":       float64(d.timeouts),
+		"dashboardUnknownAddress": float64(d.unknown),
+	}
 }
 
-func (d *simDashboards) close() { d.srv.Close() }
+func (d *simDashboards) close() {
+	if d.srv != nil {
+		d.srv.Close()
+	}
+	if d.netSrv != nil {
+		_ = d.netSrv.Close()
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -19,8 +20,13 @@ import (
 const (
 	kindRayCluster = "raycluster"
 	kindRayJob     = "rayjob"
+	// kindRayJobBinary is RayJobs with the operator binary, which reaches
+	// simulated dashboards over the network (rayjobsbinary.go).
+	kindRayJobBinary = "rayjob-binary"
+	kindFloor        = "floor"
 
-	// namespace holds every object a run creates.
+	// namespace holds every object a run creates, unless -namespaces
+	// spreads them over namespace-000, namespace-001, ...
 	namespace = "bench"
 	// componentQPS unthrottles kube-scheduler and kube-controller-manager.
 	componentQPS = 1000
@@ -35,6 +41,9 @@ type Result struct {
 	Kind  string `json:"kind"`
 	N     int    `json:"n"`
 	Label string `json:"label"`
+	// UserAgent is whose writes were counted: the operator's (this one's
+	// or the reference build's), or the benchmark's own for the floor.
+	UserAgent string `json:"userAgent"`
 	// Seconds from the first create until the last object was seen ready
 	// (RayClusters: state ready; RayJobs: Complete).
 	TimeToReadySeconds float64 `json:"timeToReadySeconds"`
@@ -47,12 +56,39 @@ type Result struct {
 	// ready; PeakRSSMiB its peak resident memory over the run.
 	CPUSeconds float64 `json:"cpuSeconds"`
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// Reconcile is the operator's reconcile time by controller, from
+	// controller-runtime's histogram (raycluster runs of the binary).
+	Reconcile map[string]ReconcileTime `json:"reconcile,omitempty"`
+	// LoadAvg is the machine's 1, 5 and 15 minute load average read just
+	// before the run's control plane started.
+	LoadAvg []float64 `json:"loadAvg"`
+	// ControlPlane is each control plane component's CPU time from the
+	// first create until all were ready, and its peak RSS until then.
+	ControlPlane map[string]Usage `json:"controlPlane"`
+	// ReadySeries is the file of the ready-over-time series (seconds since
+	// the first create, objects done), for plots.
+	ReadySeries string `json:"readySeries"`
+	// Profiles are the pprof files fetched from the operator (-pprof-dir).
+	Profiles []string `json:"profiles,omitempty"`
 	// Extra holds kind-specific figures (RayJobs: dashboard calls per job,
 	// reconcile latency percentiles).
 	Extra map[string]float64 `json:"extra,omitempty"`
+	// Nodes is the number of kwok nodes the run had.
+	Nodes int `json:"nodes"`
+	// Namespaces is how many namespaces the objects were spread over.
+	Namespaces int `json:"namespaces"`
 	// Machine says where it ran.
 	CPUs int    `json:"cpus"`
 	Date string `json:"date"`
+}
+
+// nodesFor is the number of kwok nodes for pods Pods: at least least, and
+// enough that the Pods fill at most 90 % of their room
+// (controlplane.KwokNodePods each), so that the scheduler never runs out
+// of it (3,000 clusters of 4 Pods need 14 nodes).
+func nodesFor(pods, least int) int {
+	room := controlplane.KwokNodePods * 9 / 10
+	return max(least, (pods+room-1)/room)
 }
 
 // measure runs one kind at one size on a fresh control plane.
@@ -62,15 +98,24 @@ func measure(ctx context.Context, o *options, kind string, n int) (*Result, erro
 		return nil, err
 	}
 	auditPath := filepath.Join(dir, "audit.log")
-	fmt.Fprintf(os.Stderr, "bench-scale: %s N=%d: starting the control plane in %s\n", kind, n, dir)
-	cp, err := controlplane.Start(ctx, controlplane.Options{
+	load, err := waitQuiet(ctx, clock.RealClock{}, loadAvg, o.quietLoad, o.quietWait)
+	if err != nil {
+		return nil, err
+	}
+	nodes := nodesFor(n*(1+o.workers), o.nodes)
+	fmt.Fprintf(os.Stderr, "bench-scale: %s N=%d: load average %v; starting the control plane (%d kwok nodes) in %s\n", kind, n, load, nodes, dir)
+	cpOpts := controlplane.Options{
 		StateDir:     dir,
-		Nodes:        o.nodes,
+		Nodes:        nodes,
 		CRDDirs:      []string{filepath.Join(o.root, "config", "crd", "bases")},
 		AuditLogPath: auditPath,
 		ComponentQPS: componentQPS,
 		StartTimeout: 5 * time.Minute,
-	})
+	}
+	if kind == kindRayJobBinary {
+		cpOpts.KwokPodCIDR = benchPodCIDR // a dashboard address per head Pod
+	}
+	cp, err := controlplane.Start(ctx, cpOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -79,16 +124,24 @@ func measure(ctx context.Context, o *options, kind string, n int) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	env := &world{o: o, cp: cp, client: c, dir: dir, auditPath: auditPath, n: n}
-	if err := env.createNamespace(ctx); err != nil {
+	env := &world{o: o, cp: cp, client: c, dir: dir, auditPath: auditPath, kind: kind, n: n}
+	if err := env.createNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	res := &Result{Kind: kind, N: n, Label: o.label, CPUs: runtimeCPUs(), Date: time.Now().UTC().Format(time.DateOnly)}
+	agent := o.userAgent
+	if kind == kindFloor {
+		agent = floorUserAgent
+	}
+	res := &Result{Kind: kind, N: n, Label: o.label, UserAgent: agent, LoadAvg: load, Nodes: nodes, Namespaces: o.namespaces, CPUs: runtimeCPUs(), Date: time.Now().UTC().Format(time.DateOnly)}
 	switch kind {
 	case kindRayCluster:
 		err = env.rayClusters(ctx, res)
 	case kindRayJob:
 		err = env.rayJobs(ctx, res)
+	case kindRayJobBinary:
+		err = env.rayJobsBinary(ctx, res)
+	case kindFloor:
+		err = env.floor(ctx, res)
 	}
 	if err != nil {
 		return nil, err
@@ -103,7 +156,50 @@ type world struct {
 	client    client.WithWatch
 	dir       string // the run's directory: control plane state, audit log, operator log
 	auditPath string
+	kind      string
 	n         int
+
+	// Set by startClock: the control plane's CPU time then, by component,
+	// and the ready series.
+	cpu0   map[string]float64
+	series *readySeries
+}
+
+// startClock starts the run's clock before the first create: it notes the
+// control plane's CPU time and starts the ready series.
+func (w *world) startClock() time.Time {
+	began := time.Now()
+	w.cpu0 = map[string]float64{}
+	for name, pid := range w.cp.PIDs() {
+		w.cpu0[name] = procCPUSeconds(pid)
+	}
+	w.series = newReadySeries(began)
+	w.series.add(seriesPoint{})
+	return began
+}
+
+// stopClock records, once all are done, the control plane's CPU time since
+// startClock and peak memory by component, and writes the ready series
+// next to the -json file (or into the run's directory).
+func (w *world) stopClock(res *Result) error {
+	res.ControlPlane = map[string]Usage{}
+	for name, pid := range w.cp.PIDs() {
+		rss, err := procPeakRSSMiB(pid)
+		if err != nil {
+			return err
+		}
+		res.ControlPlane[name] = Usage{CPUSeconds: procCPUSeconds(pid) - w.cpu0[name], PeakRSSMiB: rss}
+	}
+	dir := w.dir
+	if w.o.jsonOut != "" {
+		dir = filepath.Dir(w.o.jsonOut)
+	}
+	path, err := filepath.Abs(filepath.Join(dir, fmt.Sprintf("ready-%s-%d-%s-%s.tsv", w.kind, w.n, slug(res.Label), time.Now().UTC().Format("20060102T150405"))))
+	if err != nil {
+		return err
+	}
+	res.ReadySeries = path
+	return w.series.write(path)
 }
 
 func newClient(cp *controlplane.ControlPlane) (client.WithWatch, error) {
@@ -124,13 +220,19 @@ func newClient(cp *controlplane.ControlPlane) (client.WithWatch, error) {
 // reading until two reads a second apart agree: the API server writes a
 // request's line after answering it.
 func (w *world) operatorWrites(ctx context.Context) (auditlog.Counts, error) {
+	return w.writesBy(ctx, w.o.userAgent)
+}
+
+// writesBy counts the successful writes of clients whose user agent starts
+// with userAgent, as operatorWrites does.
+func (w *world) writesBy(ctx context.Context, userAgent string) (auditlog.Counts, error) {
 	var last auditlog.Counts
 	for {
 		events, err := auditlog.Read(w.auditPath)
 		if err != nil {
 			return nil, err
 		}
-		counts := auditlog.WriteCounts(events, auditlog.ByUserAgent(w.o.userAgent))
+		counts := auditlog.WriteCounts(events, auditlog.ByUserAgent(userAgent))
 		if last != nil && counts.Total() == last.Total() {
 			return counts, nil
 		}

@@ -22,11 +22,13 @@ const clockTicks = 100
 
 // operatorProcess is the operator binary running against the control plane.
 type operatorProcess struct {
-	cmd       *exec.Cmd
-	probeAddr string
-	log       *os.File
-	done      chan struct{}
-	waitErr   error
+	cmd         *exec.Cmd
+	probeAddr   string
+	metricsAddr string
+	pprofAddr   string // empty without -pprof-dir
+	log         *os.File
+	done        chan struct{}
+	waitErr     error
 }
 
 // buildOperator builds the operator binary into dir.
@@ -40,9 +42,9 @@ func buildOperator(ctx context.Context, root, dir string) (string, error) {
 	return binary, nil
 }
 
-// startOperator builds and starts the operator binary with kubeconfig and
-// the benchmark's operator flags; its log goes to dir/operator.log.
-func startOperator(ctx context.Context, o *options, kubeconfig, dir string) (*operatorProcess, error) {
+// startOperator builds and starts the operator binary with kubeconfig, the
+// benchmark's operator flags and extra; its log goes to dir/operator.log.
+func startOperator(ctx context.Context, o *options, kubeconfig, dir string, extra ...string) (*operatorProcess, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -53,11 +55,11 @@ func startOperator(ctx context.Context, o *options, kubeconfig, dir string) (*op
 			return nil, err
 		}
 	}
-	ports, err := controlplane.FreePorts(2)
+	ports, err := controlplane.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
-	probe, metrics := loopback(ports[0]), loopback(ports[1])
+	probe, metrics, pprofAddr := loopback(ports[0]), loopback(ports[1]), ""
 	log, err := os.Create(filepath.Join(dir, "operator.log"))
 	if err != nil {
 		return nil, err
@@ -68,7 +70,12 @@ func startOperator(ctx context.Context, o *options, kubeconfig, dir string) (*op
 		"--metrics-addr=" + metrics,
 		"--health-probe-bind-address=" + probe,
 	}, o.opArgs...)
-	p := &operatorProcess{cmd: exec.Command(binary, args...), probeAddr: probe, log: log, done: make(chan struct{})}
+	args = append(args, extra...)
+	if o.pprofDir != "" {
+		pprofAddr = loopback(ports[2])
+		args = append(args, "--pprof-bind-address="+pprofAddr)
+	}
+	p := &operatorProcess{cmd: exec.Command(binary, args...), probeAddr: probe, metricsAddr: metrics, pprofAddr: pprofAddr, log: log, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG=")
 	if err := p.cmd.Start(); err != nil {
@@ -104,13 +111,7 @@ func (p *operatorProcess) waitReady(ctx context.Context) error {
 
 // cpuSeconds is the operator's user+system CPU time so far, from
 // /proc/<pid>/stat (0 once it has exited).
-func (p *operatorProcess) cpuSeconds() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	return statCPUSeconds(data)
-}
+func (p *operatorProcess) cpuSeconds() float64 { return procCPUSeconds(p.cmd.Process.Pid) }
 
 // statCPUSeconds reads utime and stime (fields 14 and 15) of a
 // /proc/<pid>/stat line; the command name in parentheses may hold spaces.

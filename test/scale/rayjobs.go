@@ -12,9 +12,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -27,6 +25,7 @@ import (
 // waits until every one is Complete.
 func (w *world) rayJobs(ctx context.Context, res *Result) error {
 	dash := newSimDashboards(w.o)
+	dash.serveInProcess()
 	defer dash.close()
 	stop, err := w.startInProcess(ctx, dash)
 	if err != nil {
@@ -38,22 +37,24 @@ func (w *world) rayJobs(ctx context.Context, res *Result) error {
 	go dash.runJobs(dashCtx)
 
 	cpu0 := selfCPUSeconds()
-	began := time.Now()
+	began := w.startClock()
 	if err := createAll(ctx, w.n, func(ctx context.Context, i int) error {
-		return w.client.Create(ctx, benchJob(fmt.Sprintf("j%04d", i), w.o.workers))
+		return w.client.Create(ctx, benchJob(fmt.Sprintf("j%04d", i), w.o.namespaceOf(i), w.o.workers))
 	}); err != nil {
 		return err
 	}
 	done := &completions{began: began, at: map[string]time.Duration{}, cluster: map[string]string{}}
-	if err := waitAll(ctx, w.client, &rayv1.RayJobList{}, w.n, done.record); err != nil {
+	if err := waitAll(ctx, w.client, w.o.listNamespace(), &rayv1.RayJobList{}, w.n, &doneObjects{done: done.record}, w.series); err != nil {
 		return err
 	}
 	res.TimeToReadySeconds = time.Since(began).Seconds()
 	res.CPUSeconds = selfCPUSeconds() - cpu0
-	calls, timeouts := dash.callCounts()
-	res.Extra = map[string]float64{"dashboardCallsPerJob": float64(calls) / float64(w.n), "dashboardTimeouts": float64(timeouts)}
+	if err := w.stopClock(res); err != nil {
+		return err
+	}
+	res.Extra = dash.extra(w.n)
 	done.byClass(dash, res.Extra)
-	reconcileQuantiles(res.Extra)
+	reconcileQuantiles(res)
 	writes, err := w.operatorWrites(ctx)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func (w *world) startInProcess(ctx context.Context, dash *simDashboards) (func()
 	if err != nil {
 		return nil, err
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+	operatorLog.set(logFile)
 	mgr, err := operator.New(settings, w.cp.RESTConfig)
 	if err != nil {
 		return nil, err
@@ -97,16 +98,17 @@ func (w *world) startInProcess(ctx context.Context, dash *simDashboards) (func()
 	return func() {
 		cancel()
 		wg.Wait()
+		operatorLog.set(nil)
 		_ = logFile.Close()
 	}, nil
 }
 
 // benchJob is an HTTPMode RayJob on a cluster like benchCluster's.
-func benchJob(name string, workers int) *rayv1.RayJob {
+func benchJob(name, ns string, workers int) *rayv1.RayJob {
 	spec := wrappers.MakeRayJobSpec()
 	spec.SubmissionMode = rayv1.HTTPMode
-	spec.RayClusterSpec = &benchCluster(name, workers).Spec
-	job := wrappers.MakeRayJob(name, namespace).Spec(spec).Obj()
+	spec.RayClusterSpec = &benchCluster(name, ns, workers).Spec
+	job := wrappers.MakeRayJob(name, ns).Spec(spec).Obj()
 	job.UID = ""
 	return job
 }
@@ -162,37 +164,30 @@ func selfPeakRSSMiB() float64 {
 	return float64(u.Maxrss) / 1024
 }
 
-// reconcileQuantiles adds the RayJob controller's reconcile time quantiles
-// from controller-runtime's histogram.
-func reconcileQuantiles(extra map[string]float64) {
+// reconcileQuantiles sets the reconcile times of the in-process manager's
+// controllers from controller-runtime's histogram, and adds the RayJob
+// controller's to extra as before.
+func reconcileQuantiles(res *Result) {
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		return
 	}
 	for _, mf := range families {
-		if mf.GetName() != "controller_runtime_reconcile_time_seconds" {
+		if mf.GetName() != reconcileHistogram {
 			continue
 		}
+		res.Reconcile = reconcileTimes(mf)
 		for _, m := range mf.GetMetric() {
-			if !hasLabel(m.GetLabel(), "controller", "rayjob") {
+			if labelValue(m.GetLabel(), "controller") != "rayjob" {
 				continue
 			}
 			h := m.GetHistogram()
 			for _, q := range []float64{0.5, 0.95, 0.99} {
-				extra[fmt.Sprintf("reconcileP%.0fs", q*100)] = histogramQuantile(q, h)
+				res.Extra[fmt.Sprintf("reconcileP%.0fs", q*100)] = histogramQuantile(q, h)
 			}
-			extra["reconciles"] = float64(h.GetSampleCount())
+			res.Extra["reconciles"] = float64(h.GetSampleCount())
 		}
 	}
-}
-
-func hasLabel(labels []*dto.LabelPair, name, value string) bool {
-	for _, l := range labels {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
 }
 
 // histogramQuantile estimates quantile q of h by linear interpolation

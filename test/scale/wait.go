@@ -15,13 +15,19 @@ import (
 // progressEvery is how often waitAll reports progress.
 const progressEvery = 10 * time.Second
 
-// waitAll watches the objects of list's kind in the bench namespace until n
-// of them satisfy done. A watch that ends is started again from a new List.
-func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n int, done func(client.Object) bool) error {
-	state := doneSet{}
+// tracker counts the objects that are done from what a watch shows.
+type tracker interface {
+	observe(obj client.Object, deleted bool)
+	count() int
+}
+
+// waitAll watches the objects of list's kind in namespace ns (all of them
+// for "") until t counts n done, telling series each count. A watch that
+// ends is started again from a new List.
+func waitAll(ctx context.Context, c client.WithWatch, ns string, list client.ObjectList, n int, t tracker, series *readySeries) error {
 	lastReport := time.Now()
 	for {
-		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
 		}
 		items, err := meta.ExtractList(list)
@@ -29,17 +35,17 @@ func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n 
 			return err
 		}
 		for _, item := range items {
-			obj := item.(client.Object)
-			state.set(obj.GetName(), done(obj))
+			t.observe(item.(client.Object), false)
 		}
-		if state.count >= n {
+		series.record(t.count())
+		if t.count() >= n {
 			return nil
 		}
 		listMeta, err := meta.ListAccessor(list)
 		if err != nil {
 			return err
 		}
-		from := &client.ListOptions{Namespace: namespace, Raw: &metav1.ListOptions{ResourceVersion: listMeta.GetResourceVersion()}}
+		from := &client.ListOptions{Namespace: ns, Raw: &metav1.ListOptions{ResourceVersion: listMeta.GetResourceVersion()}}
 		w, err := c.Watch(ctx, list, from)
 		if err != nil {
 			return err
@@ -52,12 +58,13 @@ func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n 
 			if !ok {
 				continue
 			}
-			state.set(obj.GetName(), ev.Type != watch.Deleted && done(obj))
+			t.observe(obj, ev.Type == watch.Deleted)
+			series.record(t.count())
 			if time.Since(lastReport) > progressEvery {
-				fmt.Fprintf(os.Stderr, "bench-scale: %d of %d done\n", state.count, n)
+				fmt.Fprintf(os.Stderr, "bench-scale: %d of %d done\n", t.count(), n)
 				lastReport = time.Now()
 			}
-			if state.count >= n {
+			if t.count() >= n {
 				w.Stop()
 				return nil
 			}
@@ -68,6 +75,18 @@ func waitAll(ctx context.Context, c client.WithWatch, list client.ObjectList, n 
 		}
 	}
 }
+
+// doneObjects counts the objects for which done holds.
+type doneObjects struct {
+	done func(client.Object) bool
+	set  doneSet
+}
+
+func (d *doneObjects) observe(obj client.Object, deleted bool) {
+	d.set.set(obj.GetNamespace()+"/"+obj.GetName(), !deleted && d.done(obj))
+}
+
+func (d *doneObjects) count() int { return d.set.count }
 
 // doneSet tracks which objects are done, and how many.
 type doneSet struct {

@@ -69,10 +69,11 @@ func newEnv(t *testing.T, objs []client.Object, opts ...envOption) *testEnv {
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&rayv1.RayJob{}, &rayv1.RayCluster{}, &batchv1.Job{}).Build()
+	clock := clocktesting.NewFakeClock(t0)
 	e := &testEnv{
 		client: c,
-		clock:  clocktesting.NewFakeClock(t0),
-		dash:   dashboardtest.NewFake(),
+		clock:  clock,
+		dash:   dashboardtest.NewFakeWithClock(clock),
 		events: events.NewFakeRecorder(100),
 		opts:   Options{TransitionGracePeriod: 300 * time.Second, Features: features.NewGate()},
 	}

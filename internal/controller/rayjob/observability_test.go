@@ -99,20 +99,29 @@ func TestExecutionDurationMetric(t *testing.T) {
 	})
 }
 
-// TestEvents: every transition and every action is reported.
+// TestEvents: every action is reported, and every transition but the
+// forward moves into Initializing and Running, which the actions mark.
 func TestEvents(t *testing.T) {
 	e := newEnv(t, []client.Object{makeJob(inState(rayv1.JobDeploymentStatusInitializing)), makeCluster(rayv1.Ready), headService()})
 	if _, err := e.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(drain(e), "\n")
-	for _, want := range []string{
-		"Normal CreatedRayJobSubmitter Created Kubernetes Job ns/job",
-		`Normal JobDeploymentStatusChanged JobDeploymentStatus changed from "Initializing" to "Running"`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("events %q lack %q", got, want)
-		}
+	if want := "Normal CreatedRayJobSubmitter Created Kubernetes Job ns/job"; !strings.Contains(got, want) {
+		t.Errorf("events %q lack %q", got, want)
+	}
+	if strings.Contains(got, "JobDeploymentStatusChanged") {
+		t.Errorf("events %q report the move to Running", got)
+	}
+
+	e = newEnv(t, []client.Object{makeJob(mode(rayv1.HTTPMode), inState(rayv1.JobDeploymentStatusRunning)), makeCluster(rayv1.Ready), headService()})
+	e.dash.AddJob(rayJobInfo(rayv1.JobStatusSucceeded, uint64(t0.UnixMilli())))
+	if _, err := e.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	want := `Normal JobDeploymentStatusChanged JobDeploymentStatus changed from "Running" to "Complete"`
+	if got := strings.Join(drain(e), "\n"); !strings.Contains(got, want) {
+		t.Errorf("events %q lack %q", got, want)
 	}
 
 	e = newEnv(t, []client.Object{makeJob(inState(rayv1.JobDeploymentStatusInitializing))})

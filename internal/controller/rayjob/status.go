@@ -59,9 +59,17 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
 }
 
 // reportTransition emits the event and the execution-duration metric of a
-// deployment status change.
+// deployment status change. The forward moves into Initializing and Running
+// get no event of their own (KubeRay emits none for any move): the events of
+// what the pass did then (CreatedRayCluster, CreatedRayJobSubmitter,
+// SubmittedRayJob) already mark them, and at scale they were 2 of a RayJob's
+// 9 event writes.
 func (r *Reconciler) reportTransition(s *scope) {
 	from, to := s.original.JobDeploymentStatus, s.job.Status.JobDeploymentStatus
+	r.observeExecution(s, from, to)
+	if to == rayv1.JobDeploymentStatusInitializing || to == rayv1.JobDeploymentStatusRunning {
+		return
+	}
 	eventType := corev1.EventTypeNormal
 	if to == rayv1.JobDeploymentStatusFailed || to == rayv1.JobDeploymentStatusValidationFailed {
 		eventType = corev1.EventTypeWarning
@@ -71,7 +79,6 @@ func (r *Reconciler) reportTransition(s *scope) {
 		note += fmt.Sprintf(": %s: %s", s.job.Status.Reason, s.job.Status.Message)
 	}
 	r.events.Eventf(s.job, nil, eventType, reasonStatusChanged, actionTransition, "%s", note)
-	r.observeExecution(s, from, to)
 }
 
 // observeExecution records kuberay_job_execution_duration_seconds when an

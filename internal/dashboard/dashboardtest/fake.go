@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/utils/clock"
+
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 )
@@ -33,10 +35,11 @@ const (
 
 // Fake is a Ray dashboard in memory. Submitted jobs start PENDING and stay in
 // whatever status the test sets; StopJob moves a running job to STOPPED.
-// Every cluster a Provider hands out shares the same jobs. It is safe for
-// concurrent use.
+// Jobs start and end at its clock's time, as Ray stamps them. Every cluster
+// a Provider hands out shares the same jobs. It is safe for concurrent use.
 type Fake struct {
 	mu           sync.Mutex
+	clock        clock.PassiveClock
 	jobs         map[string]*dashboard.JobInfo
 	order        []string
 	logs         map[string]string
@@ -50,12 +53,20 @@ type Fake struct {
 
 var _ dashboard.Client = (*Fake)(nil)
 
-// NewFake returns a dashboard with no jobs and no Serve applications.
+// NewFake returns a dashboard with no jobs and no Serve applications, on the
+// real clock.
 func NewFake() *Fake {
+	return NewFakeWithClock(clock.RealClock{})
+}
+
+// NewFakeWithClock is NewFake on c: a test that drives the operator's clock
+// passes the same one, so that a job's end is not already long past.
+func NewFakeWithClock(c clock.PassiveClock) *Fake {
 	return &Fake{
-		jobs: map[string]*dashboard.JobInfo{},
-		logs: map[string]string{},
-		errs: map[Op]error{},
+		clock: c,
+		jobs:  map[string]*dashboard.JobInfo{},
+		logs:  map[string]string{},
+		errs:  map[Op]error{},
 	}
 }
 
@@ -104,7 +115,7 @@ func (f *Fake) SetJobStatus(jobID string, status rayv1.JobStatus, message string
 	job.JobStatus = status
 	job.Message = message
 	if rayv1.IsJobTerminal(status) && job.EndTime == 0 {
-		job.EndTime = job.StartTime + 1
+		job.EndTime = f.nowMillis()
 	}
 	return true
 }
@@ -196,7 +207,7 @@ func (f *Fake) SubmitJob(_ context.Context, req *dashboard.JobSubmitRequest) (st
 		Entrypoint:          req.Entrypoint,
 		Metadata:            req.Metadata,
 		RuntimeEnv:          req.RuntimeEnv,
-		StartTime:           uint64(len(f.submissions)),
+		StartTime:           f.nowMillis(),
 		EntrypointNumCPUs:   float64(req.EntrypointNumCPUs),
 		EntrypointNumGPUs:   float64(req.EntrypointNumGPUs),
 		EntrypointResources: toFloat64(req.EntrypointResources),
@@ -259,7 +270,7 @@ func (f *Fake) StopJob(_ context.Context, jobID string) error {
 	}
 	if !rayv1.IsJobTerminal(job.JobStatus) {
 		job.JobStatus = rayv1.JobStatusStopped
-		job.EndTime = job.StartTime + 1
+		job.EndTime = f.nowMillis()
 	}
 	return nil
 }
@@ -360,4 +371,9 @@ func toFloat64(in map[string]float32) map[string]float64 {
 		out[k] = float64(v)
 	}
 	return out
+}
+
+// nowMillis is the clock's time as Ray's millisecond timestamps.
+func (f *Fake) nowMillis() uint64 {
+	return uint64(f.clock.Now().UnixMilli()) //nolint:gosec // after 1970
 }

@@ -3,8 +3,10 @@ package dashboardtest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
@@ -12,7 +14,8 @@ import (
 
 func TestFakeJobLifecycle(t *testing.T) {
 	ctx := t.Context()
-	f := NewFake()
+	clock := clocktesting.NewFakeClock(time.UnixMilli(1_795_000_000_000))
+	f := NewFakeWithClock(clock)
 	client, err := f.Provider()("head-svc:8265", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +32,7 @@ func TestFakeJobLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &dashboard.JobInfo{Type: "SUBMISSION", SubmissionID: "j", JobStatus: rayv1.JobStatusPending,
-		Entrypoint: "python x.py", Metadata: map[string]string{"a": "b"}, StartTime: 1}
+		Entrypoint: "python x.py", Metadata: map[string]string{"a": "b"}, StartTime: 1_795_000_000_000}
 	if diff := cmp.Diff(want, info); diff != "" {
 		t.Errorf("job (-want +got):\n%s", diff)
 	}
@@ -37,11 +40,12 @@ func TestFakeJobLifecycle(t *testing.T) {
 		t.Error("deleted a pending job")
 	}
 	f.SetJobStatus("j", rayv1.JobStatusRunning, "")
+	clock.Step(2500 * time.Millisecond)
 	if err := client.StopJob(ctx, "j"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := f.Job("j"); got.JobStatus != rayv1.JobStatusStopped {
-		t.Errorf("after stop: %s", got.JobStatus)
+	if got, _ := f.Job("j"); got.JobStatus != rayv1.JobStatusStopped || got.EndTime != 1_795_000_002_500 {
+		t.Errorf("after stop: %s, ended at %d", got.JobStatus, got.EndTime)
 	}
 	if err := client.DeleteJob(ctx, "j"); err != nil {
 		t.Fatal(err)

@@ -115,6 +115,44 @@ func HelloHeadPod(version string) corev1.PodSpec {
 	}
 }
 
+// HelloIncremental makes rs upgrade with NewClusterWithIncrementalUpgrade
+// through a Gateway of gatewayClass: 50 % of the traffic moved every 2 s,
+// up to 100 % extra serving capacity during the upgrade. An incremental
+// upgrade needs Ray's autoscaler (HelloAutoscaled).
+func HelloIncremental(rs *rayv1.RayService, gatewayClass string) {
+	rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{
+		Type: ptr.To(rayv1.RayServiceNewClusterWithIncrementalUpgrade),
+		ClusterUpgradeOptions: &rayv1.ClusterUpgradeOptions{
+			GatewayClassName: gatewayClass,
+			StepSizePercent:  ptr.To[int32](50),
+			IntervalSeconds:  ptr.To[int32](2),
+			MaxSurgePercent:  ptr.To[int32](100),
+		},
+	}
+	HelloAutoscaled(rs)
+}
+
+// HelloAutoscaled turns on Ray's autoscaler for rs's clusters, as an
+// incremental upgrade requires, and gives them a worker group that never
+// has a Pod: Ray's autoscaler reads the RayCluster's workerGroupSpecs and
+// exits with a KeyError on a cluster without the field (a head-only
+// cluster's JSON omits it), leaving the head's sidecar in back-off and the
+// head Pod not Ready.
+func HelloAutoscaled(rs *rayv1.RayService) {
+	rs.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true)
+	worker := HelloHeadPod("idle")
+	worker.Containers[0].Name = "ray-worker"
+	worker.Containers[0].Ports = nil
+	rs.Spec.RayClusterSpec.WorkerGroupSpecs = []rayv1.WorkerGroupSpec{{
+		GroupName:      "idle",
+		Replicas:       ptr.To[int32](0),
+		MinReplicas:    ptr.To[int32](0),
+		MaxReplicas:    ptr.To[int32](0),
+		RayStartParams: map[string]string{},
+		Template:       corev1.PodTemplateSpec{Spec: worker},
+	}}
+}
+
 // ServingOneCluster is nil when the status says what a user expects of a
 // RayService serving from one cluster with no upgrade going on.
 func ServingOneCluster(rs *rayv1.RayService) error {

@@ -11,8 +11,8 @@ import (
 
 // serveResourceMetrics serves GET /metrics/resource: the kubelet's
 // resource metrics (what metrics-server scrapes) in the Prometheus text
-// format, every sample stamped with the time of the reading in
-// milliseconds, as the kubelet writes them.
+// format, every sample stamped in milliseconds with the time its figure
+// was read, as the kubelet writes them.
 func (s *Server) serveResourceMetrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write(renderResourceMetrics(s.readUsage()))
@@ -35,8 +35,7 @@ var (
 
 // metricsWriter writes samples of the text format.
 type metricsWriter struct {
-	buf   bytes.Buffer
-	stamp string // the samples' timestamp, in ms
+	buf bytes.Buffer
 }
 
 // family writes a metric's header.
@@ -44,8 +43,8 @@ func (m *metricsWriter) family(f metricFamily) {
 	fmt.Fprintf(&m.buf, "# HELP %s [STABLE] %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.kind)
 }
 
-// sample writes one stamped sample; labels are name, value pairs.
-func (m *metricsWriter) sample(f metricFamily, value float64, labels ...string) {
+// sample writes one sample stamped with at; labels are name, value pairs.
+func (m *metricsWriter) sample(f metricFamily, value float64, at time.Time, labels ...string) {
 	m.buf.WriteString(f.name)
 	if len(labels) > 0 {
 		pairs := make([]string, 0, len(labels)/2)
@@ -54,7 +53,7 @@ func (m *metricsWriter) sample(f metricFamily, value float64, labels ...string) 
 		}
 		m.buf.WriteString("{" + strings.Join(pairs, ",") + "}")
 	}
-	fmt.Fprintf(&m.buf, " %s %s\n", strconv.FormatFloat(value, 'f', -1, 64), m.stamp)
+	fmt.Fprintf(&m.buf, " %s %d\n", strconv.FormatFloat(value, 'f', -1, 64), at.UnixMilli())
 }
 
 // labelEscaper escapes a label value of the text format.
@@ -63,12 +62,12 @@ var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 // renderResourceMetrics renders a reading as /metrics/resource. Without
 // the node's figures, the node's samples are left out and scrape_error is 1.
 func renderResourceMetrics(snap usageSnapshot) []byte {
-	m := &metricsWriter{stamp: strconv.FormatInt(snap.at.UnixMilli(), 10)}
+	m := &metricsWriter{}
 	forContainers := func(f metricFamily, value func(ContainerUsage) float64) {
 		m.family(f)
 		for _, p := range snap.pods {
 			for _, c := range p.Containers {
-				m.sample(f, value(c), "container", c.Name, "namespace", p.Namespace, "pod", p.Name)
+				m.sample(f, value(c), c.At, "container", c.Name, "namespace", p.Namespace, "pod", p.Name)
 			}
 		}
 	}
@@ -77,14 +76,14 @@ func renderResourceMetrics(snap usageSnapshot) []byte {
 	forContainers(containerStartTime, func(c ContainerUsage) float64 { return unixSeconds(c.StartTime) })
 	if snap.nodeErr == nil {
 		m.family(nodeCPU)
-		m.sample(nodeCPU, snap.node.CPU.Seconds())
+		m.sample(nodeCPU, snap.node.CPU.Seconds(), snap.at)
 		m.family(nodeMemory)
-		m.sample(nodeMemory, float64(snap.node.WorkingSetBytes))
+		m.sample(nodeMemory, float64(snap.node.WorkingSetBytes), snap.at)
 	}
 	forPods := func(f metricFamily, value func(PodUsage) float64) {
 		m.family(f)
 		for _, p := range snap.pods {
-			m.sample(f, value(p), "namespace", p.Namespace, "pod", p.Name)
+			m.sample(f, value(p), p.At(), "namespace", p.Namespace, "pod", p.Name)
 		}
 	}
 	forPods(podCPU, func(p PodUsage) float64 { return p.Total().CPU.Seconds() })

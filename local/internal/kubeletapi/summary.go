@@ -26,7 +26,8 @@ func (s *Server) serveSummary(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(summary(s.NodeName, snap))
 }
 
-// summary is the stats Summary of a reading.
+// summary is the stats Summary of a reading; each figure carries the time
+// it was read.
 func summary(nodeName string, snap usageSnapshot) *statsv1alpha1.Summary {
 	at := metav1.NewTime(snap.at)
 	out := &statsv1alpha1.Summary{
@@ -39,18 +40,20 @@ func summary(nodeName string, snap usageSnapshot) *statsv1alpha1.Summary {
 		Pods: make([]statsv1alpha1.PodStats, 0, len(snap.pods)),
 	}
 	for _, p := range snap.pods {
+		podAt := metav1.NewTime(p.At())
 		pod := statsv1alpha1.PodStats{
 			PodRef:    statsv1alpha1.PodReference{Name: p.Name, Namespace: p.Namespace, UID: p.UID},
 			StartTime: metav1.NewTime(p.StartTime),
-			CPU:       cpuStats(at, p.Total()),
-			Memory:    memoryStats(at, p.Total()),
+			CPU:       cpuStats(podAt, p.Total()),
+			Memory:    memoryStats(podAt, p.Total()),
 		}
 		for _, c := range p.Containers {
+			cAt := metav1.NewTime(c.At)
 			pod.Containers = append(pod.Containers, statsv1alpha1.ContainerStats{
 				Name:      c.Name,
 				StartTime: metav1.NewTime(c.StartTime),
-				CPU:       cpuStats(at, c.Usage),
-				Memory:    memoryStats(at, c.Usage),
+				CPU:       cpuStats(cAt, c.Usage),
+				Memory:    memoryStats(cAt, c.Usage),
 			})
 		}
 		out.Pods = append(out.Pods, pod)

@@ -33,6 +33,21 @@ type ContainerUsage struct {
 	StartTime time.Time
 	// Usage is read from the attempt's cgroups.
 	Usage sandbox.Usage
+	// At is when Usage was read: the time of its samples, so that a rate
+	// computed from two readings has the right interval however long the
+	// whole reading of the node took.
+	At time.Time
+}
+
+// At is when the pod's latest container reading was taken.
+func (p PodUsage) At() time.Time {
+	var at time.Time
+	for _, c := range p.Containers {
+		if c.At.After(at) {
+			at = c.At
+		}
+	}
+	return at
 }
 
 // Total sums the pod's containers.
@@ -44,15 +59,16 @@ func (p PodUsage) Total() sandbox.Usage {
 	return total
 }
 
-// usageSnapshot is one reading of the node and its pods, at one time.
+// usageSnapshot is one reading of the node and its pods; each pod's
+// containers carry their own times.
 type usageSnapshot struct {
-	at      time.Time
+	at      time.Time // when the node's figures were read
 	node    sandbox.MachineUsage
 	nodeErr error
 	pods    []PodUsage
 }
 
-// readUsage reads the node and its pods; at is the time of the reading.
+// readUsage reads the node and its pods.
 func (s *Server) readUsage() usageSnapshot {
 	snap := usageSnapshot{at: s.Clock.Now()}
 	snap.node, snap.nodeErr = s.Usage.NodeUsage()

@@ -32,13 +32,14 @@ var (
 	started = time.Unix(1699999000, 500000000)
 )
 
-// twoContainerPod is ns/p with containers a and b.
+// twoContainerPod is ns/p with containers a and b, read 2 s and 3 s after
+// the node.
 func twoContainerPod() []PodUsage {
 	return []PodUsage{{
 		Namespace: "ns", Name: "p", UID: "uid-1", StartTime: started,
 		Containers: []ContainerUsage{
-			{Name: "a", StartTime: started, Usage: sandbox.Usage{RSSBytes: 1000, MemoryBytes: 3000, WorkingSetBytes: 2000, CPU: 1500 * time.Millisecond}},
-			{Name: "b", StartTime: started, Usage: sandbox.Usage{RSSBytes: 10, MemoryBytes: 30, WorkingSetBytes: 20, CPU: 250 * time.Millisecond}},
+			{Name: "a", StartTime: started, Usage: sandbox.Usage{RSSBytes: 1000, MemoryBytes: 3000, WorkingSetBytes: 2000, CPU: 1500 * time.Millisecond}, At: readAt.Add(2 * time.Second)},
+			{Name: "b", StartTime: started, Usage: sandbox.Usage{RSSBytes: 10, MemoryBytes: 30, WorkingSetBytes: 20, CPU: 250 * time.Millisecond}, At: readAt.Add(3 * time.Second)},
 		},
 	}}
 }
@@ -46,16 +47,16 @@ func twoContainerPod() []PodUsage {
 func TestRenderResourceMetrics(t *testing.T) {
 	const want = `# HELP container_cpu_usage_seconds_total [STABLE] Cumulative CPU time the container consumed, in core-seconds.
 # TYPE container_cpu_usage_seconds_total counter
-container_cpu_usage_seconds_total{container="a",namespace="ns",pod="p"} 1.5 1700000000123
-container_cpu_usage_seconds_total{container="b",namespace="ns",pod="p"} 0.25 1700000000123
+container_cpu_usage_seconds_total{container="a",namespace="ns",pod="p"} 1.5 1700000002123
+container_cpu_usage_seconds_total{container="b",namespace="ns",pod="p"} 0.25 1700000003123
 # HELP container_memory_working_set_bytes [STABLE] Current working set of the container, in bytes.
 # TYPE container_memory_working_set_bytes gauge
-container_memory_working_set_bytes{container="a",namespace="ns",pod="p"} 2000 1700000000123
-container_memory_working_set_bytes{container="b",namespace="ns",pod="p"} 20 1700000000123
+container_memory_working_set_bytes{container="a",namespace="ns",pod="p"} 2000 1700000002123
+container_memory_working_set_bytes{container="b",namespace="ns",pod="p"} 20 1700000003123
 # HELP container_start_time_seconds [STABLE] Start time of the container since the Unix epoch, in seconds.
 # TYPE container_start_time_seconds gauge
-container_start_time_seconds{container="a",namespace="ns",pod="p"} 1699999000.5 1700000000123
-container_start_time_seconds{container="b",namespace="ns",pod="p"} 1699999000.5 1700000000123
+container_start_time_seconds{container="a",namespace="ns",pod="p"} 1699999000.5 1700000002123
+container_start_time_seconds{container="b",namespace="ns",pod="p"} 1699999000.5 1700000003123
 # HELP node_cpu_usage_seconds_total [STABLE] Cumulative CPU time the node consumed, in core-seconds.
 # TYPE node_cpu_usage_seconds_total counter
 node_cpu_usage_seconds_total 42 1700000000123
@@ -64,10 +65,10 @@ node_cpu_usage_seconds_total 42 1700000000123
 node_memory_working_set_bytes 1048576 1700000000123
 # HELP pod_cpu_usage_seconds_total [STABLE] Cumulative CPU time the pod consumed, in core-seconds.
 # TYPE pod_cpu_usage_seconds_total counter
-pod_cpu_usage_seconds_total{namespace="ns",pod="p"} 1.75 1700000000123
+pod_cpu_usage_seconds_total{namespace="ns",pod="p"} 1.75 1700000003123
 # HELP pod_memory_working_set_bytes [STABLE] Current working set of the pod, in bytes.
 # TYPE pod_memory_working_set_bytes gauge
-pod_memory_working_set_bytes{namespace="ns",pod="p"} 2020 1700000000123
+pod_memory_working_set_bytes{namespace="ns",pod="p"} 2020 1700000003123
 # HELP scrape_error [STABLE] 1 if there was an error while getting the node's figures, 0 otherwise.
 # TYPE scrape_error gauge
 scrape_error 0
@@ -144,13 +145,13 @@ const wantSummary = `{
     "startTime": "2023-11-14T21:56:40Z",
     "containers": [
       {"name": "a", "startTime": "2023-11-14T21:56:40Z",
-       "cpu": {"time": "2023-11-14T22:13:20Z", "usageCoreNanoSeconds": 1500000000},
-       "memory": {"time": "2023-11-14T22:13:20Z", "usageBytes": 3000, "workingSetBytes": 2000, "rssBytes": 1000}},
+       "cpu": {"time": "2023-11-14T22:13:22Z", "usageCoreNanoSeconds": 1500000000},
+       "memory": {"time": "2023-11-14T22:13:22Z", "usageBytes": 3000, "workingSetBytes": 2000, "rssBytes": 1000}},
       {"name": "b", "startTime": "2023-11-14T21:56:40Z",
-       "cpu": {"time": "2023-11-14T22:13:20Z", "usageCoreNanoSeconds": 250000000},
-       "memory": {"time": "2023-11-14T22:13:20Z", "usageBytes": 30, "workingSetBytes": 20, "rssBytes": 10}}
+       "cpu": {"time": "2023-11-14T22:13:23Z", "usageCoreNanoSeconds": 250000000},
+       "memory": {"time": "2023-11-14T22:13:23Z", "usageBytes": 30, "workingSetBytes": 20, "rssBytes": 10}}
     ],
-    "cpu": {"time": "2023-11-14T22:13:20Z", "usageCoreNanoSeconds": 1750000000},
-    "memory": {"time": "2023-11-14T22:13:20Z", "usageBytes": 3030, "workingSetBytes": 2020, "rssBytes": 1010}
+    "cpu": {"time": "2023-11-14T22:13:23Z", "usageCoreNanoSeconds": 1750000000},
+    "memory": {"time": "2023-11-14T22:13:23Z", "usageBytes": 3030, "workingSetBytes": 2020, "rssBytes": 1010}
   }]
 }`

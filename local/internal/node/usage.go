@@ -3,6 +3,8 @@ package node
 import (
 	"sort"
 
+	"k8s.io/utils/clock"
+
 	"github.com/ray-operator/ray-operator/local/internal/kubeletapi"
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
@@ -29,7 +31,7 @@ func (p *provider) PodUsage() []kubeletapi.PodUsage {
 	p.mu.Unlock()
 	pods := make([]kubeletapi.PodUsage, 0, len(ws))
 	for _, w := range ws {
-		if u := podUsage(w); len(u.Containers) > 0 {
+		if u := podUsage(w, p.deps.Clock); len(u.Containers) > 0 {
 			pods = append(pods, u)
 		}
 	}
@@ -44,7 +46,7 @@ func (p *provider) PodUsage() []kubeletapi.PodUsage {
 
 // podUsage reads the cgroups of a pod's running containers; one that ends
 // meanwhile is left out.
-func podUsage(w *podworker.Worker) kubeletapi.PodUsage {
+func podUsage(w *podworker.Worker, clk clock.PassiveClock) kubeletapi.PodUsage {
 	pod := w.Pod()
 	u := kubeletapi.PodUsage{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), StartTime: pod.CreationTimestamp.Time}
 	if pod.Status.StartTime != nil {
@@ -55,7 +57,7 @@ func podUsage(w *podworker.Worker) kubeletapi.PodUsage {
 		if err != nil {
 			continue
 		}
-		u.Containers = append(u.Containers, kubeletapi.ContainerUsage{Name: c.Name, StartTime: c.Proc.StartedAt(), Usage: usage})
+		u.Containers = append(u.Containers, kubeletapi.ContainerUsage{Name: c.Name, StartTime: c.Proc.StartedAt(), Usage: usage, At: clk.Now()})
 	}
 	return u
 }

@@ -109,7 +109,7 @@ func hostIP(pod *corev1.Pod, facts PodFacts, all bool) string {
 // reference belongs to; ref.ContainerName, when set, names another one.
 func resourceValue(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector, alloc corev1.ResourceList) (string, error) {
 	if ref.ContainerName != "" {
-		found := findContainer(pod, ref.ContainerName)
+		found := FindContainer(pod, ref.ContainerName)
 		if found == nil {
 			return "", fmt.Errorf("container %s not found in pod %s/%s", ref.ContainerName, pod.Namespace, pod.Name)
 		}
@@ -155,7 +155,9 @@ func divideUp(q, divisor resource.Quantity, cpu bool) int64 {
 	return (a + b - 1) / b
 }
 
-func findContainer(pod *corev1.Pod, name string) *corev1.Container {
+// FindContainer returns the container or init container of pod named name,
+// or nil.
+func FindContainer(pod *corev1.Pod, name string) *corev1.Container {
 	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
 		for i := range list {
 			if list[i].Name == name {

@@ -2,7 +2,6 @@ package podworker
 
 import (
 	"context"
-	"fmt"
 	"net"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
@@ -59,49 +58,22 @@ func (w *Worker) LogFile(container string, previous bool) (path string, ended <-
 // Exec runs spec in the running attempt of container with the container's
 // environment and working directory, and returns its exit code.
 func (w *Worker) Exec(ctx context.Context, container string, spec sandbox.ExecSpec) (int, error) {
-	var p Process
-	err := w.ask(func() error {
-		c, err := w.running(container)
-		if err != nil {
-			return err
-		}
-		p, spec.Env, spec.WorkingDir = c.proc, c.env, c.workingDir
-		return nil
-	})
+	rc, err := w.publishedRunning(container)
 	if err != nil {
 		return -1, err
 	}
-	return p.Exec(ctx, spec)
+	spec.Env, spec.WorkingDir = rc.env, rc.workingDir
+	return rc.Proc.Exec(ctx, spec)
 }
 
 // Attach attaches a client to the running attempt of container (kubectl
 // attach) until either ends.
 func (w *Worker) Attach(ctx context.Context, container string, spec sandbox.AttachSpec) error {
-	var p Process
-	err := w.ask(func() error {
-		c, err := w.running(container)
-		if err != nil {
-			return err
-		}
-		p = c.proc
-		return nil
-	})
+	rc, err := w.publishedRunning(container)
 	if err != nil {
 		return err
 	}
-	return p.Attach(ctx, spec)
-}
-
-// running returns the container named name if an attempt of it runs.
-func (w *Worker) running(name string) (*ctr, error) {
-	c := w.find(name)
-	if c == nil {
-		return nil, errdefs.NotFoundf("container %q is not in the pod", name)
-	}
-	if c.proc == nil {
-		return nil, errdefs.InvalidInput(fmt.Sprintf("container %q is not running", name))
-	}
-	return c, nil
+	return rc.Proc.Attach(ctx, spec)
 }
 
 // DialContext connects to address from inside the pod's network namespace

@@ -21,11 +21,12 @@ type Worker struct {
 	deps *Deps
 	log  logr.Logger
 
-	mu       sync.Mutex
-	pod      *corev1.Pod // latest spec from the API
-	snapshot *corev1.Pod // last published pod with status
-	grace    *int64      // set by RequestDelete
-	sb       Sandbox     // set once the sandbox exists
+	mu        sync.Mutex
+	pod       *corev1.Pod        // latest spec from the API
+	snapshot  *corev1.Pod        // last published pod with status
+	grace     *int64             // set by RequestDelete
+	sb        Sandbox            // set once the sandbox exists
+	published []RunningContainer // the running attempts publish last saw
 
 	events  chan func()
 	wake    chan struct{} // a new version of the pod arrived
@@ -196,7 +197,9 @@ func (w *Worker) sandbox() Sandbox {
 func (w *Worker) publish() {
 	pod := w.Pod()
 	status := w.status(pod)
+	running := w.runningNow()
 	w.mu.Lock()
+	w.published = running
 	if w.snapshot != nil && equality.Semantic.DeepEqual(w.snapshot.Status, status) {
 		w.mu.Unlock()
 		return

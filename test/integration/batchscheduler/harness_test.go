@@ -77,7 +77,8 @@ func newWorld(t *testing.T, scheduler string, gates ...map[string]bool) *world {
 func (w *world) finishRayJob(jobName string) {
 	w.T.Helper()
 	w.Eventually("the Ray job id of "+jobName, func() (bool, error) { return w.RayJob(jobName).Status.JobID != "", nil })
-	w.dash.AddJob(dashboard.JobInfo{Type: "SUBMISSION", SubmissionID: w.RayJob(jobName).Status.JobID, JobStatus: rayv1.JobStatusSucceeded, StartTime: 1, EndTime: 2})
+	now := uint64(time.Now().UnixMilli())
+	w.dash.AddJob(dashboard.JobInfo{Type: "SUBMISSION", SubmissionID: w.RayJob(jobName).Status.JobID, JobStatus: rayv1.JobStatusSucceeded, StartTime: now, EndTime: now})
 	w.FinishJob(jobName, true)
 }
 

@@ -194,6 +194,7 @@ func TestCancelStopsEverything(t *testing.T) {
 		t.Errorf("%d processes use %s, want etcd, apiserver, scheduler, controller-manager and kwok: %v", len(running), stateDir, running)
 	}
 	checkExposure(t, cp, stateDir)
+	checkPIDs(t, cp, stateDir)
 
 	cancel()
 	select {
@@ -203,6 +204,24 @@ func TestCancelStopsEverything(t *testing.T) {
 	}
 	if left := processesUsing(t, stateDir); len(left) > 0 {
 		t.Errorf("processes left after stop: %v", left)
+	}
+}
+
+// checkPIDs checks that PIDs names each component by the process running
+// it: one whose command line uses the state directory.
+func checkPIDs(t *testing.T, cp *controlplane.ControlPlane, stateDir string) {
+	t.Helper()
+	pids := cp.PIDs()
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kwok"} {
+		pid, ok := pids[name]
+		if !ok {
+			t.Errorf("PIDs() = %v, has no %s", pids, name)
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(string(cmdline), name) || !strings.Contains(string(cmdline), stateDir) {
+			t.Errorf("pid %d of %s runs %q (%v), want %s with %s", pid, name, cmdline, err, name, stateDir)
+		}
 	}
 }
 

@@ -75,7 +75,8 @@ func TestOperatorBinary(t *testing.T) {
 	t.Run("starts, reports ready and exits cleanly on SIGTERM", func(t *testing.T) {
 		env := testenv.Start(t)
 		kubeconfig := writeKubeconfig(t, env.Kubeconfig)
-		op := startOperator(t, binary, kubeconfig)
+		pprofAddr := testenv.FreeAddr(t)
+		op := startOperator(t, binary, kubeconfig, "--pprof-bind-address="+pprofAddr)
 
 		readyAfter := waitReady(t, op)
 		t.Logf("binary start to ready: %v", readyAfter)
@@ -89,10 +90,11 @@ func TestOperatorBinary(t *testing.T) {
 			t.Errorf("/metrics has no ray_operator_build_info with version %q", linkedVersion)
 		}
 		assertHeadStamped(t, env.Client)
+		assertPprof(t, op, pprofAddr)
 
 		stopAfter := stopOperator(t, op)
 		t.Logf("SIGTERM to exit: %v", stopAfter)
-		for _, addr := range []string{op.metricsAddr, op.probeAddr} {
+		for _, addr := range []string{op.metricsAddr, op.probeAddr, pprofAddr} {
 			assertNotListening(t, addr)
 		}
 		waitLeaseHeld(t, env.Client, false)
@@ -121,7 +123,7 @@ func writeKubeconfig(t *testing.T, data []byte) string {
 	return path
 }
 
-func startOperator(t *testing.T, binary, kubeconfig string) *operatorProcess {
+func startOperator(t *testing.T, binary, kubeconfig string, extraArgs ...string) *operatorProcess {
 	t.Helper()
 	op := &operatorProcess{output: &bytes.Buffer{}, metricsAddr: testenv.FreeAddr(t), probeAddr: testenv.FreeAddr(t)}
 	op.cmd = exec.Command(binary,
@@ -132,6 +134,7 @@ func startOperator(t *testing.T, binary, kubeconfig string) *operatorProcess {
 		"--leader-election-namespace="+leaseNamespace,
 		"--log-stdout-encoder=console",
 	)
+	op.cmd.Args = append(op.cmd.Args, extraArgs...)
 	op.cmd.Env = append(os.Environ(), "KUBECONFIG=")
 	op.cmd.Stdout, op.cmd.Stderr = op.output, op.output
 	op.started = time.Now()
@@ -148,6 +151,20 @@ func startOperator(t *testing.T, binary, kubeconfig string) *operatorProcess {
 		}
 	})
 	return op
+}
+
+// assertPprof checks that --pprof-bind-address serves Go's profiles there,
+// and only there: the metrics and probe endpoints do not.
+func assertPprof(t *testing.T, op *operatorProcess, pprofAddr string) {
+	t.Helper()
+	if body := httpBody(t, "http://"+pprofAddr+"/debug/pprof/"); !strings.Contains(body, "heap") || !strings.Contains(body, "allocs") {
+		t.Errorf("GET %s/debug/pprof/ lists no heap and allocs profiles:\n%s", pprofAddr, body)
+	}
+	for _, addr := range []string{op.metricsAddr, op.probeAddr} {
+		if code := httpStatus(t, "http://"+addr+"/debug/pprof/"); code != http.StatusNotFound {
+			t.Errorf("GET %s/debug/pprof/ = %d, want 404", addr, code)
+		}
+	}
 }
 
 // waitReady polls /readyz until it answers 200 and returns the time since

@@ -56,10 +56,8 @@ func newWorldWithOperatorCache(t *testing.T) *world {
 // emptyWorld is a fresh namespace with a fake dashboard and clock, and no
 // operator yet.
 func emptyWorld(t *testing.T) *world {
-	return &world{
-		World: testenv.NewWorld(t, testenv.Shared(t)),
-		dash:  dashboardtest.NewFake(), clock: clocktesting.NewFakeClock(time.Now()),
-	}
+	clock := clocktesting.NewFakeClock(time.Now())
+	return &world{World: testenv.NewWorld(t, testenv.Shared(t)), dash: dashboardtest.NewFakeWithClock(clock), clock: clock}
 }
 
 // startRayJob starts an operator running the RayJob reconciler with the
@@ -128,8 +126,8 @@ func rayJob(name string, mode rayv1.JobSubmissionMode, mutate ...func(*rayv1.Ray
 	return job
 }
 
-// rayJobStatus waits until the fake dashboard knows the RayJob's Ray job
-// and sets its status.
+// setRayJobStatus waits until the fake dashboard knows the RayJob's Ray job
+// and sets its status (a terminal one ends the job at the world's clock).
 func (w *world) setRayJobStatus(jobName string, status rayv1.JobStatus) {
 	w.T.Helper()
 	w.Eventually("the Ray job of "+jobName, func() (bool, error) {

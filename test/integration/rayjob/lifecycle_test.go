@@ -21,7 +21,7 @@ import (
 func (w *world) submitLikeSubmitter(jobName string) {
 	w.T.Helper()
 	job := w.RayJob(jobName)
-	w.dash.AddJob(dashboard.JobInfo{Type: "SUBMISSION", SubmissionID: job.Status.JobID, JobStatus: rayv1.JobStatusRunning, StartTime: 1})
+	w.dash.AddJob(dashboard.JobInfo{Type: "SUBMISSION", SubmissionID: job.Status.JobID, JobStatus: rayv1.JobStatusRunning, StartTime: uint64(w.clock.Now().UnixMilli())})
 }
 
 func TestLifecycleK8sJobMode(t *testing.T) {
@@ -105,7 +105,7 @@ func TestLifecycleInteractiveMode(t *testing.T) {
 	w.makeClusterReady(w.RayJobCluster("interactive").Name)
 	w.WaitRayJob("interactive", rayv1.JobDeploymentStatusWaiting)
 
-	w.dash.AddJob(dashboard.JobInfo{SubmissionID: "users-job", JobStatus: rayv1.JobStatusRunning, StartTime: 1})
+	w.dash.AddJob(dashboard.JobInfo{SubmissionID: "users-job", JobStatus: rayv1.JobStatusRunning, StartTime: uint64(w.clock.Now().UnixMilli())})
 	job := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "interactive", Namespace: w.NS}}
 	w.Update(job, func() { job.Spec.JobID = "users-job" })
 	w.WaitRayJob("interactive", rayv1.JobDeploymentStatusRunning)

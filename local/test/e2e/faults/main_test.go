@@ -4,8 +4,9 @@
 // RayJob (counted in Ray's own job list), the right terminal state, and
 // the cleanup the spec asks for; and while a RayService upgrades under
 // HTTP load: no failed request, one new cluster, the old one deleted after
-// its delay, the final status. docs/dev/reliability.md says how to rerun a
-// failure with its seed.
+// its delay, the final status, on both the blue/green and the incremental
+// path (through the local cluster's Traefik Gateway).
+// docs/dev/reliability.md says how to rerun a failure with its seed.
 package faults_test
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
@@ -139,6 +141,7 @@ func startSuite(ctx context.Context, seed uint64) (*suite, error) {
 		CRDDirs:     []string{filepath.Join(root, "config", "crd", "bases")},
 		RayVenvDir:  venv,
 		RedisServer: os.Getenv(redisEnv),
+		Gateway:     true,
 	})
 	if err != nil {
 		return nil, err
@@ -155,7 +158,7 @@ func startSuite(ctx context.Context, seed uint64) (*suite, error) {
 
 // connect builds the suite's clients from the cluster's admin config.
 func (s *suite) connect() error {
-	scheme, err := testenv.NewScheme()
+	scheme, err := testenv.NewScheme(gwv1.Install)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
+	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
+	"github.com/ray-operator/ray-operator/local/internal/traefik"
 )
 
 // upgradeTimeout bounds the RayService test from creation to the old
@@ -32,18 +35,32 @@ type upgradePoint struct {
 	reached   func(upgradeSnapshot) bool
 }
 
-// upgradePoints are the phases in the order an upgrade passes them; the
-// test kills the operator once in each. The first is seen when the spec
-// change is accepted, so its kill lands before the new cluster exists or
-// while the operator creates it.
-var upgradePoints = []upgradePoint{
-	{name: "spec changed, before the new cluster", maxJitter: 50 * time.Millisecond, reached: func(upgradeSnapshot) bool { return true }},
-	{name: "new cluster created, head starting", maxJitter: 3 * time.Second, reached: func(s upgradeSnapshot) bool { return s.green != "" }},
-	{name: "new head Ready, Serve deploying", maxJitter: 2 * time.Second, reached: func(s upgradeSnapshot) bool { return s.greenHeadReady }},
-	{name: "Serve RUNNING on the new cluster, the switch due", maxJitter: time.Second, reached: func(s upgradeSnapshot) bool { return s.greenServing }},
-	{name: "switched, old cluster waiting out the deletion delay", maxJitter: (e2eutil.HelloDeletionDelay - 3) * time.Second, reached: switchedTo},
-	{name: "old cluster being deleted", maxJitter: 2 * time.Second, reached: func(s upgradeSnapshot) bool { return s.blueDeleting }},
+// upgradePath is one way a RayService upgrades to a new cluster: its
+// strategy and the phases it passes, in order; the test kills the operator
+// once in each. The first phase is seen when the spec change is accepted,
+// so its kill lands before the new cluster exists or while the operator
+// creates it.
+type upgradePath struct {
+	strategy rayv1.RayServiceUpgradeType
+	points   []upgradePoint
 }
+
+// incremental: the path moves traffic through a Gateway's HTTPRoute.
+func (p upgradePath) incremental() bool {
+	return p.strategy == rayv1.RayServiceNewClusterWithIncrementalUpgrade
+}
+
+var (
+	specChanged   = upgradePoint{name: "spec changed, before the new cluster", maxJitter: 50 * time.Millisecond, reached: func(upgradeSnapshot) bool { return true }}
+	greenCreated  = upgradePoint{name: "new cluster created, head starting", maxJitter: 3 * time.Second, reached: func(s upgradeSnapshot) bool { return s.green != "" }}
+	greenHead     = upgradePoint{name: "new head Ready, Serve deploying", maxJitter: 2 * time.Second, reached: func(s upgradeSnapshot) bool { return s.greenHeadReady }}
+	greenServing  = upgradePoint{name: "Serve RUNNING on the new cluster, the switch due", maxJitter: time.Second, reached: func(s upgradeSnapshot) bool { return s.greenServing }}
+	shifting      = upgradePoint{name: "traffic shifting to the new cluster", maxJitter: time.Second, reached: func(s upgradeSnapshot) bool { return s.greenWeight > 0 }}
+	greenActive   = upgradePoint{name: "switched, old cluster waiting out the deletion delay", maxJitter: (e2eutil.HelloDeletionDelay - 3) * time.Second, reached: switchedTo}
+	blueDeleting  = upgradePoint{name: "old cluster being deleted", maxJitter: 2 * time.Second, reached: func(s upgradeSnapshot) bool { return s.blueDeleting }}
+	blueGreen     = upgradePath{strategy: rayv1.RayServiceNewCluster, points: []upgradePoint{specChanged, greenCreated, greenHead, greenServing, greenActive, blueDeleting}}
+	incrementalUp = upgradePath{strategy: rayv1.RayServiceNewClusterWithIncrementalUpgrade, points: []upgradePoint{specChanged, greenCreated, greenHead, greenServing, shifting, greenActive, blueDeleting}}
+)
 
 // switchedTo holds once the status names the new cluster active and no
 // pending one.
@@ -52,10 +69,10 @@ func switchedTo(s upgradeSnapshot) bool {
 	return s.green != "" && st.ActiveServiceStatus.RayClusterName == s.green && st.PendingServiceStatus.RayClusterName == ""
 }
 
-// phaseOf names the latest phase s is in.
-func phaseOf(s upgradeSnapshot) string {
+// phaseOf names the latest of points s is in.
+func phaseOf(points []upgradePoint, s upgradeSnapshot) string {
 	phase := "before the upgrade"
-	for _, p := range upgradePoints[1:] {
+	for _, p := range points[1:] {
 		if p.reached(s) {
 			phase = p.name
 		}
@@ -79,9 +96,9 @@ func (k plannedUpgradeKill) String() string {
 // planUpgradeKills draws, for every phase, how long after it is seen the
 // operator is killed (up to the phase's maxJitter) and how long it stays
 // dead (under 2 s).
-func planUpgradeKills(rng *rand.Rand) []plannedUpgradeKill {
-	plan := make([]plannedUpgradeKill, 0, len(upgradePoints))
-	for _, p := range upgradePoints {
+func planUpgradeKills(rng *rand.Rand, points []upgradePoint) []plannedUpgradeKill {
+	plan := make([]plannedUpgradeKill, 0, len(points))
+	for _, p := range points {
 		plan = append(plan, plannedUpgradeKill{
 			point:  p,
 			jitter: time.Duration(rng.Int64N(int64(p.maxJitter) + 1)).Round(time.Millisecond),
@@ -100,29 +117,37 @@ type upgradeKill struct {
 	logFile         string
 }
 
-// TestRayServiceUpgradeUnderOperatorKills: a blue/green RayService upgrade
-// (a changed rayClusterConfig) under a request loop against the serve
-// Service, while the operator is SIGKILLed once in each phase of the
-// upgrade (upgradePoints, seeded delays) and started again, ends as if
-// nothing happened: no request failed; the watch saw exactly one new
-// RayCluster (and the old one never recreated); the old cluster got one
-// deletion deadline, kept across restarts, at least
-// rayClusterDeletionDelaySeconds after the switch, was deleted no earlier
-// and is gone with its Pods; the RayService is Ready on the new cluster
-// with no pending one and the application RUNNING.
+// TestRayServiceUpgradeUnderOperatorKills: a RayService upgrade (a
+// changed rayClusterConfig) under a request loop, while the operator is
+// SIGKILLed once in each phase of the upgrade (the path's points, seeded
+// delays) and started again, ends as if nothing happened: no request
+// failed; the watch saw exactly one new RayCluster (and the old one never
+// recreated); the old cluster got one deletion deadline, kept across
+// restarts, at least rayClusterDeletionDelaySeconds after the switch, was
+// deleted no earlier and is gone with its Pods; the RayService is Ready on
+// the new cluster with no pending one and the application RUNNING.
 //
-// The incremental path (NewClusterWithIncrementalUpgrade) is not run: the
-// local cluster has no Gateway API implementation (docs/dev/reliability.md).
+// Blue/green (NewCluster): the requests go to the serve Service, which
+// keeps its ClusterIP and ends selecting the new cluster. Incremental
+// (NewClusterWithIncrementalUpgrade through the local cluster's Traefik
+// Gateway, 50 % steps every 2 s): the requests go to the Gateway, the
+// HTTPRoute's weights never move back across the kills, and the last
+// route sends the new cluster everything.
 func TestRayServiceUpgradeUnderOperatorKills(t *testing.T) {
-	s := shared
+	for _, path := range []upgradePath{blueGreen, incrementalUp} {
+		t.Run(string(path.strategy), func(t *testing.T) { shared.upgradeUnderKills(t, path) })
+	}
+}
+
+func (s *suite) upgradeUnderKills(t *testing.T, path upgradePath) {
 	ns := e2eutil.Namespace(t, s.client, func(ctx context.Context, ns string) { s.dumpRayService(ctx, t, ns) })
-	plan := planUpgradeKills(testRand(t, s.seed))
+	plan := planUpgradeKills(testRand(t, s.seed), path.points)
 	t.Logf("%s=%d: kill plan %v", seedEnv, s.seed, plan)
 	ctx, cancel := context.WithTimeout(t.Context(), upgradeTimeout)
 	defer cancel()
 	began := time.Now()
-	blue, url, clusterIP := s.serveHello(ctx, t, ns)
-	o := s.observeUpgrade(ctx, t, ns, blue)
+	blue, url, clusterIP := s.serveHello(ctx, t, ns, path)
+	o := s.observeUpgrade(ctx, t, ns, blue, path.incremental())
 
 	loop := e2eutil.StartRequestLoop(url)
 	loopStarted := time.Now()
@@ -136,7 +161,7 @@ func TestRayServiceUpgradeUnderOperatorKills(t *testing.T) {
 
 	s.setAppVersion(ctx, t, ns, "v2")
 	changed := time.Now()
-	kills := s.killAlongUpgrade(ctx, t, o, plan)
+	kills := s.killAlongUpgrade(ctx, t, o, path.points, plan)
 	green := o.snapshot().green
 	rs := s.waitServing(ctx, t, ns, green)
 	s.waitGone(ctx, t, ns, blue)
@@ -144,43 +169,64 @@ func TestRayServiceUpgradeUnderOperatorKills(t *testing.T) {
 	replies = loop.Finish()
 	stats := e2eutil.CheckUpgradeReplies(t, replies, loopStarted, "v1", "v2")
 
-	s.checkServeService(ctx, t, ns, green, clusterIP)
+	if o.incremental {
+		o.lookRoute(ctx, green)
+		checkRouteForward(t, o.steps(), blue, green)
+	} else {
+		s.checkServeService(ctx, t, ns, green, clusterIP)
+	}
 	checkOneNewCluster(t, o.history(), blue, green)
 	lateBy := checkDeletedAfterDelay(t, o.history()[blue], o.switched(), rs)
 	if err := s.operator.ExitedByItself(); err != nil {
 		t.Fatal(err)
 	}
-	line := upgradeFigures(o, kills, stats, o.switched().Sub(changed), lateBy, time.Since(began))
+	line := upgradeFigures(path, o, kills, stats, o.switched().Sub(changed), lateBy, time.Since(began))
+	if o.incremental {
+		line += " route_old_new=[" + formatSteps(o.steps(), blue, green)[1:] + "]"
+	}
 	t.Log(line)
 	fmt.Println(line)
 }
 
-// serveHello creates the hello RayService (v1), waits until it serves and
-// answers through its serve Service, and returns its cluster, the URL of
-// the application on the serve Service's ClusterIP, and that ClusterIP.
-func (s *suite) serveHello(ctx context.Context, t *testing.T, ns string) (string, string, string) {
+// serveHello creates the hello RayService (v1) with path's strategy, waits
+// until it serves and answers, and returns its cluster, the URL the
+// requests go to (blue/green: the serve Service's ClusterIP; incremental:
+// the Gateway's listener on the node's address) and the serve Service's
+// ClusterIP (blue/green only).
+func (s *suite) serveHello(ctx context.Context, t *testing.T, ns string, path upgradePath) (string, string, string) {
 	t.Helper()
-	for _, obj := range []client.Object{e2eutil.HelloApp(ns), e2eutil.HelloRayService(ns, "v1")} {
+	rs := e2eutil.HelloRayService(ns, "v1")
+	if path.incremental() {
+		e2eutil.HelloIncremental(rs, traefik.GatewayClassName)
+	}
+	for _, obj := range []client.Object{e2eutil.HelloApp(ns), rs} {
 		if err := s.client.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rs := s.waitRayService(ctx, t, ns, "serving v1", e2eutil.ServingOneCluster)
+	rs = s.waitRayService(ctx, t, ns, "serving v1", e2eutil.ServingOneCluster)
 	blue := rs.Status.ActiveServiceStatus.RayClusterName
-	svc := &corev1.Service{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
-		t.Fatal(err)
+	var url, clusterIP string
+	if path.incremental() {
+		url = "http://" + net.JoinHostPort(s.cluster.Host.Gateway().String(), strconv.Itoa(int(incrementalupgrade.ListenerPort))) + e2eutil.HelloRoute
+	} else {
+		svc := &corev1.Service{}
+		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: naming.ServeServiceName(e2eutil.HelloName)}, svc); err != nil {
+			t.Fatal(err)
+		}
+		clusterIP = svc.Spec.ClusterIP
+		url = "http://" + net.JoinHostPort(clusterIP, strconv.Itoa(e2eutil.HelloServePort)) + e2eutil.HelloRoute
 	}
-	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(e2eutil.HelloServePort)), e2eutil.HelloRoute)
 	probe := e2eutil.StartRequestLoop(url)
 	defer probe.Finish()
 	waitUntil(ctx, t, url+" to answer v1", func() (bool, error) { return probe.Answered("v1") > 0, nil })
-	return blue, url, svc.Spec.ClusterIP
+	return blue, url, clusterIP
 }
 
 // observeUpgrade starts an upgrade observer on ns: its RayCluster watch
-// from the current list's resourceVersion (blue alone), and its polls.
-func (s *suite) observeUpgrade(ctx context.Context, t *testing.T, ns, blue string) *upgradeObserver {
+// from the current list's resourceVersion (blue alone), and its polls
+// (with the HTTPRoute's when incremental).
+func (s *suite) observeUpgrade(ctx context.Context, t *testing.T, ns, blue string, incremental bool) *upgradeObserver {
 	t.Helper()
 	wc, err := client.NewWithWatch(s.cluster.RESTConfig(), client.Options{Scheme: s.client.Scheme()})
 	if err != nil {
@@ -191,6 +237,7 @@ func (s *suite) observeUpgrade(ctx context.Context, t *testing.T, ns, blue strin
 		t.Fatal(err)
 	}
 	o := newUpgradeObserver(s, ns, blue)
+	o.incremental = incremental
 	for i := range list.Items {
 		o.clusterEvent(watch.Added, &list.Items[i])
 	}
@@ -200,13 +247,13 @@ func (s *suite) observeUpgrade(ctx context.Context, t *testing.T, ns, blue strin
 }
 
 // killAlongUpgrade carries out plan while o watches the upgrade.
-func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, o *upgradeObserver, plan []plannedUpgradeKill) []upgradeKill {
+func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, o *upgradeObserver, points []upgradePoint, plan []plannedUpgradeKill) []upgradeKill {
 	t.Helper()
 	var kills []upgradeKill
 	for _, k := range plan {
 		err := pollFast(ctx, func() (bool, error) {
 			snap := o.snapshot()
-			return k.point.reached(snap), fmt.Errorf("upgrade at %q", phaseOf(snap))
+			return k.point.reached(snap), fmt.Errorf("upgrade at %q (HTTPRoute error: %v)", phaseOf(points, snap), snap.routeErr)
 		})
 		if err != nil {
 			t.Fatalf("waiting for kill point %q: %v", k.point.name, err)
@@ -216,7 +263,7 @@ func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, o *upgradeOb
 		if err != nil {
 			t.Fatal(err)
 		}
-		landed := s.phaseNow(ctx, o)
+		landed := s.phaseNow(ctx, o, points)
 		pause(ctx, k.down)
 		restarted := time.Now()
 		logFile, err := s.operator.Start()
@@ -232,7 +279,7 @@ func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, o *upgradeOb
 // phaseNow is the upgrade's phase while the operator is dead: whether the
 // new cluster exists is read from the API server (the watch may lag); the
 // rest from the observer.
-func (s *suite) phaseNow(ctx context.Context, o *upgradeObserver) string {
+func (s *suite) phaseNow(ctx context.Context, o *upgradeObserver, points []upgradePoint) string {
 	snap := o.snapshot()
 	list := &rayv1.RayClusterList{}
 	if snap.green == "" && s.client.List(ctx, list, client.InNamespace(o.ns)) == nil {
@@ -242,7 +289,7 @@ func (s *suite) phaseNow(ctx context.Context, o *upgradeObserver) string {
 			}
 		}
 	}
-	return phaseOf(snap)
+	return phaseOf(points, snap)
 }
 
 // waitServing waits until the RayService serves from green alone and the
@@ -296,7 +343,7 @@ func (s *suite) waitGone(ctx context.Context, t *testing.T, ns, name string) {
 func (s *suite) checkServeService(ctx context.Context, t *testing.T, ns, green, clusterIP string) {
 	t.Helper()
 	svc := &corev1.Service{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
+	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: naming.ServeServiceName(e2eutil.HelloName)}, svc); err != nil {
 		t.Fatal(err)
 	}
 	if svc.Spec.ClusterIP != clusterIP || svc.Spec.Selector[rayv1.LabelCluster] != green || svc.Spec.Selector[rayv1.LabelServe] != "true" {
@@ -343,7 +390,7 @@ func checkDeletedAfterDelay(t *testing.T, blue clusterHistory, switched time.Tim
 }
 
 // upgradeFigures is the test's line of figures.
-func upgradeFigures(o *upgradeObserver, kills []upgradeKill, st e2eutil.ReplyStats, toSwitch, lateBy, took time.Duration) string {
+func upgradeFigures(path upgradePath, o *upgradeObserver, kills []upgradeKill, st e2eutil.ReplyStats, toSwitch, lateBy, took time.Duration) string {
 	var recover, startup, landed []string
 	for _, k := range kills {
 		progress, ok := o.progressAfter(k.died)
@@ -352,8 +399,8 @@ func upgradeFigures(o *upgradeObserver, kills []upgradeKill, st e2eutil.ReplySta
 		startup = append(startup, secondsSince(k.restarted, workers, ok))
 		landed = append(landed, strconv.Quote(k.landed))
 	}
-	return fmt.Sprintf("FIGURES upgrade=NewCluster runs=1 kills=%d requests_sent=%d requests_failed=%d seconds_kill_to_next_progress=[%s] seconds_restart_to_rayservice_workers=[%s] seconds_spec_change_to_switch=%.1f old_deleted_s_after_deadline=%.2f seconds_total=%.0f landed=[%s]",
-		len(kills), st.Total, st.Failed, strings.Join(recover, " "), strings.Join(startup, " "), toSwitch.Seconds(), lateBy.Seconds(), took.Seconds(), strings.Join(landed, ", "))
+	return fmt.Sprintf("FIGURES upgrade=%s runs=1 kills=%d requests_sent=%d requests_failed=%d seconds_kill_to_next_progress=[%s] seconds_restart_to_rayservice_workers=[%s] seconds_spec_change_to_switch=%.1f old_deleted_s_after_deadline=%.2f seconds_total=%.0f landed=[%s]",
+		path.strategy, len(kills), st.Total, st.Failed, strings.Join(recover, " "), strings.Join(startup, " "), toSwitch.Seconds(), lateBy.Seconds(), took.Seconds(), strings.Join(landed, ", "))
 }
 
 // waitUntil polls cond at the observer's pace until ctx ends.

@@ -47,6 +47,11 @@ type upgradeSnapshot struct {
 	greenHeadReady, greenServing bool
 	// blueDeleting: the old cluster has a deletionTimestamp or is gone.
 	blueDeleting bool
+	// greenWeight is the new cluster's serve Service's weight in the
+	// RayService's HTTPRoute (incremental upgrades), or -1 before the
+	// route names it; routeErr is why the route could not be read last.
+	greenWeight int32
+	routeErr    error
 }
 
 // upgradeObserver follows a RayService upgrade from outside: the
@@ -66,10 +71,14 @@ type upgradeObserver struct {
 	// switchedAt is when the status first named the new cluster active
 	// with no pending one.
 	switchedAt time.Time
+	// incremental: the RayService upgrades through its HTTPRoute, whose
+	// distinct sets of weights routeSteps keeps in the order seen.
+	incremental bool
+	routeSteps  []routeStep
 }
 
 func newUpgradeObserver(s *suite, ns, blue string) *upgradeObserver {
-	return &upgradeObserver{s: s, ns: ns, last: upgradeSnapshot{blue: blue}, clusters: map[string]*clusterHistory{}}
+	return &upgradeObserver{s: s, ns: ns, last: upgradeSnapshot{blue: blue, greenWeight: -1}, clusters: map[string]*clusterHistory{}}
 }
 
 // watchClusters records every RayCluster event of the namespace until ctx
@@ -133,6 +142,7 @@ func (o *upgradeObserver) run(ctx context.Context) {
 		green := o.snapshot().green
 		if green != "" {
 			o.lookHead(ctx, green)
+			o.lookRoute(ctx, green)
 			if !time.Now().Before(nextServe) {
 				o.lookServe(ctx, green)
 				nextServe = time.Now().Add(serveInterval)
