@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
@@ -95,9 +96,16 @@ func testScheme(t *testing.T) *runtime.Scheme {
 
 func newHarness(t *testing.T, opts Options, objs ...client.Object) *harness {
 	t.Helper()
+	return newHarnessWithFuncs(t, opts, interceptor.Funcs{}, objs...)
+}
+
+// newHarnessWithFuncs is newHarness whose client calls go through funcs.
+func newHarnessWithFuncs(t *testing.T, opts Options, funcs interceptor.Funcs, objs ...client.Object) *harness {
+	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).
 		WithObjects(objs...).
 		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).
+		WithInterceptorFuncs(funcs).
 		Build()
 	h := &harness{t: t, c: c, rec: events.NewFakeRecorder(1000), clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
 	h.r = New(Deps{Client: c, Recorder: h.rec, Clock: h.clk}, opts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,20 +77,67 @@ var (
 
 // createPod creates pod and expects it in the cache under group.
 func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents) error {
+	return r.createPods(ctx, s, []*corev1.Pod{pod}, group, ev)
+}
+
+// createPods creates pods, all of one group and role, in batches of 1, 2,
+// 4, ... sent concurrently (the slow start of Kubernetes' ReplicaSet and Job
+// controllers): a group's Pods no longer wait on one another's round trip,
+// and a create that fails ends the pass after its batch, so a quota or a
+// webhook that refuses them costs one failed create, not replicas of them.
+func (r *Reconciler) createPods(ctx context.Context, s *scope, pods []*corev1.Pod, group string, ev podEvents) error {
+	if len(pods) == 0 {
+		return nil
+	}
 	if err := r.mtlsReady(ctx, s); err != nil {
 		return err
 	}
 	s.podsWritten = true
-	if err := r.Client.Create(ctx, pod); err != nil {
-		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failedCreate, actionCreate,
-			"Failed to create %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name+pod.GenerateName, err)
-		return errors.Join(ev.createErr, err)
+	for lo, size := 0, 1; lo < len(pods); lo, size = lo+size, 2*size {
+		batch := pods[lo:min(lo+size, len(pods))]
+		if err := r.recordPodCreates(ctx, s, batch, group, ev, r.sendPodCreates(ctx, batch)); err != nil {
+			return err
+		}
 	}
-	r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
-	s.podsCreated = true
-	ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
-	s.events.add(childChange{reason: ev.created, action: actionCreate, noun: ev.role + " Pod", group: group}, pod.Name)
 	return nil
+}
+
+// sendPodCreates sends the creates of pods concurrently and returns each
+// one's error, in pods' order.
+func (r *Reconciler) sendPodCreates(ctx context.Context, pods []*corev1.Pod) []error {
+	errs := make([]error, len(pods))
+	if len(pods) == 1 {
+		errs[0] = r.Client.Create(ctx, pods[0])
+		return errs
+	}
+	var wg sync.WaitGroup
+	for i, pod := range pods {
+		wg.Go(func() { errs[i] = r.Client.Create(ctx, pod) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// recordPodCreates records the outcome of a batch's creates, in order: an
+// expectation and a creation for each Pod created, a warning event for each
+// create that failed. It returns the first failure.
+func (r *Reconciler) recordPodCreates(ctx context.Context, s *scope, pods []*corev1.Pod, group string, ev podEvents, errs []error) error {
+	var first error
+	for i, pod := range pods {
+		if err := errs[i]; err != nil {
+			r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failedCreate, actionCreate,
+				"Failed to create %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name+pod.GenerateName, err)
+			if first == nil {
+				first = errors.Join(ev.createErr, err)
+			}
+			continue
+		}
+		r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
+		s.podsCreated = true
+		ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
+		s.events.add(childChange{reason: ev.created, action: actionCreate, noun: ev.role + " Pod", group: group}, pod.Name)
+	}
+	return first
 }
 
 // deletePod deletes pod, expecting it gone from the cache under group, and

@@ -122,9 +122,11 @@ func (r *Reconciler) mayDeleteFreely(cluster *rayv1.RayCluster) bool {
 	return !raypod.AutoscalingEnabled(cluster) || r.opts.RandomPodDelete
 }
 
-// createWorkers creates one worker Pod per replica index.
+// createWorkers creates one worker Pod per replica index (createPods
+// batches them).
 func (r *Reconciler) createWorkers(ctx context.Context, s *scope, index int, replicaIndices []int) error {
 	group := s.cluster.Spec.WorkerGroupSpecs[index].GroupName
+	pods := make([]*corev1.Pod, 0, len(replicaIndices))
 	for _, ri := range replicaIndices {
 		pod, err := raypod.BuildWorkerPod(s.cluster, index, raypod.WorkerIndex{ReplicaIndex: ri}, r.opts.Pod)
 		if err == nil {
@@ -133,11 +135,9 @@ func (r *Reconciler) createWorkers(ctx context.Context, s *scope, index int, rep
 		if err != nil {
 			return fmt.Errorf("%w: %w", errFailedCreateWorkerPod, err)
 		}
-		if err := r.createPod(ctx, s, pod, group, workerPodEvents); err != nil {
-			return err
-		}
+		pods = append(pods, pod)
 	}
-	return nil
+	return r.createPods(ctx, s, pods, group, workerPodEvents)
 }
 
 // freeReplicaIndices returns the n lowest replica indices no Pod uses, so a
