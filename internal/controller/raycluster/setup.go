@@ -29,6 +29,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/metrics"
+	"github.com/ray-operator/ray-operator/internal/ownerenqueue"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 )
 
@@ -85,16 +86,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 			predicate.GenerationChangedPredicate{},
 			predicate.LabelChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
-		))).
-		Owns(&corev1.Pod{}).
-		Owns(&corev1.Service{}).
-		Owns(&batchv1.Job{}).
-		Owns(&corev1.ServiceAccount{}).
-		Owns(&rbacv1.Role{}).
-		Owns(&rbacv1.RoleBinding{}).
-		Owns(&networkingv1.Ingress{}).
-		Owns(&corev1.Secret{}).
-		Owns(&corev1.PersistentVolumeClaim{})
+		)))
+	// Pod and Service events come by the tens of thousands at scale:
+	// ownerenqueue maps them to their RayCluster without controller-runtime's
+	// REST mapper look-up per event.
+	b = ownerenqueue.Owns(b, rayv1.GroupVersion.WithKind("RayCluster"),
+		&corev1.Pod{}, &corev1.Service{}, &batchv1.Job{}, &corev1.ServiceAccount{}, &rbacv1.Role{},
+		&rbacv1.RoleBinding{}, &networkingv1.Ingress{}, &corev1.Secret{}, &corev1.PersistentVolumeClaim{})
 	// The idle check's probe reports on this channel after each look; its
 	// goroutines end with the manager.
 	b = b.WatchesRawSource(source.Channel(r.idleEvents, &handler.EnqueueRequestForObject{}))
