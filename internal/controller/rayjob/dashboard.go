@@ -36,6 +36,11 @@ func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *ra
 		return nil, err
 	}
 	info, err := dash.GetJobInfo(ctx, job.Status.JobID)
+	return r.jobInfoAnswer(job, info, err)
+}
+
+// jobInfoAnswer sorts a job info request's outcome as jobInfo returns it.
+func (r *Reconciler) jobInfoAnswer(job *rayv1.RayJob, info *dashboard.JobInfo, err error) (*dashboard.JobInfo, error) {
 	switch {
 	case err == nil:
 		r.dashFailures.Forget(dashboardCall(job))
@@ -44,6 +49,27 @@ func (r *Reconciler) jobInfo(ctx context.Context, job *rayv1.RayJob, cluster *ra
 		return nil, err
 	}
 	return nil, jobInfoFailed(job, err)
+}
+
+// recheckJobInfo is the last look before a decision that is final (the
+// submitter-finished timeout): when jobInfo answered from the job info cache
+// (AsyncJobInfoQuery), with a non-final job, a failure or no answer yet, the
+// dashboard itself is asked. A cached answer can be a poll's old failure, and
+// a cache whose polls never come back (an operator restarted more often than
+// it polls) would otherwise keep the RayJob waiting past the timeout for
+// good. Without the cache jobInfo's answer was the dashboard's already, and
+// is returned as it is.
+func (r *Reconciler) recheckJobInfo(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, info *dashboard.JobInfo, err error) (*dashboard.JobInfo, error) {
+	dash, dashErr := r.dashboardClient(ctx, job, cluster)
+	if dashErr != nil {
+		return info, err
+	}
+	direct, cached := dashboard.Uncached(dash)
+	if !cached {
+		return info, err
+	}
+	info, err = direct.GetJobInfo(ctx, job.Status.JobID)
+	return r.jobInfoAnswer(job, info, err)
 }
 
 // jobInfoFailed is the *dashboardError of a failed job info request.

@@ -43,6 +43,9 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.
 	// operator restart or a slow dashboard) completes with its real status
 	// instead of being failed with JobStatus FAILED.
 	info, err := r.jobInfo(ctx, job, cluster, r.askWithin(job, sub))
+	if r.submitterTimeLeft(sub.finishedAt) <= 0 && (err != nil || !rayv1.IsJobTerminal(info.JobStatus)) {
+		info, err = r.recheckJobInfo(ctx, job, cluster, info, err)
+	}
 	switch {
 	case errors.Is(err, dashboard.ErrAgain):
 		return requeue()

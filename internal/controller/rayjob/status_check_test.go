@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 )
 
@@ -297,6 +298,54 @@ func TestSubmitterFinishedTimeoutAsksOnceMore(t *testing.T) {
 			if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.JobStatus != tc.wantStatus || st.Reason != tc.wantReason {
 				t.Fatalf("at the timeout: %s/%s reason %q (%s); want Failed/%s reason %q",
 					st.JobDeploymentStatus, st.JobStatus, st.Reason, st.Message, tc.wantStatus, tc.wantReason)
+			}
+		})
+	}
+}
+
+// TestSubmitterFinishedTimeoutAsksPastTheCache: with AsyncJobInfoQuery the
+// pass at the submitter-finished timeout asks the dashboard itself. The
+// cache here never polls (its Start is not run), as when the operator is
+// restarted more often than the cache polls: it answers "again" forever.
+// Before the recheck the RayJob then stayed Running past the timeout for
+// good, whatever Ray said; now a Ray job that succeeded completes it, and a
+// dashboard that still fails fails it as KubeRay does.
+func TestSubmitterFinishedTimeoutAsksPastTheCache(t *testing.T) {
+	tests := map[string]struct {
+		setUp      func(e *testEnv)
+		wantState  rayv1.JobDeploymentStatus
+		wantStatus rayv1.JobStatus
+		wantReason rayv1.JobFailedReason
+	}{
+		"Ray job succeeded": {
+			setUp:     func(e *testEnv) { e.dash.SetJobStatus(testJobID, rayv1.JobStatusSucceeded, "done") },
+			wantState: rayv1.JobDeploymentStatusComplete, wantStatus: rayv1.JobStatusSucceeded,
+		},
+		"dashboard failing": {
+			setUp:     func(e *testEnv) { e.dash.SetError(dashboardtest.OpGetJobInfo, errUnreachable) },
+			wantState: rayv1.JobDeploymentStatusFailed, wantStatus: rayv1.JobStatusFailed,
+			wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			job := makeJob(mode(rayv1.K8sJobMode), inState(rayv1.JobDeploymentStatusRunning), jobStatus(rayv1.JobStatusRunning))
+			e := newEnv(t, []client.Object{job, makeCluster(rayv1.Ready), headService(), submitterJob(batchv1.JobComplete, t0)})
+			e.dash.AddJob(rayJobInfo(rayv1.JobStatusRunning, 0))
+			cache := dashboard.NewJobInfoCache(e.clock)
+			e.r = New(Deps{Client: e.client, Recorder: e.events, Clock: e.clock, Dashboards: cache.Provider(e.dash.Provider())}, e.opts)
+
+			e.pass(t)
+			if st := e.job(t).Status; st.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
+				t.Fatalf("before the timeout: %s (%s), want Running while the cache has no answer", st.JobDeploymentStatus, st.Message)
+			}
+			tc.setUp(e)
+			e.clock.Step(submitterFinishedTimeout)
+			e.pass(t)
+			st := e.job(t).Status
+			if st.JobDeploymentStatus != tc.wantState || st.JobStatus != tc.wantStatus || st.Reason != tc.wantReason {
+				t.Fatalf("at the timeout: %s/%s reason %q (%s); want %s/%s reason %q",
+					st.JobDeploymentStatus, st.JobStatus, st.Reason, st.Message, tc.wantState, tc.wantStatus, tc.wantReason)
 			}
 		})
 	}
