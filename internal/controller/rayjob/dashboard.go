@@ -60,16 +60,26 @@ func (r *Reconciler) jobInfoAnswer(job *rayv1.RayJob, info *dashboard.JobInfo, e
 // good. Without the cache jobInfo's answer was the dashboard's already, and
 // is returned as it is.
 func (r *Reconciler) recheckJobInfo(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster, info *dashboard.JobInfo, err error) (*dashboard.JobInfo, error) {
-	dash, dashErr := r.dashboardClient(ctx, job, cluster)
-	if dashErr != nil {
-		return info, err
-	}
-	direct, cached := dashboard.Uncached(dash)
-	if !cached {
+	direct, dashErr := r.pastJobInfoCache(ctx, job, cluster)
+	if dashErr != nil || direct == nil {
 		return info, err
 	}
 	info, err = direct.GetJobInfo(ctx, job.Status.JobID)
 	return r.jobInfoAnswer(job, info, err)
+}
+
+// pastJobInfoCache returns the client that asks the job's dashboard itself
+// when the job info cache (AsyncJobInfoQuery) stands in front of it, and nil
+// when it does not: then the answers the pass has came from the dashboard.
+func (r *Reconciler) pastJobInfoCache(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (dashboard.Client, error) {
+	dash, err := r.dashboardClient(ctx, job, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if direct, cached := dashboard.Uncached(dash); cached {
+		return direct, nil
+	}
+	return nil, nil
 }
 
 // jobInfoFailed is the *dashboardError of a failed job info request.
@@ -85,12 +95,11 @@ func jobInfoFailed(job *rayv1.RayJob, err error) *dashboardError {
 // the "not found" came from the dashboard already and is not asked again. A
 // failed request is a *dashboardError.
 func (r *Reconciler) confirmJobUnknown(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (bool, error) {
-	dash, err := r.dashboardClient(ctx, job, cluster)
+	direct, err := r.pastJobInfoCache(ctx, job, cluster)
 	if err != nil {
 		return false, err
 	}
-	direct, cached := dashboard.Uncached(dash)
-	if !cached {
+	if direct == nil {
 		return true, nil
 	}
 	_, err = direct.GetJobInfo(ctx, job.Status.JobID)

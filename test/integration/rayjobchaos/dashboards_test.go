@@ -70,6 +70,11 @@ type weather struct {
 	err   error
 }
 
+// weatherJobID is the job id the fault errors are made with: the real client
+// refuses an empty one before it sends anything, which would make every
+// job call's fault the same "empty job id" error.
+const weatherJobID = "rayjob-chaos-weather"
+
 // newDashboards makes the errors of every fault once, with the real HTTP
 // client against misbehaving servers (dashboardtest.FaultError).
 func newDashboards(ctx context.Context, ns string) (*dashboards, error) {
@@ -77,7 +82,7 @@ func newDashboards(ctx context.Context, ns string) (*dashboards, error) {
 		faults: map[dashboardtest.Op][]weather{}, refused: map[dashboardtest.Op]error{},
 		weather: map[dashboardtest.Op]weather{}, vanished: map[string]int{}}
 	for _, op := range jobOps {
-		refused := dashboardtest.FaultError(ctx, dashboardtest.FaultRefused, op, "")
+		refused := dashboardtest.FaultError(ctx, dashboardtest.FaultRefused, op, weatherJobID)
 		if refused == nil {
 			return nil, fmt.Errorf("a refused connection gives %s no error", op)
 		}
@@ -88,7 +93,7 @@ func newDashboards(ctx context.Context, ns string) (*dashboards, error) {
 		// Some faults are no error for some calls (garbage in answer to a
 		// call that does not decode): the weather skips those.
 		for _, fault := range transientFaults {
-			if err := dashboardtest.FaultError(ctx, fault, op, ""); err != nil {
+			if err := dashboardtest.FaultError(ctx, fault, op, weatherJobID); err != nil {
 				d.faults[op] = append(d.faults[op], weather{fault: fault, err: err})
 			}
 		}
