@@ -90,7 +90,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	// Pod and Service events come by the tens of thousands at scale:
 	// ownerenqueue maps them to their RayCluster without controller-runtime's
 	// REST mapper look-up per event.
-	b = ownerenqueue.Owns(b, rayv1.GroupVersion.WithKind("RayCluster"),
+	b = ownerenqueue.Owns(b, rayv1.GroupVersion.WithKind(rayv1.KindRayCluster),
 		&corev1.Pod{}, &corev1.Service{}, &batchv1.Job{}, &corev1.ServiceAccount{}, &rbacv1.Role{},
 		&rbacv1.RoleBinding{}, &networkingv1.Ingress{}, &corev1.Secret{}, &corev1.PersistentVolumeClaim{})
 	// The idle check's probe reports on this channel after each look; its

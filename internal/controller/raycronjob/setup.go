@@ -11,6 +11,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/managerdeps"
+	"github.com/ray-operator/ray-operator/internal/ownerenqueue"
 )
 
 // ControllerName names the controller in logs and is the reporting
@@ -34,7 +35,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("raycronjob").
 		For(&rayv1.RayCronJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&rayv1.RayJob{}, builder.WithPredicates(rayJobLifecycle())).
+		Watches(&rayv1.RayJob{}, ownerenqueue.Handler(rayv1.GroupVersion.WithKind(rayv1.KindRayCronJob)), builder.WithPredicates(rayJobLifecycle())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1), NewQueue: r.newQueue}).
 		Complete(r)
 }

@@ -8,6 +8,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/managerdeps"
+	"github.com/ray-operator/ray-operator/internal/ownerenqueue"
 )
 
 // ControllerName names the controller in logs and events.
@@ -19,13 +20,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rayjob").
-		For(&rayv1.RayJob{}).
-		Owns(&rayv1.RayCluster{}).
-		Owns(&corev1.Service{}).
-		Owns(&batchv1.Job{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		For(&rayv1.RayJob{})
+	b = ownerenqueue.Owns(b, rayv1.GroupVersion.WithKind(rayv1.KindRayJob), &rayv1.RayCluster{}, &corev1.Service{}, &batchv1.Job{})
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/managerdeps"
+	"github.com/ray-operator/ray-operator/internal/ownerenqueue"
 )
 
 // ControllerName names the controller in logs and is the reporting
@@ -36,15 +37,14 @@ func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
 // owns, the EndpointSlices of its serve Services and the head Pods of its
 // clusters.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rayservice").
 		For(&rayv1.RayService{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
 			predicate.LabelChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
-		))).
-		Owns(&rayv1.RayCluster{}).
-		Owns(&corev1.Service{}).
+		)))
+	return ownerenqueue.Owns(b, rayv1.GroupVersion.WithKind(rayv1.KindRayService), &rayv1.RayCluster{}, &corev1.Service{}).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.rayServiceOfLabels)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.rayServiceOfHeadPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).
