@@ -10,6 +10,7 @@ import (
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/lazylog"
 )
 
 // Log file rotation, as KubeRay's.
@@ -21,7 +22,8 @@ const (
 
 // NewLogger builds the operator's logger: stdout with the configured
 // encoder and, when a log file is configured, a rotated copy in that file
-// with its own encoder. closeFn closes the file.
+// with its own encoder. closeFn closes the file. Values added to it are
+// encoded only into the lines it writes (lazylog).
 func NewLogger(cfg configv1alpha1.Configuration, opts ctrlzap.Options) (logger logr.Logger, closeFn func() error, err error) {
 	opts.Encoder, err = newEncoder(cfg.LogStdoutEncoder)
 	if err != nil {
@@ -45,7 +47,7 @@ func NewLogger(cfg configv1alpha1.Configuration, opts ctrlzap.Options) (logger l
 		}))
 		closeFn = file.Close
 	}
-	return ctrlzap.New(ctrlzap.UseFlagOptions(&opts)), closeFn, nil
+	return lazylog.Wrap(ctrlzap.New(ctrlzap.UseFlagOptions(&opts))), closeFn, nil
 }
 
 func newEncoder(name string) (zapcore.Encoder, error) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
@@ -44,6 +45,34 @@ func TestNewLoggerWritesFile(t *testing.T) {
 				t.Errorf("log file line %q: JSON = %v, want %v", line, got, tc.wantJSON)
 			}
 		})
+	}
+}
+
+// TestNewLoggerWritesHeldValues checks the fields of WithValues reach the
+// line, after the logger's name and before the line's own, and that the
+// caller is the line's (lazylog sits between them).
+func TestNewLoggerWritesHeldValues(t *testing.T) {
+	var out strings.Builder
+	logger, closeLog, err := NewLogger(configv1alpha1.Configuration{LogStdoutEncoder: "json"}, ctrlzap.Options{DestWriter: &out, ZapOpts: []zap.Option{zap.AddCaller()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = closeLog() }()
+	logger.WithValues("controller", "raycluster").WithName("setup").WithValues("step", "pods").Info("hello", "key", "value")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(out.String()), &line); err != nil {
+		t.Fatalf("stdout %q: %v", out.String(), err)
+	}
+	for k, want := range map[string]string{"logger": "setup", "controller": "raycluster", "step": "pods", "key": "value", "msg": "hello"} {
+		if line[k] != want {
+			t.Errorf("%s = %v, want %q (line %s)", k, line[k], want, out.String())
+		}
+	}
+	if caller, _ := line["caller"].(string); !strings.HasPrefix(caller, "operator/logging_test.go:") {
+		t.Errorf("caller = %q, want this test's line", caller)
+	}
+	if i, j := strings.Index(out.String(), `"controller"`), strings.Index(out.String(), `"key"`); i < 0 || j < i {
+		t.Errorf("held values should come before the line's own: %s", out.String())
 	}
 }
 
