@@ -278,9 +278,9 @@ test-monitoring: k8s-binaries $(HELM) ## The monitoring module (test/monitoring)
 	cd $(MONITORING_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../../hack/k8s-binaries.sh)" RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) -timeout 10m ./...
 
 .PHONY: test-integration
-test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites against a real kube-apiserver and etcd (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
+test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites against a real kube-apiserver and etcd, with client-go's cache mutation detector (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
 	hack/node-packages.sh
-	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
+	KUBE_CACHE_MUTATION_DETECTOR=true RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/integration/...

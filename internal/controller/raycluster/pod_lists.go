@@ -31,9 +31,17 @@ func groupPodLabels(groupName string) map[string]string {
 
 // listPods lists the cluster's Pods carrying extra labels (all its Pods for
 // nil).
+//
+// The Pods are the informer cache's own, not copies: each is a copy of the
+// cached Pod's struct whose maps, slices and pointers are the cache's. Copying
+// every Pod of every pass was a tenth of the operator's allocations at 10,000
+// RayClusters (docs/dev/benchmarks.md). Nothing may change a listed Pod in
+// place: DeepCopy it first, and give a write the copy. The integration suites
+// run with client-go's cache mutation detector, which fails them when a
+// cached object changes.
 func (r *Reconciler) listPods(ctx context.Context, cluster *rayv1.RayCluster, extra map[string]string) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), podSelector(cluster, extra)); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), podSelector(cluster, extra), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Pods: %w", err)
 	}
 	return list.Items, nil
