@@ -73,7 +73,9 @@ func (s *sink) WithCallDepth(depth int) logr.LogSink {
 	return &sink{base: withCallDepth(s.base, depth), kv: s.kv}
 }
 
-// with is the held values followed by kv, for one line.
+// with is the held values followed by kv, for one line. The result never
+// writes into the held slice's spare capacity: loggers are shared between
+// goroutines, and two lines at once would write their values there.
 func (s *sink) with(kv []any) []any {
 	if len(s.kv) == 0 {
 		return kv
@@ -81,7 +83,7 @@ func (s *sink) with(kv []any) []any {
 	if len(kv) == 0 {
 		return s.kv
 	}
-	return append(s.kv, kv...)
+	return append(s.kv[:len(s.kv):len(s.kv)], kv...)
 }
 
 // withCallDepth is base skipping depth more frames when it reports its

@@ -136,3 +136,24 @@ func BenchmarkWithValues(b *testing.B) {
 		})
 	}
 }
+
+// keeping is a sink that keeps the value slices it is given, as a sink
+// that writes asynchronously would.
+type keeping struct {
+	logr.LogSink
+	lines [][]any
+}
+
+func (k *keeping) Enabled(int) bool                { return true }
+func (k *keeping) Info(_ int, _ string, kv ...any) { k.lines = append(k.lines, kv) }
+
+func TestLinesDoNotShareHeldValues(t *testing.T) {
+	base := &keeping{LogSink: zapr.NewLogger(zap.NewNop()).GetSink()}
+	// Six values then two more leave the held slice spare capacity.
+	l := Wrap(logr.New(base)).WithValues("a", 1, "b", 2, "c", 3).WithValues("d", 4)
+	l.Info("first", "e", 5)
+	l.Info("second", "f", 6)
+	if got := base.lines[0][len(base.lines[0])-2:]; !reflect.DeepEqual(got, []any{"e", 5}) {
+		t.Errorf("the first line's own values became %v: the second line wrote over them", got)
+	}
+}
