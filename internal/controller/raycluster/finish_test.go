@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -46,7 +45,7 @@ func TestFinishPassErrorOrder(t *testing.T) {
 					return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 				},
 			}
-			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(makeCluster("rc").obj()).
+			c := fakeClientBuilder(testScheme(t)).WithObjects(makeCluster("rc").obj()).
 				WithStatusSubresource(&rayv1.RayCluster{}).WithInterceptorFuncs(funcs).Build()
 			r := New(Deps{Client: c}, Options{})
 			rc := &rayv1.RayCluster{}
@@ -64,7 +63,7 @@ func TestFinishPassErrorOrder(t *testing.T) {
 // TestFinishPassStepRequeue: a step's requeue sooner than the pass's own is
 // kept (a certificate renewal, the mTLS wait); a later one is not.
 func TestFinishPassStepRequeue(t *testing.T) {
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(makeCluster("rc").obj()).
+	c := fakeClientBuilder(testScheme(t)).WithObjects(makeCluster("rc").obj()).
 		WithStatusSubresource(&rayv1.RayCluster{}).Build()
 	r := New(Deps{Client: c}, Options{})
 	// The first pass writes the status (and asks for a short requeue); the

@@ -94,6 +94,12 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return scheme
 }
 
+// fakeClientBuilder is a fake client builder with the scheme and the field
+// index the controller lists its Pods by.
+func fakeClientBuilder(scheme *runtime.Scheme) *fake.ClientBuilder {
+	return fake.NewClientBuilder().WithScheme(scheme).WithIndex(&corev1.Pod{}, PodClusterIndex, podClusterOf)
+}
+
 func newHarness(t *testing.T, opts Options, objs ...client.Object) *harness {
 	t.Helper()
 	return newHarnessWithFuncs(t, opts, interceptor.Funcs{}, objs...)
@@ -102,7 +108,7 @@ func newHarness(t *testing.T, opts Options, objs ...client.Object) *harness {
 // newHarnessWithFuncs is newHarness whose client calls go through funcs.
 func newHarnessWithFuncs(t *testing.T, opts Options, funcs interceptor.Funcs, objs ...client.Object) *harness {
 	t.Helper()
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).
+	c := fakeClientBuilder(testScheme(t)).
 		WithObjects(objs...).
 		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).
 		WithInterceptorFuncs(funcs).

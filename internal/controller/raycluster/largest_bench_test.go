@@ -17,7 +17,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -80,7 +79,7 @@ func largestCluster(b *testing.B) (*Reconciler, client.Client, *rayv1.RayCluster
 		}
 	}
 	rc := wrappers.LargeRayCluster(wrappers.LongName("c", 0, validation.MaxRayClusterNameLength), testNamespace, wrappers.LargestWorkerGroups)
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rc).
+	c := fakeClientBuilder(scheme).WithObjects(rc).
 		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).Build()
 	r := New(Deps{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}, Options{})
 	return r, c, rc

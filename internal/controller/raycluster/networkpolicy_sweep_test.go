@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -53,7 +52,7 @@ func TestNetworkPolicySweep(t *testing.T) {
 	objects = append(objects, unlabelled)
 
 	listFailures := 2
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objects...).WithInterceptorFuncs(interceptor.Funcs{
+	c := fakeClientBuilder(testScheme(t)).WithObjects(objects...).WithInterceptorFuncs(interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			if listFailures > 0 {
 				listFailures--
@@ -90,7 +89,7 @@ func TestNetworkPolicySweep(t *testing.T) {
 // sweep gives up at once and does not stop the operator.
 func TestNetworkPolicySweepForbidden(t *testing.T) {
 	lists := 0
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
+	c := fakeClientBuilder(testScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
 		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 			lists++
 			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, "", nil)

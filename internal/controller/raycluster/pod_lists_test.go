@@ -2,6 +2,8 @@ package raycluster
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -63,7 +64,7 @@ func (l *laggingCache) funcs() interceptor.Funcs {
 // pass, and the pass would create the head and the worker a second time.
 func TestExpectationsCheckedBeforeTheList(t *testing.T) {
 	lag := &laggingCache{unseen: map[string]bool{}}
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).
+	c := fakeClientBuilder(testScheme(t)).
 		WithObjects(makeCluster("rc").worker("small", 1).obj()).
 		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).
 		WithInterceptorFuncs(lag.funcs()).
@@ -120,6 +121,63 @@ func TestPodSnapshotMatching(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("matching (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestListPodsByClusterIndex: listPods reads the cluster's Pods through
+// PodClusterIndex and narrows them by labels: no Pod of another cluster
+// (one whose name starts with this one's included), of another namespace or
+// without the label comes back.
+func TestListPodsByClusterIndex(t *testing.T) {
+	pod := func(ns, name, cluster string, labels map[string]string) client.Object {
+		p := &corev1.Pod{}
+		p.Namespace, p.Name = ns, name
+		p.Labels = map[string]string{}
+		if cluster != "" {
+			p.Labels[rayv1.LabelCluster] = cluster
+		}
+		maps.Copy(p.Labels, labels)
+		return p
+	}
+	head := map[string]string{rayv1.LabelNodeType: string(rayv1.HeadNode)}
+	h := newHarness(t, Options{},
+		pod(testNamespace, "rc-head", "rc", head),
+		pod(testNamespace, "rc-a-1", "rc", groupPodLabels("a")),
+		pod(testNamespace, "rc-a-2", "rc", groupPodLabels("a")),
+		pod(testNamespace, "rc-b-1", "rc", groupPodLabels("b")),
+		pod(testNamespace, "rc2-head", "rc2", head),
+		pod(testNamespace, "other", "", head),
+		pod("elsewhere", "rc-head", "rc", head),
+	)
+	cluster := makeCluster("rc").obj()
+	cases := map[string]struct {
+		extra map[string]string
+		want  []string
+	}{
+		"all":     {want: []string{"rc-a-1", "rc-a-2", "rc-b-1", "rc-head"}},
+		"head":    {extra: headPodLabels, want: []string{"rc-head"}},
+		"workers": {extra: workerPodLabels, want: []string{"rc-a-1", "rc-a-2", "rc-b-1"}},
+		"group a": {extra: groupPodLabels("a"), want: []string{"rc-a-1", "rc-a-2"}},
+		"none":    {extra: groupPodLabels("c")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pods, err := h.r.listPods(context.Background(), cluster, tc.extra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range pods {
+				if p.Namespace != testNamespace {
+					t.Errorf("Pod %s/%s of another namespace listed", p.Namespace, p.Name)
+				}
+				got = append(got, p.Name)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("listPods (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -47,7 +46,7 @@ func steadyCluster(b *testing.B, workers int) *Reconciler {
 	rc := makeCluster("rc").worker("small", int32(workers)).with(func(rc *rayv1.RayCluster) {
 		rc.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr.To(int32(workers))
 	}).obj()
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rc).
+	c := fakeClientBuilder(scheme).WithObjects(rc).
 		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).Build()
 	// A FakeRecorder without a channel drops events, so a long run cannot
 	// fill a buffer and block.

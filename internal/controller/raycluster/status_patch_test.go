@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -36,7 +35,7 @@ func TestStatusPatchData(t *testing.T) {
 		State: rayv1.Ready, DesiredCPU: resource.MustParse("1"),
 		Endpoints: map[string]string{"dashboard": "8265", "gone": "1"}, Reason: "old",
 	}
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(rc).
+	c := fakeClientBuilder(testScheme(t)).WithObjects(rc).
 		WithStatusSubresource(&rayv1.RayCluster{}).WithInterceptorFuncs(funcs).Build()
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(rc), rc); err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func (r *Reconciler) rayServiceOfLabels(ctx context.Context, obj client.Object) 
 	}
 	name := labels[rayv1.LabelOriginatedFromCRName]
 	cluster := &rayv1.RayCluster{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, cluster); err == nil &&
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, cluster, client.UnsafeDisableDeepCopy); err == nil &&
 		cluster.Labels[rayv1.LabelOriginatedFromCRD] == rayv1.KindRayService {
 		name = cluster.Labels[rayv1.LabelOriginatedFromCRName]
 	}
@@ -75,8 +75,12 @@ func (r *Reconciler) rayServiceOfHeadPod(ctx context.Context, obj client.Object)
 	if labels[rayv1.LabelNodeType] != string(rayv1.HeadNode) || labels[rayv1.LabelCluster] == "" {
 		return nil
 	}
+	// Only the cluster's labels are read: the cache's own object, not a
+	// copy (every head Pod event of every RayCluster comes here, a RayService's
+	// or not).
 	cluster := &rayv1.RayCluster{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: labels[rayv1.LabelCluster]}, cluster); err != nil {
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: labels[rayv1.LabelCluster]}
+	if err := r.Client.Get(ctx, key, cluster, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	return r.rayServiceOfLabels(ctx, cluster)
