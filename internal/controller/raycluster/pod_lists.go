@@ -24,7 +24,7 @@ func podSelector(cluster *rayv1.RayCluster, extra map[string]string) client.Matc
 // index it reads the cluster's Pods only (at 10,000 RayClusters over 100
 // namespaces, a namespace scan was a twentieth of the operator's allocated
 // bytes; docs/dev/benchmarks.md). SetupWithManager registers it; a client
-// that lists Pods for this controller must have it (withPodIndex in the
+// that lists Pods for this controller must have it (fakeClientBuilder in the
 // package's tests).
 const PodClusterIndex = "raycluster.ray.io/pod-cluster"
 
