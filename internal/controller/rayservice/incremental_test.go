@@ -209,3 +209,55 @@ func (e *testEnv) service(t *testing.T, name string) *corev1.Service {
 	}
 	return svc
 }
+
+// TestRouteAheadOfStatusHoldsItsWeights: the operator moved the HTTPRoute
+// one step (75/25) and died before it wrote the status recording that step.
+// The restarted operator's first pass, before the next step is due, must
+// keep the route where it is and adopt its weights into the status; it must
+// not build the route from the status it finds (100/0) and send traffic back
+// to the old cluster (the local e2e faults suite caught this: 50/50, then
+// 100/0 after a kill).
+func TestRouteAheadOfStatusHoldsItsWeights(t *testing.T) {
+	// The route as the step wrote it: one pass 31 s after the last move.
+	first := newEnv(t, upgradeWorld(t, upgrading(incrementalService("new"), 100, 100, 50, 0).Obj()))
+	first.serveRunning(active)
+	first.serveRunning(pending)
+	first.clock.Step(31 * time.Second)
+	if _, err := first.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	route := &gwv1.HTTPRoute{}
+	key := client.ObjectKey{Namespace: testNS, Name: "svc-httproute"}
+	if err := first.client.Get(context.Background(), key, route); err != nil {
+		t.Fatal(err)
+	}
+	route.ResourceVersion = ""
+
+	// The restarted operator: the status still says 100/0 since t0, and no
+	// step is due.
+	rs := upgrading(incrementalService("new"), 100, 100, 50, 0).Obj()
+	e := newEnv(t, append(upgradeWorld(t, rs), route))
+	e.serveRunning(active)
+	e.serveRunning(pending)
+	e.clock.Step(5 * time.Second)
+	if _, err := e.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Get(context.Background(), key, route); err != nil {
+		t.Fatal(err)
+	}
+	var weights []int32
+	for _, b := range route.Spec.Rules[0].BackendRefs {
+		weights = append(weights, *b.Weight)
+	}
+	if !slices.Equal(weights, []int32{75, 25}) {
+		t.Errorf("route weights %v after the restart, want [75 25]: traffic moved back to the old cluster", weights)
+	}
+	st := e.rayService(t).Status
+	if got := ptr.Deref(st.PendingServiceStatus.TrafficRoutedPercent, -1); got != 25 {
+		t.Errorf("pending cluster's traffic in status %d, want the route's 25", got)
+	}
+	if got := ptr.Deref(st.ActiveServiceStatus.TrafficRoutedPercent, -1); got != 75 {
+		t.Errorf("active cluster's traffic in status %d, want the route's 75", got)
+	}
+}

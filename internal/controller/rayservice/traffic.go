@@ -44,6 +44,11 @@ func (r *Reconciler) reconcileTrafficObjects(ctx context.Context, s *scope) (pas
 	if err := r.loadTrafficObjects(ctx, s); err != nil {
 		return passsteps.Result{}, err
 	}
+	// The HTTPRoute is where traffic goes; the status only records it. An
+	// operator killed between moving the route and writing the status
+	// finds the status a step behind, and the next step computed from it
+	// would move traffic back: the status first takes the route's weights.
+	r.trafficStatus(s)
 	if err := r.applyGateway(ctx, s, incrementalupgrade.Gateway(s.rs, opts)); err != nil {
 		return passsteps.Result{}, err
 	}
