@@ -135,14 +135,7 @@ func TestTrafficObjects(t *testing.T) {
 	if gw.Spec.GatewayClassName != "istio" || len(gw.OwnerReferences) != 1 || gw.OwnerReferences[0].Name != testName {
 		t.Errorf("Gateway class %q owners %v", gw.Spec.GatewayClassName, gw.OwnerReferences)
 	}
-	route := &gwv1.HTTPRoute{}
-	if err := e.client.Get(ctx, client.ObjectKey{Namespace: testNS, Name: "svc-httproute"}, route); err != nil {
-		t.Fatal(err)
-	}
-	var weights []int32
-	for _, b := range route.Spec.Rules[0].BackendRefs {
-		weights = append(weights, *b.Weight)
-	}
+	_, weights := e.route(t)
 	if !slices.Equal(weights, []int32{75, 25}) {
 		t.Errorf("weights %v, want [75 25] (one 25 %% step towards the pending capacity)", weights)
 	}
@@ -226,11 +219,7 @@ func TestRouteAheadOfStatusHoldsItsWeights(t *testing.T) {
 	if _, err := first.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
-	route := &gwv1.HTTPRoute{}
-	key := client.ObjectKey{Namespace: testNS, Name: "svc-httproute"}
-	if err := first.client.Get(context.Background(), key, route); err != nil {
-		t.Fatal(err)
-	}
+	route, _ := first.route(t)
 	route.ResourceVersion = ""
 
 	// The restarted operator: the status still says 100/0 since t0, and no
@@ -243,14 +232,7 @@ func TestRouteAheadOfStatusHoldsItsWeights(t *testing.T) {
 	if _, err := e.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.client.Get(context.Background(), key, route); err != nil {
-		t.Fatal(err)
-	}
-	var weights []int32
-	for _, b := range route.Spec.Rules[0].BackendRefs {
-		weights = append(weights, *b.Weight)
-	}
-	if !slices.Equal(weights, []int32{75, 25}) {
+	if _, weights := e.route(t); !slices.Equal(weights, []int32{75, 25}) {
 		t.Errorf("route weights %v after the restart, want [75 25]: traffic moved back to the old cluster", weights)
 	}
 	st := e.rayService(t).Status
@@ -260,4 +242,19 @@ func TestRouteAheadOfStatusHoldsItsWeights(t *testing.T) {
 	if got := ptr.Deref(st.ActiveServiceStatus.TrafficRoutedPercent, -1); got != 75 {
 		t.Errorf("active cluster's traffic in status %d, want the route's 75", got)
 	}
+}
+
+// route reads the RayService's HTTPRoute and the weights of its backends,
+// in order.
+func (e *testEnv) route(t *testing.T) (*gwv1.HTTPRoute, []int32) {
+	t.Helper()
+	route := &gwv1.HTTPRoute{}
+	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: testNS, Name: "svc-httproute"}, route); err != nil {
+		t.Fatal(err)
+	}
+	var weights []int32
+	for _, b := range route.Spec.Rules[0].BackendRefs {
+		weights = append(weights, *b.Weight)
+	}
+	return route, weights
 }
