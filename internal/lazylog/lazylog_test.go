@@ -116,6 +116,10 @@ func TestWrapKeepsVerbosityAndIsIdempotent(t *testing.T) {
 	}
 }
 
+// passSteps stands for the steps of a RayCluster pass, each of which gets
+// a logger of its own.
+var passSteps = []string{"suspend", "services", "ingress", "rbac", "pods", "status", "idle", "events", "mtls", "netpol"}
+
 // BenchmarkWithValues is a pass's loggers as the operator makes them
 // (controller-runtime's values, the reconcile id, a step) on a JSON core at
 // info level, the step's V(1) line not written.
@@ -129,9 +133,12 @@ func BenchmarkWithValues(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				l := c.l.WithValues("controller", "raycluster", "namespace", "ns", "name", "c")
+				l := c.l.WithValues("controller", "raycluster", "controllerGroup", "ray.io", "controllerKind", "RayCluster",
+					"RayCluster", "ns/c", "namespace", "ns", "name", "c")
 				l = l.WithValues("reconcileID", "0b0e3a8c-1c4e-4b7e-9a55-8f0f2f7c1d11")
-				l.WithValues("step", "pods").V(1).Info("Reconciling")
+				for _, step := range passSteps {
+					l.WithValues("step", step).V(1).Info("Reconciling")
+				}
 			}
 		})
 	}
@@ -146,6 +153,7 @@ type keeping struct {
 
 func (k *keeping) Enabled(int) bool                { return true }
 func (k *keeping) Info(_ int, _ string, kv ...any) { k.lines = append(k.lines, kv) }
+func (k *keeping) WithName(string) logr.LogSink    { return k }
 
 func TestLinesDoNotShareHeldValues(t *testing.T) {
 	base := &keeping{LogSink: zapr.NewLogger(zap.NewNop()).GetSink()}
@@ -155,5 +163,16 @@ func TestLinesDoNotShareHeldValues(t *testing.T) {
 	l.Info("second", "f", 6)
 	if got := base.lines[0][len(base.lines[0])-2:]; !reflect.DeepEqual(got, []any{"e", 5}) {
 		t.Errorf("the first line's own values became %v: the second line wrote over them", got)
+	}
+}
+
+func TestHeldValuesAreCopies(t *testing.T) {
+	base := &keeping{LogSink: zapr.NewLogger(zap.NewNop()).GetSink()}
+	kv := []any{"a", 1}
+	l := Wrap(logr.New(base)).WithValues(kv...).WithName("n").WithValues("b", 2)
+	kv[1] = 99
+	l.Info("line", "c", 3)
+	if want := []any{"a", 1, "b", 2, "c", 3}; !reflect.DeepEqual(base.lines[0], want) {
+		t.Errorf("line values %v, want %v", base.lines[0], want)
 	}
 }

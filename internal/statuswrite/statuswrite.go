@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -59,39 +58,51 @@ func (p wholeStatus) Data(client.Object) ([]byte, error) {
 // Data is the status of the patch as a JSON object: updated whole, with
 // nulls where original had fields that updated has not.
 func Data(original, updated any) (map[string]any, error) {
-	before, err := json.Marshal(original)
+	before, err := decoded(original)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the old status: %w", err)
 	}
-	after, err := json.Marshal(updated)
+	whole, err := decoded(updated)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the new status: %w", err)
 	}
-	diff, err := jsonpatch.CreateMergePatch(before, after)
-	if err != nil {
-		return nil, err
+	if whole == nil {
+		whole = map[string]any{}
 	}
-	var whole, changes map[string]any
-	if err := json.Unmarshal(after, &whole); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(diff, &changes); err != nil {
-		return nil, err
-	}
-	addRemovals(whole, changes)
+	addRemovals(whole, before)
 	return whole, nil
 }
 
-// addRemovals copies the nulls of a merge patch into whole, at any depth.
-func addRemovals(whole, changes map[string]any) {
-	for key, change := range changes {
-		if change == nil {
+// decoded is v encoded with its JSON tags and decoded as a JSON object; nil
+// when v encodes as null.
+func decoded(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// addRemovals sets to null each key of before that whole has not, and
+// recurses where both hold an object under the same key: what a JSON merge
+// patch from before to whole removes. (Computing that patch with a merge
+// patch library encoded and decoded both statuses twice more; at 10,000
+// RayClusters it was 2 % of the operator's allocated bytes.)
+func addRemovals(whole, before map[string]any) {
+	for key, old := range before {
+		now, kept := whole[key]
+		if !kept {
 			whole[key] = nil
 			continue
 		}
-		inner, isMap := change.(map[string]any)
-		if target, ok := whole[key].(map[string]any); isMap && ok {
-			addRemovals(target, inner)
+		oldMap, wasMap := old.(map[string]any)
+		nowMap, isMap := now.(map[string]any)
+		if wasMap && isMap {
+			addRemovals(nowMap, oldMap)
 		}
 	}
 }

@@ -1,9 +1,13 @@
 package statuswrite
 
 import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,4 +106,76 @@ func TestWrite(t *testing.T) {
 	if err := Write(t.Context(), c, nameOnly, &got.Status, &rayv1.RayCronJobStatus{}); err != nil {
 		t.Errorf("write without a resourceVersion: %v", err)
 	}
+}
+
+// TestDataMatchesMergePatch: on random pairs of nested JSON objects, Data
+// is the new object with a null for exactly each field a JSON merge patch
+// from the old one to the new one removes (computed by json-patch, which
+// Data used before).
+func TestDataMatchesMergePatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		before, after := randomObject(rng, 3), randomObject(rng, 3)
+		got, err := Data(before, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mergePatchRemovals(t, before, after)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("case %d: before %v, after %v (-json-patch +Data):\n%s", i, before, after, diff)
+		}
+	}
+}
+
+// mergePatchRemovals is after with json-patch's merge patch's nulls added.
+func mergePatchRemovals(t *testing.T, before, after map[string]any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(before)
+	a, _ := json.Marshal(after)
+	diff, err := jsonpatch.CreateMergePatch(b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole, changes map[string]any
+	if err := json.Unmarshal(a, &whole); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(diff, &changes); err != nil {
+		t.Fatal(err)
+	}
+	var add func(whole, changes map[string]any)
+	add = func(whole, changes map[string]any) {
+		for key, change := range changes {
+			if change == nil {
+				whole[key] = nil
+				continue
+			}
+			inner, isMap := change.(map[string]any)
+			if target, ok := whole[key].(map[string]any); isMap && ok {
+				add(target, inner)
+			}
+		}
+	}
+	add(whole, changes)
+	return whole
+}
+
+// randomObject is a JSON object over a few keys, so that two of them share
+// some: strings, numbers, lists, nulls and objects down to depth.
+func randomObject(rng *rand.Rand, depth int) map[string]any {
+	out := map[string]any{}
+	for _, key := range []string{"a", "b", "c", "d"} {
+		switch v := rng.IntN(7); {
+		case v == 0:
+		case v == 1:
+			out[key] = nil
+		case v == 2:
+			out[key] = []any{float64(rng.IntN(2))}
+		case v == 3 || depth == 0:
+			out[key] = fmt.Sprint(rng.IntN(2))
+		default:
+			out[key] = randomObject(rng, depth-1)
+		}
+	}
+	return out
 }
