@@ -95,9 +95,11 @@ func testScheme(t *testing.T) *runtime.Scheme {
 }
 
 // fakeClientBuilder is a fake client builder with the scheme and the field
-// index the controller lists its Pods by.
+// indexes the controller lists its Pods and Services by.
 func fakeClientBuilder(scheme *runtime.Scheme) *fake.ClientBuilder {
-	return fake.NewClientBuilder().WithScheme(scheme).WithIndex(&corev1.Pod{}, PodClusterIndex, podClusterOf)
+	return fake.NewClientBuilder().WithScheme(scheme).
+		WithIndex(&corev1.Pod{}, PodClusterIndex, podClusterOf).
+		WithIndex(&corev1.Service{}, ServiceClusterIndex, podClusterOf)
 }
 
 func newHarness(t *testing.T, opts Options, objs ...client.Object) *harness {

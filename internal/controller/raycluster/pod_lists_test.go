@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
 // laggingCache makes Pods invisible to List until the first Get of each
@@ -180,5 +181,68 @@ func TestListPodsByClusterIndex(t *testing.T) {
 				t.Errorf("listPods (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHeadServicesByClusterIndex: headServices reads through
+// ServiceClusterIndex the Services labelled as this cluster's head Service:
+// not another cluster's (one whose name starts with this one's included),
+// not one of another namespace, not one of this cluster that is not its
+// head Service.
+func TestHeadServicesByClusterIndex(t *testing.T) {
+	cluster := makeCluster("rc").obj()
+	service := func(ns, name string, labels map[string]string) client.Object {
+		s := &corev1.Service{}
+		s.Namespace, s.Name, s.Labels = ns, name, labels
+		return s
+	}
+	other := makeCluster("rc2").obj()
+	serve := rayservices.HeadServiceLabels(cluster)
+	serve[rayv1.LabelNodeType] = "serve"
+	h := newHarness(t, Options{},
+		service(testNamespace, "rc-head-svc", rayservices.HeadServiceLabels(cluster)),
+		service(testNamespace, "rc2-head-svc", rayservices.HeadServiceLabels(other)),
+		service(testNamespace, "rc-serve-svc", serve),
+		service("elsewhere", "rc-head-svc", rayservices.HeadServiceLabels(cluster)),
+	)
+	services, err := h.r.headServices(context.Background(), cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range services {
+		got = append(got, s.Namespace+"/"+s.Name)
+	}
+	if want := []string{testNamespace + "/rc-head-svc"}; !slices.Equal(got, want) {
+		t.Errorf("head Services %v, want %v", got, want)
+	}
+}
+
+// TestRayPods: rayPods keeps the head and worker Pods in order and leaves
+// out any other; with no other it is the listed slice itself.
+func TestRayPods(t *testing.T) {
+	pod := func(name, nodeType string) corev1.Pod {
+		p := corev1.Pod{}
+		p.Name = name
+		p.Labels = map[string]string{rayv1.LabelNodeType: nodeType}
+		return p
+	}
+	head, w1, w2 := pod("h", string(rayv1.HeadNode)), pod("w1", string(rayv1.WorkerNode)), pod("w2", string(rayv1.WorkerNode))
+	names := func(pods []corev1.Pod) (out []string) {
+		for _, p := range pods {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	all := []corev1.Pod{w1, head, w2}
+	if got := rayPods(all); &got[0] != &all[0] || !slices.Equal(names(got), []string{"w1", "h", "w2"}) {
+		t.Errorf("only Ray Pods: got %v (a copy: %t), want the listed slice", names(got), &got[0] != &all[0])
+	}
+	mixed := []corev1.Pod{w1, pod("x", "other"), head, pod("y", ""), w2}
+	if got := rayPods(mixed); !slices.Equal(names(got), []string{"w1", "h", "w2"}) {
+		t.Errorf("with others: got %v, want [w1 h w2]", names(got))
+	}
+	if got := names(mixed); !slices.Equal(got, []string{"w1", "x", "h", "y", "w2"}) {
+		t.Errorf("the listed slice changed: %v", got)
 	}
 }

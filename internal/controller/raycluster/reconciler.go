@@ -214,14 +214,15 @@ func New(deps Deps, opts Options) *Reconciler {
 
 // Reconcile brings one RayCluster one pass closer to its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	cluster := &rayv1.RayCluster{}
-	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+	cached := &rayv1.RayCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cached, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
+	cluster := cached.DeepCopy()
 	if !rayv1.IsManagedByThisOperator(cluster.Spec.ManagedBy) {
 		ctrl.LoggerFrom(ctx).Info("Skipping RayCluster managed by a custom controller", "managed-by", *cluster.Spec.ManagedBy)
 		return ctrl.Result{}, nil
@@ -235,7 +236,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.ensureGCSFTFinalizer(ctx, cluster); err != nil {
 		return ctrl.Result{}, err
 	}
-	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
+	s := newScopeFrom(cluster, cached, r.opts.MaxPodWritesPerPass)
 	res, reconcileErr := passsteps.Run(ctx, r.steps, s)
 	r.flushEvents(s)
 	return r.finishPass(ctx, s, res, reconcileErr)

@@ -15,9 +15,11 @@ import (
 var serviceEvents = childEvents{"service", reasonCreatedService, reasonFailedToCreateService}
 
 // headServices lists the Services labelled as the cluster's head Service.
+// As listPods, it returns the cache's own Services: nothing may change them.
 func (r *Reconciler) headServices(ctx context.Context, cluster *rayv1.RayCluster) ([]corev1.Service, error) {
 	var list corev1.ServiceList
-	err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), client.MatchingLabels(rayservices.HeadServiceLabels(cluster)))
+	err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), client.MatchingFields{ServiceClusterIndex: cluster.Name},
+		client.MatchingLabels(rayservices.HeadServiceLabels(cluster)), client.UnsafeDisableDeepCopy)
 	return list.Items, err
 }
 

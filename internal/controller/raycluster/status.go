@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -82,6 +83,29 @@ type observation struct {
 	headService *corev1.Service
 }
 
+// rayPods is the head and worker Pods of pods, in order: pods itself when
+// it has no other (the usual case, which then copies no Pod), to be read
+// only.
+func rayPods(pods []corev1.Pod) []corev1.Pod {
+	isRay := func(p *corev1.Pod) bool {
+		t := rayv1.RayNodeType(p.Labels[rayv1.LabelNodeType])
+		return t == rayv1.HeadNode || t == rayv1.WorkerNode
+	}
+	for i := range pods {
+		if isRay(&pods[i]) {
+			continue
+		}
+		out := slices.Clone(pods[:i])
+		for j := i + 1; j < len(pods); j++ {
+			if isRay(&pods[j]) {
+				out = append(out, pods[j])
+			}
+		}
+		return out
+	}
+	return pods
+}
+
 // observe finds the cluster's Pods (podsForStatus) and lists its head
 // Service.
 func (r *Reconciler) observe(ctx context.Context, s *scope) (*observation, error) {
@@ -90,18 +114,15 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) (*observation, error
 	if err != nil {
 		return nil, err
 	}
-	o := &observation{}
-	for i := range all {
-		switch rayv1.RayNodeType(all[i].Labels[rayv1.LabelNodeType]) {
-		case rayv1.HeadNode:
-			if o.head != nil {
-				return nil, fmt.Errorf("found multiple head Pods: %s and %s", o.head.Name, all[i].Name)
-			}
-			o.head = &all[i]
-			o.pods = append(o.pods, all[i])
-		case rayv1.WorkerNode:
-			o.pods = append(o.pods, all[i])
+	o := &observation{pods: rayPods(all)}
+	for i := range o.pods {
+		if o.pods[i].Labels[rayv1.LabelNodeType] != string(rayv1.HeadNode) {
+			continue
 		}
+		if o.head != nil {
+			return nil, fmt.Errorf("found multiple head Pods: %s and %s", o.head.Name, o.pods[i].Name)
+		}
+		o.head = &o.pods[i]
 	}
 	services, err := r.headServices(ctx, cluster)
 	if err != nil {

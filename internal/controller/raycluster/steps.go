@@ -55,6 +55,19 @@ func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {
 	return &scope{cluster: cluster, original: cluster.DeepCopy(), scaleBudget: scaleBudget}
 }
 
+// newScopeFrom is newScope for a cluster copied from cached, the informer
+// cache's own object: while the copy is still what was read (no write
+// since), cached is the original, read only, instead of a second copy (one
+// copy of every RayCluster per pass was 1.9 % of the operator's allocated
+// bytes at 10,000 RayClusters). The integration suites run with client-go's
+// cache mutation detector, which fails them if anything changes it.
+func newScopeFrom(cluster, cached *rayv1.RayCluster, scaleBudget int) *scope {
+	if cluster.ResourceVersion != cached.ResourceVersion {
+		return newScope(cluster, scaleBudget)
+	}
+	return &scope{cluster: cluster, original: cached, scaleBudget: scaleBudget}
+}
+
 // takeScaleBudget returns how many of n Pod writes this pass may make, and
 // records when it must leave some for a later pass.
 func (s *scope) takeScaleBudget(n int) int {
