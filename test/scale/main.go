@@ -47,6 +47,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.kinds, "kinds", "raycluster", "What to measure, comma-separated: raycluster, rayjob, rayjob-binary (RayJobs with the operator binary, in a network namespace of its own; needs root), floor (the raycluster run's Pods and head Services created directly, with no operator).")
 	flag.StringVar(&o.sizes, "sizes", "100,300,1000", "Comma-separated numbers of RayClusters (or RayJobs) to create, one fresh control plane each.")
+	flag.StringVar(&o.operatorEnv, "operator-env", "", "raycluster, rayjob-binary: environment variables for the operator process, space-separated KEY=VALUE (e.g. \"GOGC=75\"); nothing else started gets them.")
 	flag.StringVar(&o.operatorFlags, "operator-flags", "", "Extra flags for the operator, space-separated, e.g. \"--qps=1000 --burst=1000 --reconcile-concurrency=10\".")
 	flag.StringVar(&o.label, "label", "", "A label for the run in the report (default: the operator flags, or \"defaults\").")
 	flag.StringVar(&o.binary, "operator-binary", "", "raycluster, rayjob-binary: run this operator binary instead of building ./cmd/ray-operator (e.g. one built from an older commit, or KubeRay's).")
@@ -97,7 +98,7 @@ func main() {
 // options are the command's flags, parsed.
 type options struct {
 	kinds, sizes, operatorFlags, label, jsonOut, stateDir, binary, userAgent string
-	pprofDir, compare, plot, referenceLabel                                  string
+	pprofDir, compare, plot, referenceLabel, operatorEnv                     string
 	nodes, workers, namespaces, pprofCPUSeconds                              int
 	quietLoad                                                                float64
 	quietWait                                                                time.Duration
@@ -108,7 +109,18 @@ type options struct {
 	sizeList []int
 	kindList []string
 	opArgs   []string
+	opEnv    []string
 	root     string
+}
+
+// processEnv is -operator-env's variables for a run of kind: none for the
+// kinds that run no operator process (rayjob runs it in-process, the floor
+// none).
+func (o *options) processEnv(kind string) []string {
+	if kind == kindRayCluster || kind == kindRayJobBinary {
+		return o.opEnv
+	}
+	return nil
 }
 
 func (o *options) complete() error {
@@ -128,6 +140,12 @@ func (o *options) complete() error {
 		}
 	}
 	o.opArgs = strings.Fields(o.operatorFlags)
+	for _, kv := range strings.Fields(o.operatorEnv) {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("-operator-env: %q is not KEY=VALUE", kv)
+		}
+		o.opEnv = append(o.opEnv, kv)
+	}
 	if o.label == "" {
 		o.label = "defaults"
 		if len(o.opArgs) > 0 {

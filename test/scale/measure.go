@@ -44,6 +44,8 @@ type Result struct {
 	// UserAgent is whose writes were counted: the operator's (this one's
 	// or the reference build's), or the benchmark's own for the floor.
 	UserAgent string `json:"userAgent"`
+	// OperatorEnv is -operator-env's variables, when set.
+	OperatorEnv []string `json:"operatorEnv,omitempty"`
 	// Seconds from the first create until the last object was seen ready
 	// (RayClusters: state ready; RayJobs: Complete).
 	TimeToReadySeconds float64 `json:"timeToReadySeconds"`
@@ -132,7 +134,7 @@ func measure(ctx context.Context, o *options, kind string, n int) (*Result, erro
 	if kind == kindFloor {
 		agent = floorUserAgent
 	}
-	res := &Result{Kind: kind, N: n, Label: o.label, UserAgent: agent, LoadAvg: load, Nodes: nodes, Namespaces: o.namespaces, CPUs: runtimeCPUs(), Date: time.Now().UTC().Format(time.DateOnly)}
+	res := &Result{Kind: kind, N: n, Label: o.label, UserAgent: agent, OperatorEnv: o.processEnv(kind), LoadAvg: load, Nodes: nodes, Namespaces: o.namespaces, CPUs: runtimeCPUs(), Date: time.Now().UTC().Format(time.DateOnly)}
 	switch kind {
 	case kindRayCluster:
 		err = env.rayClusters(ctx, res)

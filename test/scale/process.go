@@ -77,7 +77,7 @@ func startOperator(ctx context.Context, o *options, kubeconfig, dir string, extr
 	}
 	p := &operatorProcess{cmd: exec.Command(binary, args...), probeAddr: probe, metricsAddr: metrics, pprofAddr: pprofAddr, log: log, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = log, log
-	p.cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	p.cmd.Env = append(append(os.Environ(), "KUBECONFIG="), o.opEnv...)
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the operator: %w", err)
 	}

@@ -108,17 +108,22 @@ func TestServeNetwork(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	o := options{sizes: "10, 20", kinds: "raycluster,rayjob,floor", operatorFlags: "--qps=5  --burst=10", nodes: 1, namespaces: 1}
+	o := options{sizes: "10, 20", kinds: "raycluster,rayjob,floor", operatorFlags: "--qps=5  --burst=10", operatorEnv: "GOGC=75 GODEBUG=", nodes: 1, namespaces: 1}
 	if err := o.complete(); err != nil {
 		t.Fatal(err)
 	}
 	if len(o.sizeList) != 2 || o.sizeList[1] != 20 || len(o.kindList) != 3 || len(o.opArgs) != 2 || o.label != "--qps=5 --burst=10" {
 		t.Errorf("options %+v", o)
 	}
+	if got := o.processEnv(kindRayCluster); !slices.Equal(got, []string{"GOGC=75", "GODEBUG="}) || o.processEnv(kindRayJob) != nil {
+		t.Errorf("operator process environment %v, in-process %v", got, o.processEnv(kindRayJob))
+	}
 	for _, bad := range []options{
 		{sizes: "0", kinds: "raycluster", nodes: 1, namespaces: 1},
 		{sizes: "1", kinds: "raypod", nodes: 1, namespaces: 1},
 		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 0},
+		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 1, operatorEnv: "GOGC"},
+		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 1, operatorEnv: "=75"},
 		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 1, pprofDir: "p", pprofCPUSeconds: 30, userAgent: "kuberay-operator"}, // no pprof endpoint
 	} {
 		if err := bad.complete(); err == nil {
