@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
@@ -67,6 +68,12 @@ type Result struct {
 	// ControlPlane is each control plane component's CPU time from the
 	// first create until all were ready, and its peak RSS until then.
 	ControlPlane map[string]Usage `json:"controlPlane"`
+	// APIServerWrites is the API server's latency of each kind of write
+	// ("POST pods", "PATCH rayclusters/status"), everyone's (the operator's,
+	// kwok's, the scheduler's, the benchmark's), from the first create until
+	// all were ready: how long the API server took to answer the writes a
+	// pass waits for.
+	APIServerWrites map[string]APILatency `json:"apiServerWrites,omitempty"`
 	// ReadySeries is the file of the ready-over-time series (seconds since
 	// the first create, objects done), for plots.
 	ReadySeries string `json:"readySeries"`
@@ -165,11 +172,16 @@ type world struct {
 	// and the ready series.
 	cpu0   map[string]float64
 	series *readySeries
+	// api0 is the API server's latency histogram then, or why it could not
+	// be read.
+	api0    *dto.MetricFamily
+	api0Err error
 }
 
 // startClock starts the run's clock before the first create: it notes the
 // control plane's CPU time and starts the ready series.
 func (w *world) startClock() time.Time {
+	w.api0, w.api0Err = scrapeAPIServer(context.Background(), w.cp.RESTConfig)
 	began := time.Now()
 	w.cpu0 = map[string]float64{}
 	for name, pid := range w.cp.PIDs() {
@@ -184,6 +196,14 @@ func (w *world) startClock() time.Time {
 // startClock and peak memory by component, and writes the ready series
 // next to the -json file (or into the run's directory).
 func (w *world) stopClock(res *Result) error {
+	if w.api0Err != nil {
+		return w.api0Err
+	}
+	api, err := scrapeAPIServer(context.Background(), w.cp.RESTConfig)
+	if err != nil {
+		return err
+	}
+	res.APIServerWrites = apiWriteLatencies(w.api0, api)
 	res.ControlPlane = map[string]Usage{}
 	for name, pid := range w.cp.PIDs() {
 		rss, err := procPeakRSSMiB(pid)

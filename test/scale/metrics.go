@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // reconcileHistogram is controller-runtime's reconcile time histogram,
@@ -72,4 +75,95 @@ func labelValue(labels []*dto.LabelPair, name string) string {
 		}
 	}
 	return ""
+}
+
+// apiLatencyHistogram is the API server's request latency histogram.
+const apiLatencyHistogram = "apiserver_request_duration_seconds"
+
+// APILatency is the API server's latency of one kind of write over a run,
+// estimated from its histogram's buckets as ReconcileTime is.
+type APILatency struct {
+	Requests   uint64  `json:"requests"`
+	P50Seconds float64 `json:"p50Seconds"`
+	P99Seconds float64 `json:"p99Seconds"`
+}
+
+// scrapeAPIServer reads the API server's request latency histogram family
+// (nil when the API server has none yet).
+func scrapeAPIServer(ctx context.Context, cfg *rest.Config) (*dto.MetricFamily, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	body, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scraping the API server's metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
+	}
+	return families[apiLatencyHistogram], nil
+}
+
+// writeVerbs are the verbs of the API server's histogram that write.
+var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true, "DELETECOLLECTION": true}
+
+// apiWriteLatencies is the latency of each kind of write ("POST pods",
+// "PATCH rayclusters/status") made between the scrapes before and after:
+// the series of a kind (by scope, group, version, component) summed, the
+// earlier scrape's counts subtracted.
+func apiWriteLatencies(before, after *dto.MetricFamily) map[string]APILatency {
+	sums := map[string]*dto.Histogram{}
+	add := func(mf *dto.MetricFamily, subtract bool) {
+		for _, m := range mf.GetMetric() {
+			verb := labelValue(m.GetLabel(), "verb")
+			if !writeVerbs[verb] || m.GetHistogram() == nil {
+				continue
+			}
+			key := verb + " " + labelValue(m.GetLabel(), "resource")
+			if sub := labelValue(m.GetLabel(), "subresource"); sub != "" {
+				key += "/" + sub
+			}
+			sums[key] = addHistogram(sums[key], m.GetHistogram(), subtract)
+		}
+	}
+	add(before, true)
+	add(after, false)
+	out := map[string]APILatency{}
+	for key, h := range sums {
+		if h.GetSampleCount() == 0 {
+			continue
+		}
+		out[key] = APILatency{Requests: h.GetSampleCount(), P50Seconds: histogramQuantile(0.5, h), P99Seconds: histogramQuantile(0.99, h)}
+	}
+	return out
+}
+
+// addHistogram adds h's counts to sum, or subtracts them (a new histogram
+// with h's buckets when sum is nil). The API server's series all have the
+// same buckets. The counts wrap while a subtraction comes first; once the
+// later scrape is added they are exact (uint64 arithmetic is modular).
+func addHistogram(sum, h *dto.Histogram, subtract bool) *dto.Histogram {
+	if sum == nil {
+		sum = &dto.Histogram{SampleCount: new(uint64)}
+		for _, b := range h.GetBucket() {
+			sum.Bucket = append(sum.Bucket, &dto.Bucket{UpperBound: new(b.GetUpperBound()), CumulativeCount: new(uint64)})
+		}
+	}
+	apply := func(total *uint64, n uint64) {
+		if subtract {
+			*total -= n
+		} else {
+			*total += n
+		}
+	}
+	apply(sum.SampleCount, h.GetSampleCount())
+	for i, b := range h.GetBucket() {
+		if i < len(sum.Bucket) && sum.Bucket[i].GetUpperBound() == b.GetUpperBound() {
+			apply(sum.Bucket[i].CumulativeCount, b.GetCumulativeCount())
+		}
+	}
+	return sum
 }

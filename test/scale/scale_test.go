@@ -460,3 +460,42 @@ func TestSwitchWriter(t *testing.T) {
 		t.Errorf("first %q, second %q; want a, b", first.String(), second.String())
 	}
 }
+
+// TestAPIWriteLatencies: the series of one kind of write are summed over
+// their other labels, the earlier scrape is subtracted, reads and kinds
+// without writes in between are left out.
+func TestAPIWriteLatencies(t *testing.T) {
+	series := func(verb, resource, subresource, scope string, counts ...uint64) *dto.Metric {
+		labels := []*dto.LabelPair{
+			{Name: proto.String("verb"), Value: proto.String(verb)},
+			{Name: proto.String("resource"), Value: proto.String(resource)},
+			{Name: proto.String("subresource"), Value: proto.String(subresource)},
+			{Name: proto.String("scope"), Value: proto.String(scope)},
+		}
+		h := &dto.Histogram{SampleCount: proto.Uint64(counts[len(counts)-1])}
+		for i, le := range []float64{0.1, 1, 10} {
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: proto.Float64(le), CumulativeCount: proto.Uint64(counts[i])})
+		}
+		return &dto.Metric{Label: labels, Histogram: h}
+	}
+	before := &dto.MetricFamily{Metric: []*dto.Metric{
+		series("POST", "pods", "", "resource", 10, 10, 10),
+		series("PATCH", "rayclusters", "status", "resource", 5, 5, 5),
+		series("POST", "namespaces", "", "cluster", 3, 3, 3),
+	}}
+	after := &dto.MetricFamily{Metric: []*dto.Metric{
+		// 110 creates in the run over both scopes: 50 under 0.1 s, 40 more under 1 s, 20 under 10 s.
+		series("POST", "pods", "", "resource", 50, 80, 90),
+		series("POST", "pods", "", "namespace", 10, 20, 30),
+		series("PATCH", "rayclusters", "status", "resource", 5, 5, 5),
+		series("POST", "namespaces", "", "cluster", 3, 3, 3),
+		series("LIST", "pods", "", "namespace", 0, 1000, 1000),
+	}}
+	got := apiWriteLatencies(before, after)
+	want := map[string]APILatency{"POST pods": {Requests: 110, P50Seconds: 0.1 + 0.9*(55.0-50)/(90-50), P99Seconds: 1 + 9*(108.9-90)/(110-90)}}
+	if len(got) != 1 || got["POST pods"].Requests != 110 ||
+		math.Abs(got["POST pods"].P50Seconds-want["POST pods"].P50Seconds) > 1e-9 ||
+		math.Abs(got["POST pods"].P99Seconds-want["POST pods"].P99Seconds) > 1e-9 {
+		t.Errorf("latencies %+v, want %+v", got, want)
+	}
+}
