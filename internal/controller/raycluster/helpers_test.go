@@ -98,8 +98,8 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // indexes the controller lists its Pods and Services by.
 func fakeClientBuilder(scheme *runtime.Scheme) *fake.ClientBuilder {
 	return fake.NewClientBuilder().WithScheme(scheme).
-		WithIndex(&corev1.Pod{}, PodClusterIndex, podClusterOf).
-		WithIndex(&corev1.Service{}, ServiceClusterIndex, podClusterOf)
+		WithIndex(&corev1.Pod{}, PodClusterIndex, clusterLabelOf).
+		WithIndex(&corev1.Service{}, ServiceClusterIndex, clusterLabelOf)
 }
 
 func newHarness(t *testing.T, opts Options, objs ...client.Object) *harness {

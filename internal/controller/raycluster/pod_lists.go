@@ -33,21 +33,21 @@ const PodClusterIndex = "raycluster.ray.io/pod-cluster"
 // each match (4 % of the allocated bytes at 10,000 RayClusters).
 const ServiceClusterIndex = "raycluster.ray.io/service-cluster"
 
-// podClusterOf is the value of PodClusterIndex and ServiceClusterIndex of
+// clusterLabelOf is the value of PodClusterIndex and ServiceClusterIndex of
 // an object: its cluster's name.
-func podClusterOf(obj client.Object) []string {
+func clusterLabelOf(obj client.Object) []string {
 	if name := obj.GetLabels()[rayv1.LabelCluster]; name != "" {
 		return []string{name}
 	}
 	return nil
 }
 
-// IndexPods registers PodClusterIndex and ServiceClusterIndex with indexer.
-func IndexPods(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodClusterIndex, podClusterOf); err != nil {
+// IndexByCluster registers PodClusterIndex and ServiceClusterIndex with indexer.
+func IndexByCluster(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodClusterIndex, clusterLabelOf); err != nil {
 		return fmt.Errorf("indexing Pods by RayCluster: %w", err)
 	}
-	if err := indexer.IndexField(ctx, &corev1.Service{}, ServiceClusterIndex, podClusterOf); err != nil {
+	if err := indexer.IndexField(ctx, &corev1.Service{}, ServiceClusterIndex, clusterLabelOf); err != nil {
 		return fmt.Errorf("indexing Services by RayCluster: %w", err)
 	}
 	return nil
