@@ -3,6 +3,7 @@ package raycluster
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,11 +34,15 @@ func (r *Reconciler) ensureExists(ctx context.Context, s *scope, obj client.Obje
 	return r.createChild(ctx, s, obj, ev)
 }
 
-// createChild creates obj and reports the outcome with an event. An object
-// that already exists under the deterministic name is one the cache has not
-// shown yet (the next pass sees it), not a failure.
+// createChild creates obj and reports the outcome with an event.
 func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Object, ev childEvents) error {
-	err := r.Client.Create(ctx, obj)
+	return r.recordChildCreate(ctx, s, obj, ev, r.Client.Create(ctx, obj))
+}
+
+// recordChildCreate reports the outcome err of creating obj. An object that
+// already exists under the deterministic name is one the cache has not
+// shown yet (the next pass sees it), not a failure.
+func (r *Reconciler) recordChildCreate(ctx context.Context, s *scope, obj client.Object, ev childEvents, err error) error {
 	if apierrors.IsAlreadyExists(err) {
 		ctrl.LoggerFrom(ctx).Info("The "+ev.kind+" already exists", "object", klog.KObj(obj))
 		return nil
@@ -50,4 +55,67 @@ func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Objec
 	ctrl.LoggerFrom(ctx).Info("Created "+ev.kind, "object", klog.KObj(obj))
 	r.recordCreation(s, ev, obj.GetNamespace(), obj.GetName())
 	return nil
+}
+
+// heldCreate is a child's create held back to go out together with the
+// pass's next round of Pod creates (see scope.held).
+type heldCreate struct {
+	obj client.Object
+	ev  childEvents
+}
+
+// holdCreate holds back the create of obj until the pass's next round of
+// Pod creates, or its end.
+func (s *scope) holdCreate(obj client.Object, ev childEvents) {
+	s.held = append(s.held, heldCreate{obj: obj, ev: ev})
+}
+
+// takeHeld returns the held creates and forgets them.
+func (s *scope) takeHeld() []heldCreate {
+	held := s.held
+	s.held = nil
+	return held
+}
+
+// recordHeldCreates reports the outcomes of held creates, in order, and
+// returns the first failure.
+func (r *Reconciler) recordHeldCreates(ctx context.Context, s *scope, held []heldCreate, errs []error) error {
+	var first error
+	for i, h := range held {
+		if err := r.recordChildCreate(ctx, s, h.obj, h.ev, errs[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// sendHeld sends the creates still held when a pass ends without a round of
+// Pod creates (the head Pod exists, the pass stopped before its Pods, or
+// the Pods wait for certificates).
+func (r *Reconciler) sendHeld(ctx context.Context, s *scope) error {
+	held := s.takeHeld()
+	if len(held) == 0 {
+		return nil
+	}
+	objs := make([]client.Object, len(held))
+	for i := range held {
+		objs[i] = held[i].obj
+	}
+	return r.recordHeldCreates(ctx, s, held, r.sendCreates(ctx, objs))
+}
+
+// sendCreates sends the creates of objs concurrently and returns each one's
+// error, in objs' order.
+func (r *Reconciler) sendCreates(ctx context.Context, objs []client.Object) []error {
+	errs := make([]error, len(objs))
+	if len(objs) == 1 {
+		errs[0] = r.Client.Create(ctx, objs[0])
+		return errs
+	}
+	var wg sync.WaitGroup
+	for i, obj := range objs {
+		wg.Go(func() { errs[i] = r.Client.Create(ctx, obj) })
+	}
+	wg.Wait()
+	return errs
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/expectations"
@@ -85,6 +85,8 @@ func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, g
 // controllers): a group's Pods no longer wait on one another's round trip,
 // and a create that fails ends the pass after its batch, so a quota or a
 // webhook that refuses them costs one failed create, not replicas of them.
+// The creates the pass held back (the head Service) go out with the first
+// batch, and a failure of theirs ends the pass after it too.
 func (r *Reconciler) createPods(ctx context.Context, s *scope, pods []*corev1.Pod, group string, ev podEvents) error {
 	if len(pods) == 0 {
 		return nil
@@ -95,27 +97,26 @@ func (r *Reconciler) createPods(ctx context.Context, s *scope, pods []*corev1.Po
 	s.podsWritten = true
 	for lo, size := 0, 1; lo < len(pods); lo, size = lo+size, 2*size {
 		batch := pods[lo:min(lo+size, len(pods))]
-		if err := r.recordPodCreates(ctx, s, batch, group, ev, r.sendPodCreates(ctx, batch)); err != nil {
+		held := s.takeHeld()
+		errs := r.sendCreates(ctx, createsOf(held, batch))
+		heldErr := r.recordHeldCreates(ctx, s, held, errs[:len(held)])
+		if err := errors.Join(heldErr, r.recordPodCreates(ctx, s, batch, group, ev, errs[len(held):])); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sendPodCreates sends the creates of pods concurrently and returns each
-// one's error, in pods' order.
-func (r *Reconciler) sendPodCreates(ctx context.Context, pods []*corev1.Pod) []error {
-	errs := make([]error, len(pods))
-	if len(pods) == 1 {
-		errs[0] = r.Client.Create(ctx, pods[0])
-		return errs
+// createsOf lists the objects of a round of creates: the held ones first.
+func createsOf(held []heldCreate, pods []*corev1.Pod) []client.Object {
+	objs := make([]client.Object, 0, len(held)+len(pods))
+	for i := range held {
+		objs = append(objs, held[i].obj)
 	}
-	var wg sync.WaitGroup
-	for i, pod := range pods {
-		wg.Go(func() { errs[i] = r.Client.Create(ctx, pod) })
+	for _, pod := range pods {
+		objs = append(objs, pod)
 	}
-	wg.Wait()
-	return errs
+	return objs
 }
 
 // recordPodCreates records the outcome of a batch's creates, in order: an

@@ -13,6 +13,7 @@ package raycluster
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -238,6 +239,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	s := newScopeFrom(cluster, cached, r.opts.MaxPodWritesPerPass)
 	res, reconcileErr := passsteps.Run(ctx, r.steps, s)
+	reconcileErr = errors.Join(reconcileErr, r.sendHeld(ctx, s))
 	r.flushEvents(s)
 	return r.finishPass(ctx, s, res, reconcileErr)
 }

@@ -25,7 +25,9 @@ func (r *Reconciler) headServices(ctx context.Context, cluster *rayv1.RayCluster
 
 // reconcileHeadService makes sure exactly one head Service exists. A second
 // one (made by hand with the same labels) is an error rather than a guess
-// at which one workers should use.
+// at which one workers should use. A missing one is created with the
+// pass's first Pod creates (the head Pod of a new cluster), or at the end
+// of the pass: a new cluster's first pass waits for one round trip fewer.
 func (r *Reconciler) reconcileHeadService(ctx context.Context, s *scope) (passsteps.Result, error) {
 	services, err := r.headServices(ctx, s.cluster)
 	if err != nil {
@@ -42,7 +44,8 @@ func (r *Reconciler) reconcileHeadService(ctx context.Context, s *scope) (passst
 	if len(svc.Spec.Ports) == 0 {
 		return passsteps.Result{}, fmt.Errorf("ray head service does not have any ports set up. Service specification: %v", svc.Spec)
 	}
-	return passsteps.Result{}, r.createChild(ctx, s, svc, serviceEvents)
+	s.holdCreate(svc, serviceEvents)
+	return passsteps.Result{}, nil
 }
 
 // reconcileHeadlessService creates the headless Service that gives the Pods

@@ -46,6 +46,11 @@ type scope struct {
 	// idleCondition is the RayClusterIdle condition the idle check
 	// decided on; nil leaves it as it is.
 	idleCondition *metav1.Condition
+	// held are creates held back to go out with the pass's next round of
+	// Pod creates: the head Service and the head Pod of a new cluster are
+	// created in one round trip instead of two. Whatever is still held
+	// when the pass ends is sent then.
+	held []heldCreate
 	// deleted says the pass deleted the cluster (idle termination): there
 	// is no status left to write.
 	deleted bool
@@ -80,9 +85,11 @@ func (s *scope) takeScaleBudget(n int) int {
 }
 
 // orderedSteps are the stages of a pass, in KubeRay's order: what the head
-// Pod needs (its service account, the auth Secret, the head Service that
-// workers resolve, the claim of the embedded GCS store) exists before the
-// Pods are created, and so do the NetworkPolicies that isolate them.
+// Pod needs (its service account, the auth Secret, the claim of the
+// embedded GCS store) exists before the Pods are created, and so do the
+// NetworkPolicies that isolate them. The head Service, which the workers
+// resolve, is created together with the head Pod (in one round trip; see
+// scope.held), and so before any worker.
 func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	return []passsteps.Step[*scope]{
 		{Name: "IdleTermination", Run: r.reconcileIdle},
