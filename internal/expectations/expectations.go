@@ -94,51 +94,116 @@ func (s *Scale) Expect(namespace, cluster, groupName, podName string, action Act
 // group, forgetting the expectations that are met. A cache read error counts
 // as not satisfied and is returned.
 func (s *Scale) Satisfied(ctx context.Context, namespace, cluster, groupName string) (bool, error) {
-	key := group{namespace, cluster, groupName}
-	s.mu.Lock()
-	pods := make(map[string]expectation, len(s.pending[key]))
-	for name, e := range s.pending[key] {
-		pods[name] = e
-	}
-	s.mu.Unlock()
-
-	satisfied := true
-	for name, e := range pods {
-		met, err := s.met(ctx, namespace, name, e)
-		if err != nil {
-			return false, err
-		}
-		if !met {
-			satisfied = false
-			continue
-		}
-		s.forget(key, name, e)
-	}
-	return satisfied, nil
+	c := s.SatisfiedGroups(ctx, namespace, cluster, []string{groupName})[0]
+	return c.Met, c.Err
 }
 
-// met reports whether the cache reflects one expectation.
-func (s *Scale) met(ctx context.Context, namespace, name string, e expectation) (bool, error) {
+// Check is the outcome of one group's expectations: Met when the cache
+// shows every change expected; Err when a read failed (then not Met).
+type Check struct {
+	Met bool
+	Err error
+}
+
+// pendingPod is one expectation being checked.
+type pendingPod struct {
+	group int // index into the groups checked
+	name  string
+	e     expectation
+	met   bool
+	err   error
+}
+
+// SatisfiedGroups is Satisfied for each of groups of one cluster. The cache
+// is read first; the created Pods it does not show yet are then asked
+// about live all at once, so that a pass running just after its creates
+// waits for one round trip to the API server, not one per Pod.
+func (s *Scale) SatisfiedGroups(ctx context.Context, namespace, cluster string, groups []string) []Check {
+	pods := s.pendingOf(namespace, cluster, groups)
+	var unseen []*pendingPod
+	for _, p := range pods {
+		var askLive bool
+		p.met, askLive, p.err = s.inCache(ctx, namespace, p.name, p.e)
+		if askLive {
+			unseen = append(unseen, p)
+		}
+	}
+	s.askLive(ctx, namespace, unseen)
+	checks := make([]Check, len(groups))
+	for i := range checks {
+		checks[i].Met = true
+	}
+	for _, p := range pods {
+		c := &checks[p.group]
+		switch {
+		case p.err != nil:
+			c.Met = false
+			if c.Err == nil {
+				c.Err = p.err
+			}
+		case !p.met:
+			c.Met = false
+		default:
+			s.forget(group{namespace, cluster, groups[p.group]}, p.name, p.e)
+		}
+	}
+	return checks
+}
+
+// pendingOf copies the expectations of groups.
+func (s *Scale) pendingOf(namespace, cluster string, groups []string) []*pendingPod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pods []*pendingPod
+	for i, g := range groups {
+		for name, e := range s.pending[group{namespace, cluster, g}] {
+			pods = append(pods, &pendingPod{group: i, name: name, e: e})
+		}
+	}
+	return pods
+}
+
+// inCache checks one expectation against the cache. askLive says only the
+// API server can tell: a created Pod the cache does not show may not have
+// reached it yet, or have been deleted before it saw it.
+func (s *Scale) inCache(ctx context.Context, namespace, name string, e expectation) (met, askLive bool, err error) {
 	if s.clock.Since(e.recorded) >= s.timeout {
-		return true, nil
+		return true, false, nil
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: name}
-	err := s.reader.Get(ctx, key, &corev1.Pod{})
+	err = s.reader.Get(ctx, key, &corev1.Pod{}, client.UnsafeDisableDeepCopy)
 	switch {
 	case err == nil:
-		return e.action == Create, nil
+		return e.action == Create, false, nil
 	case !apierrors.IsNotFound(err):
-		return false, err
+		return false, false, err
 	case e.action == Delete:
-		return true, nil
-	case s.live == nil:
-		return false, nil
+		return true, false, nil
 	}
-	err = s.live.Get(ctx, key, &corev1.Pod{})
-	if apierrors.IsNotFound(err) {
-		return true, nil // created, then deleted before the cache saw it
+	return false, s.live != nil, nil
+}
+
+// askLive reads each of pods from the API server, concurrently: one that
+// is not there was created and deleted before the cache saw it, so its
+// expectation is met.
+func (s *Scale) askLive(ctx context.Context, namespace string, pods []*pendingPod) {
+	ask := func(p *pendingPod) {
+		err := s.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: p.name}, &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			p.met = true
+			return
+		}
+		p.err = err
 	}
-	return false, client.IgnoreNotFound(err)
+	if len(pods) == 1 {
+		ask(pods[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, p := range pods {
+		wg.Go(func() { ask(p) })
+	}
+	wg.Wait()
 }
 
 // forget drops one met expectation unless a newer one replaced it meanwhile.

@@ -2,13 +2,20 @@ package expectations
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func pod(name string) *corev1.Pod {
@@ -98,5 +105,45 @@ func TestScaleLiveReader(t *testing.T) {
 	}
 	if ok, err := s.Satisfied(ctx, "ns", "rc", "g"); !ok || err != nil {
 		t.Fatalf("Satisfied() = %v, %v; want true once neither Pod exists", ok, err)
+	}
+}
+
+// inFlightTogether makes each live Get wait until n Gets are in flight at
+// once; a Get left waiting longer than wait fails.
+func inFlightTogether(n int, wait time.Duration) interceptor.Funcs {
+	var arrived atomic.Int32
+	all := make(chan struct{})
+	return interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if arrived.Add(1) == int32(n) {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(wait):
+				return errors.New("a live read was sent alone")
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}
+}
+
+// TestSatisfiedGroupsAsksLiveAtOnce: the created Pods the cache does not
+// show, of every group of the cluster, are read live in one round; each
+// group gets its own answer.
+func TestSatisfiedGroupsAsksLiveAtOnce(t *testing.T) {
+	ctx := context.Background()
+	cache := fake.NewClientBuilder().WithObjects(pod("w3")).Build()
+	live := fake.NewClientBuilder().WithObjects(pod("head"), pod("w1"), pod("w3")).
+		WithInterceptorFuncs(inFlightTogether(3, 10*time.Second)).Build()
+	s := New(cache, clocktesting.NewFakeClock(time.Now())).WithLiveReader(live)
+	s.Expect("ns", "rc", HeadGroup, "head", Create)
+	s.Expect("ns", "rc", "a", "w1", Create)
+	s.Expect("ns", "rc", "b", "w2", Create) // deleted before the cache saw it
+	s.Expect("ns", "rc", "c", "w3", Create) // cached: not asked live
+	got := s.SatisfiedGroups(ctx, "ns", "rc", []string{HeadGroup, "a", "b", "c"})
+	want := []Check{{Met: false}, {Met: false}, {Met: true}, {Met: true}}
+	if diff := cmp.Diff(want, got, cmpopts.EquateErrors()); diff != "" {
+		t.Fatalf("SatisfiedGroups() (-want +got):\n%s", diff)
 	}
 }

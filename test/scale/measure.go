@@ -74,6 +74,10 @@ type Result struct {
 	// all were ready: how long the API server took to answer the writes a
 	// pass waits for.
 	APIServerWrites map[string]APILatency `json:"apiServerWrites,omitempty"`
+	// APIServerGets is the same for the reads of one object ("GET pods"):
+	// the operator's reads past its cache (a created Pod the cache does
+	// not show yet is read live) and anyone else's.
+	APIServerGets map[string]APILatency `json:"apiServerGets,omitempty"`
 	// ReadySeries is the file of the ready-over-time series (seconds since
 	// the first create, objects done), for plots.
 	ReadySeries string `json:"readySeries"`
@@ -203,7 +207,8 @@ func (w *world) stopClock(res *Result) error {
 	if err != nil {
 		return err
 	}
-	res.APIServerWrites = apiWriteLatencies(w.api0, api)
+	res.APIServerWrites = apiLatencies(w.api0, api, writeVerbs)
+	res.APIServerGets = apiLatencies(w.api0, api, getVerbs)
 	res.ControlPlane = map[string]Usage{}
 	for name, pid := range w.cp.PIDs() {
 		rss, err := procPeakRSSMiB(pid)

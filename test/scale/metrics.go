@@ -107,19 +107,23 @@ func scrapeAPIServer(ctx context.Context, cfg *rest.Config) (*dto.MetricFamily, 
 	return families[apiLatencyHistogram], nil
 }
 
-// writeVerbs are the verbs of the API server's histogram that write.
-var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true, "DELETECOLLECTION": true}
+// Verbs of the API server's histogram: the writes, and the reads of one
+// object.
+var (
+	writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true, "DELETECOLLECTION": true}
+	getVerbs   = map[string]bool{"GET": true}
+)
 
-// apiWriteLatencies is the latency of each kind of write ("POST pods",
-// "PATCH rayclusters/status") made between the scrapes before and after:
-// the series of a kind (by scope, group, version, component) summed, the
-// earlier scrape's counts subtracted.
-func apiWriteLatencies(before, after *dto.MetricFamily) map[string]APILatency {
+// apiLatencies is the latency of each kind of request with one of verbs
+// ("POST pods", "PATCH rayclusters/status", "GET pods") made between the
+// scrapes before and after: the series of a kind (by scope, group,
+// version, component) summed, the earlier scrape's counts subtracted.
+func apiLatencies(before, after *dto.MetricFamily, verbs map[string]bool) map[string]APILatency {
 	sums := map[string]*dto.Histogram{}
 	add := func(mf *dto.MetricFamily, subtract bool) {
 		for _, m := range mf.GetMetric() {
 			verb := labelValue(m.GetLabel(), "verb")
-			if !writeVerbs[verb] || m.GetHistogram() == nil {
+			if !verbs[verb] || m.GetHistogram() == nil {
 				continue
 			}
 			key := verb + " " + labelValue(m.GetLabel(), "resource")

@@ -490,12 +490,17 @@ func TestAPIWriteLatencies(t *testing.T) {
 		series("PATCH", "rayclusters", "status", "resource", 5, 5, 5),
 		series("POST", "namespaces", "", "cluster", 3, 3, 3),
 		series("LIST", "pods", "", "namespace", 0, 1000, 1000),
+		series("GET", "pods", "", "resource", 7, 7, 7),
 	}}
-	got := apiWriteLatencies(before, after)
+	got := apiLatencies(before, after, writeVerbs)
 	want := map[string]APILatency{"POST pods": {Requests: 110, P50Seconds: 0.1 + 0.9*(55.0-50)/(90-50), P99Seconds: 1 + 9*(108.9-90)/(110-90)}}
 	if len(got) != 1 || got["POST pods"].Requests != 110 ||
 		math.Abs(got["POST pods"].P50Seconds-want["POST pods"].P50Seconds) > 1e-9 ||
 		math.Abs(got["POST pods"].P99Seconds-want["POST pods"].P99Seconds) > 1e-9 {
 		t.Errorf("latencies %+v, want %+v", got, want)
+	}
+	gets := apiLatencies(before, after, getVerbs)
+	if len(gets) != 1 || gets["GET pods"].Requests != 7 || gets["GET pods"].P99Seconds > 0.1 {
+		t.Errorf("reads %+v, want the 7 GETs of pods, all under 0.1 s", gets)
 	}
 }

@@ -86,13 +86,7 @@ func (r *Reconciler) listPods(ctx context.Context, cluster *rayv1.RayCluster, ex
 // result of each group's scale expectations as checked just before.
 type podSnapshot struct {
 	pods         []corev1.Pod
-	expectations map[string]expectationCheck
-}
-
-// expectationCheck is the outcome of one group's expectations.Satisfied.
-type expectationCheck struct {
-	met bool
-	err error
+	expectations map[string]expectations.Check
 }
 
 // clusterPods lists the cluster's Pods on its first call in a pass and
@@ -114,10 +108,9 @@ func (r *Reconciler) clusterPods(ctx context.Context, s *scope) (*podSnapshot, e
 	for i := range s.cluster.Spec.WorkerGroupSpecs {
 		groups = append(groups, s.cluster.Spec.WorkerGroupSpecs[i].GroupName)
 	}
-	checks := make(map[string]expectationCheck, len(groups))
-	for _, g := range groups {
-		met, err := r.Expectations.Satisfied(ctx, s.cluster.Namespace, s.cluster.Name, g)
-		checks[g] = expectationCheck{met: met, err: err}
+	checks := make(map[string]expectations.Check, len(groups))
+	for i, c := range r.Expectations.SatisfiedGroups(ctx, s.cluster.Namespace, s.cluster.Name, groups) {
+		checks[groups[i]] = c
 	}
 	pods, err := r.listPods(ctx, s.cluster, nil)
 	if err != nil {

@@ -179,10 +179,10 @@ func (r *Reconciler) groupSatisfied(ctx context.Context, s *scope, group string)
 		return false, err
 	}
 	check := snap.expectations[group]
-	if check.err != nil {
-		return false, fmt.Errorf("checking scale expectations: %w", check.err)
+	if check.Err != nil {
+		return false, fmt.Errorf("checking scale expectations: %w", check.Err)
 	}
-	ok := check.met
+	ok := check.Met
 	if !ok {
 		ctrl.LoggerFrom(ctx).Info("Waiting for the cache to show earlier Pod changes", "group", groupLabel(group))
 	}
