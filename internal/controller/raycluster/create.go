@@ -62,12 +62,15 @@ func (r *Reconciler) recordChildCreate(ctx context.Context, s *scope, obj client
 type heldCreate struct {
 	obj client.Object
 	ev  childEvents
+	// created, if set, is called once obj was created (and holds what the
+	// API server answered).
+	created func()
 }
 
 // holdCreate holds back the create of obj until the pass's next round of
-// Pod creates, or its end.
-func (s *scope) holdCreate(obj client.Object, ev childEvents) {
-	s.held = append(s.held, heldCreate{obj: obj, ev: ev})
+// Pod creates, or its end; created, if not nil, is called once obj exists.
+func (s *scope) holdCreate(obj client.Object, ev childEvents, created func()) {
+	s.held = append(s.held, heldCreate{obj: obj, ev: ev, created: created})
 }
 
 // takeHeld returns the held creates and forgets them.
@@ -82,6 +85,12 @@ func (s *scope) takeHeld() []heldCreate {
 func (r *Reconciler) recordHeldCreates(ctx context.Context, s *scope, held []heldCreate, errs []error) error {
 	var first error
 	for i, h := range held {
+		if errs[i] == nil && h.created != nil {
+			h.created()
+		}
+		if apierrors.IsAlreadyExists(errs[i]) {
+			s.cacheBehind = true
+		}
 		if err := r.recordChildCreate(ctx, s, h.obj, h.ev, errs[i]); err != nil && first == nil {
 			first = err
 		}

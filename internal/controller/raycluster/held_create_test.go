@@ -136,3 +136,36 @@ func TestHeadServiceWithoutPodCreates(t *testing.T) {
 		t.Errorf("events of the pass that recreated the Service = %q, want CreatedService", got)
 	}
 }
+
+// cacheBehindOnServices makes Service Lists come back empty while *behind,
+// as from a cache that has not seen the Services yet.
+func cacheBehindOnServices(behind *bool) interceptor.Funcs {
+	return interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.ServiceList); ok && *behind {
+				return nil
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}
+}
+
+// TestStatusAndAHeadServiceTheCacheDoesNotShow: a pass that creates the
+// head Service and no Pod (a suspended cluster) reports it in the status
+// although the cache does not show it yet; a later pass whose cache still
+// does not show it (its create finds it there) leaves the status alone
+// rather than write one without it.
+func TestStatusAndAHeadServiceTheCacheDoesNotShow(t *testing.T) {
+	behind := true
+	suspended := makeCluster("rc").worker("small", 1).with(func(rc *rayv1.RayCluster) { rc.Spec.Suspend = new(true) }).obj()
+	h := newHarnessWithFuncs(t, Options{}, cacheBehindOnServices(&behind), suspended)
+	h.mustReconcile("rc", 1)
+	status := h.cluster("rc").Status
+	if status.Head.ServiceName != "rc-head-svc" || status.Endpoints["dashboard"] != "8265" {
+		t.Fatalf("head = %+v, endpoints = %v after the pass that created the Service; want rc-head-svc and its ports", status.Head, status.Endpoints)
+	}
+	h.mustReconcile("rc", 1)
+	if got := h.cluster("rc").Status; got.Head.ServiceName != "rc-head-svc" || got.Endpoints["dashboard"] != "8265" {
+		t.Errorf("head = %+v, endpoints = %v after a pass whose cache did not show the Service; want them kept", got.Head, got.Endpoints)
+	}
+}

@@ -44,7 +44,7 @@ func (r *Reconciler) reconcileHeadService(ctx context.Context, s *scope) (passst
 	if len(svc.Spec.Ports) == 0 {
 		return passsteps.Result{}, fmt.Errorf("ray head service does not have any ports set up. Service specification: %v", svc.Spec)
 	}
-	s.holdCreate(svc, serviceEvents)
+	s.holdCreate(svc, serviceEvents, func() { s.createdHeadService = svc })
 	return passsteps.Result{}, nil
 }
 

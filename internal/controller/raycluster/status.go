@@ -70,9 +70,12 @@ func (r *Reconciler) finishStatus(ctx context.Context, s *scope, reconcileErr er
 // already up by then (a busy operator, a fast scheduler), the cluster gets
 // one status write, ready, instead of two. A pass that failed, that left
 // Pods for later (the per-pass write budget) or that has a fixed spec's
-// ValidationFailed condition to clear writes its status as usual.
+// ValidationFailed condition to clear writes its status as usual. The same
+// holds for a pass whose cache did not show the head Service although it
+// exists (its create found it there): that Service's event brings the
+// next pass.
 func deferStatus(s *scope, reconcileErr error) bool {
-	return reconcileErr == nil && s.podsCreated && !s.scaleDeferred &&
+	return reconcileErr == nil && (s.podsCreated || s.cacheBehind) && !s.scaleDeferred &&
 		meta.FindStatusCondition(s.original.Status.Conditions, string(rayv1.RayClusterValidationFailed)) == nil
 }
 
@@ -107,7 +110,8 @@ func rayPods(pods []corev1.Pod) []corev1.Pod {
 }
 
 // observe finds the cluster's Pods (podsForStatus) and lists its head
-// Service.
+// Service; one the pass created that the cache does not show yet is taken
+// as the create's answer gave it.
 func (r *Reconciler) observe(ctx context.Context, s *scope) (*observation, error) {
 	cluster := s.cluster
 	all, err := r.podsForStatus(ctx, s)
@@ -130,6 +134,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) (*observation, error
 	}
 	switch len(services) {
 	case 0:
+		o.headService = s.createdHeadService
 	case 1:
 		o.headService = &services[0]
 	default:

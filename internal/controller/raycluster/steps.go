@@ -3,6 +3,7 @@ package raycluster
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -51,6 +52,15 @@ type scope struct {
 	// created in one round trip instead of two. Whatever is still held
 	// when the pass ends is sent then.
 	held []heldCreate
+	// createdHeadService is the head Service this pass created, as the API
+	// server answered the create (with its cluster IP): the status reports
+	// it while the cache does not show it yet, instead of leaving it to a
+	// later pass and a second status write.
+	createdHeadService *corev1.Service
+	// cacheBehind says a held create found its object already there: the
+	// cache does not show a child that exists, so a status computed now
+	// would lack it (see deferStatus).
+	cacheBehind bool
 	// deleted says the pass deleted the cluster (idle termination): there
 	// is no status left to write.
 	deleted bool
