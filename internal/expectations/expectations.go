@@ -90,14 +90,6 @@ func (s *Scale) Expect(namespace, cluster, groupName, podName string, action Act
 	s.pending[key][podName] = expectation{action: action, recorded: s.clock.Now()}
 }
 
-// Satisfied reports whether the cache shows every change expected for the
-// group, forgetting the expectations that are met. A cache read error counts
-// as not satisfied and is returned.
-func (s *Scale) Satisfied(ctx context.Context, namespace, cluster, groupName string) (bool, error) {
-	c := s.SatisfiedGroups(ctx, namespace, cluster, []string{groupName})[0]
-	return c.Met, c.Err
-}
-
 // Check is the outcome of one group's expectations: Met when the cache
 // shows every change expected; Err when a read failed (then not Met).
 type Check struct {
@@ -114,7 +106,9 @@ type pendingPod struct {
 	err   error
 }
 
-// SatisfiedGroups is Satisfied for each of groups of one cluster. The cache
+// SatisfiedGroups reports, for each of groups of one cluster, whether the
+// cache shows every change expected for it, forgetting the expectations
+// that are met; a read error counts as not met and is returned. The cache
 // is read first; the created Pods it does not show yet are then asked
 // about live all at once, so that a pass running just after its creates
 // waits for one round trip to the API server, not one per Pod.

@@ -51,9 +51,9 @@ func TestScale(t *testing.T) {
 			}
 			s.Expect("ns", "rc", "other-group", "x", Create) // never met, must not matter
 			clk.Step(tc.elapsed)
-			got, err := s.Satisfied(ctx, "ns", "rc", "group")
+			got, err := satisfiedOne(ctx, s, "ns", "rc", "group")
 			if err != nil || got != tc.want {
-				t.Fatalf("Satisfied() = %v, %v; want %v, nil", got, err, tc.want)
+				t.Fatalf("SatisfiedGroups() = %v, %v; want %v, nil", got, err, tc.want)
 			}
 		})
 	}
@@ -64,7 +64,7 @@ func TestScaleForgetsMetExpectations(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(pod("w1")).Build()
 	s := New(c, clocktesting.NewFakeClock(time.Now()))
 	s.Expect("ns", "rc", "g", "w1", Create)
-	if ok, _ := s.Satisfied(ctx, "ns", "rc", "g"); !ok {
+	if ok, _ := satisfiedOne(ctx, s, "ns", "rc", "g"); !ok {
 		t.Fatal("expected the creation to be met")
 	}
 	// Once met, the expectation is forgotten: the pod's later deletion by
@@ -72,7 +72,7 @@ func TestScaleForgetsMetExpectations(t *testing.T) {
 	if err := c.Delete(ctx, pod("w1")); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.Satisfied(ctx, "ns", "rc", "g"); !ok {
+	if ok, _ := satisfiedOne(ctx, s, "ns", "rc", "g"); !ok {
 		t.Fatal("a met expectation must not be checked again")
 	}
 }
@@ -82,10 +82,10 @@ func TestScaleForget(t *testing.T) {
 	s.Expect("ns", "rc", "g", "w1", Create)
 	s.Expect("ns", "other", "g", "w1", Create)
 	s.Forget("ns", "rc")
-	if ok, _ := s.Satisfied(context.Background(), "ns", "rc", "g"); !ok {
+	if ok, _ := satisfiedOne(context.Background(), s, "ns", "rc", "g"); !ok {
 		t.Fatal("Forget must drop the cluster's expectations")
 	}
-	if ok, _ := s.Satisfied(context.Background(), "ns", "other", "g"); ok {
+	if ok, _ := satisfiedOne(context.Background(), s, "ns", "other", "g"); ok {
 		t.Fatal("Forget must keep other clusters' expectations")
 	}
 }
@@ -97,14 +97,14 @@ func TestScaleLiveReader(t *testing.T) {
 	s := New(cache, clocktesting.NewFakeClock(time.Now())).WithLiveReader(live)
 	s.Expect("ns", "rc", "g", "w1", Create)
 	s.Expect("ns", "rc", "g", "w2", Create) // created and deleted before the cache saw it
-	if ok, err := s.Satisfied(ctx, "ns", "rc", "g"); ok || err != nil {
-		t.Fatalf("Satisfied() = %v, %v; want false while w1 exists but is not cached", ok, err)
+	if ok, err := satisfiedOne(ctx, s, "ns", "rc", "g"); ok || err != nil {
+		t.Fatalf("SatisfiedGroups() = %v, %v; want false while w1 exists but is not cached", ok, err)
 	}
 	if err := live.Delete(ctx, pod("w1")); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Satisfied(ctx, "ns", "rc", "g"); !ok || err != nil {
-		t.Fatalf("Satisfied() = %v, %v; want true once neither Pod exists", ok, err)
+	if ok, err := satisfiedOne(ctx, s, "ns", "rc", "g"); !ok || err != nil {
+		t.Fatalf("SatisfiedGroups() = %v, %v; want true once neither Pod exists", ok, err)
 	}
 }
 
@@ -146,4 +146,10 @@ func TestSatisfiedGroupsAsksLiveAtOnce(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmpopts.EquateErrors()); diff != "" {
 		t.Fatalf("SatisfiedGroups() (-want +got):\n%s", diff)
 	}
+}
+
+// satisfiedOne is SatisfiedGroups for one group.
+func satisfiedOne(ctx context.Context, s *Scale, namespace, cluster, group string) (bool, error) {
+	c := s.SatisfiedGroups(ctx, namespace, cluster, []string{group})[0]
+	return c.Met, c.Err
 }

@@ -106,11 +106,7 @@ func (r *Reconciler) sendHeld(ctx context.Context, s *scope) error {
 	if len(held) == 0 {
 		return nil
 	}
-	objs := make([]client.Object, len(held))
-	for i := range held {
-		objs[i] = held[i].obj
-	}
-	return r.recordHeldCreates(ctx, s, held, r.sendCreates(ctx, objs))
+	return r.recordHeldCreates(ctx, s, held, r.sendCreates(ctx, createsOf(held, nil)))
 }
 
 // sendCreates sends the creates of objs concurrently and returns each one's
