@@ -168,7 +168,10 @@ func GatewayReady(gw *gwv1.Gateway) bool {
 }
 
 // RouteReady reports whether the route's status for the Gateway gw says it
-// is accepted and all its backends resolve.
+// is accepted and all its backends resolve, for the route's current
+// generation when the gateway controller records which one it saw (a
+// controller that has not yet seen the route's last weights still routes
+// by the ones before).
 func RouteReady(route *gwv1.HTTPRoute, gw *gwv1.Gateway) bool {
 	if route == nil || gw == nil {
 		return false
@@ -177,10 +180,17 @@ func RouteReady(route *gwv1.HTTPRoute, gw *gwv1.Gateway) bool {
 		if string(p.ParentRef.Name) != gw.Name || string(ptr.Deref(p.ParentRef.Namespace, gwv1.Namespace(route.Namespace))) != gw.Namespace {
 			continue
 		}
-		return meta.IsStatusConditionTrue(p.Conditions, string(gwv1.RouteConditionAccepted)) &&
-			meta.IsStatusConditionTrue(p.Conditions, string(gwv1.RouteConditionResolvedRefs))
+		return conditionCurrent(p.Conditions, gwv1.RouteConditionAccepted, route.Generation) &&
+			conditionCurrent(p.Conditions, gwv1.RouteConditionResolvedRefs, route.Generation)
 	}
 	return false
+}
+
+// conditionCurrent reports whether a condition is true and, when it names
+// the generation it was written for, written for generation or a later one.
+func conditionCurrent(conditions []metav1.Condition, t gwv1.RouteConditionType, generation int64) bool {
+	c := meta.FindStatusCondition(conditions, string(t))
+	return c != nil && c.Status == metav1.ConditionTrue && (c.ObservedGeneration == 0 || c.ObservedGeneration >= generation)
 }
 
 func mapSlice[T, K any](in []T, f func(T) K) []K {

@@ -138,6 +138,13 @@ func TestGatewayReady(t *testing.T) {
 	}
 }
 
+// seen is c as written by a gateway controller that saw generation g of
+// the route.
+func seen(c metav1.Condition, g int64) metav1.Condition {
+	c.ObservedGeneration = g
+	return c
+}
+
 func TestRouteReady(t *testing.T) {
 	gw := Gateway(testRS, Options{GatewayClassName: "istio"})
 	route := HTTPRoute(testRS, []Backend{{Service: "a", Port: 8000, Weight: 100}})
@@ -149,14 +156,19 @@ func TestRouteReady(t *testing.T) {
 		parents []gwv1.RouteParentStatus
 		want    bool
 	}{
-		"no status":           {nil, false},
-		"accepted, resolved":  {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", accepted, resolved)}, true},
-		"refs not resolved":   {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", accepted, cond("ResolvedRefs", metav1.ConditionFalse))}, false},
-		"not accepted":        {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", resolved)}, false},
-		"another parent only": {[]gwv1.RouteParentStatus{parentStatus("other-gateway", accepted, resolved)}, false},
+		"no status":                 {nil, false},
+		"accepted, resolved":        {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", accepted, resolved)}, true},
+		"refs not resolved":         {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", accepted, cond("ResolvedRefs", metav1.ConditionFalse))}, false},
+		"not accepted":              {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", resolved)}, false},
+		"another parent only":       {[]gwv1.RouteParentStatus{parentStatus("other-gateway", accepted, resolved)}, false},
+		"generation 3 seen":         {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", seen(accepted, 3), seen(resolved, 3))}, true},
+		"generation 4 seen":         {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", seen(accepted, 4), seen(resolved, 4))}, true},
+		"accepted for generation 2": {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", seen(accepted, 2), seen(resolved, 3))}, false},
+		"resolved for generation 2": {[]gwv1.RouteParentStatus{parentStatus("svc-gateway", seen(accepted, 3), seen(resolved, 2))}, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := route.DeepCopy()
+			r.Generation = 3
 			r.Status.Parents = tc.parents
 			if got := RouteReady(r, gw); got != tc.want {
 				t.Errorf("RouteReady = %v, want %v", got, tc.want)

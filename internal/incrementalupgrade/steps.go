@@ -70,35 +70,44 @@ func (u Upgrade) Done() bool {
 }
 
 // NextTargetCapacity returns the target_capacity to give the active
-// cluster (forActive) or the pending one now, and false when it keeps its
-// own. Capacity moves by maxSurgePercent, and only once traffic caught up
-// with the capacity of the cluster gaining it: first the gaining cluster
+// cluster (forActive) or the pending one at now, and false when it keeps
+// its own. Capacity moves by maxSurgePercent, and only once traffic caught
+// up with the capacity of the cluster gaining it: first the gaining cluster
 // grows while the two sum to at most 100, then the other one shrinks.
-func NextTargetCapacity(u Upgrade, maxSurge int32, forActive bool) (int32, bool) {
+//
+// A shrink also waits until the last traffic step is an interval old (the
+// returned duration is what is left of it). A gateway applies a route some
+// time after it is written, and Serve holds the requests that still reach
+// a cluster whose capacity went to 0 until they time out: the cluster must
+// lose its traffic before it loses its replicas.
+func NextTargetCapacity(u Upgrade, opts Options, forActive bool, now time.Time) (int32, time.Duration, bool) {
 	a, p := u.activeTC(), u.pendingTC()
 	overCommitted := a+p > full
+	gaining, caughtUp, shrinking := u.Pending, p == u.pendingTR(), forActive
 	if u.Rollback {
-		if a != u.activeTR() {
-			return 0, false
-		}
-		switch {
-		case !forActive && overCommitted:
-			return max(empty, p-maxSurge), true
-		case forActive && !overCommitted:
-			return min(full, a+maxSurge), true
-		}
-		return 0, false
-	}
-	if p != u.pendingTR() {
-		return 0, false
+		gaining, caughtUp, shrinking = u.Active, a == u.activeTR(), !forActive
 	}
 	switch {
-	case forActive && overCommitted:
-		return max(empty, a-maxSurge), true
-	case !forActive && !overCommitted:
-		return min(full, p+maxSurge), true
+	case !caughtUp || overCommitted != shrinking:
+		return 0, 0, false
+	case !shrinking:
+		return min(full, ownTC(u, forActive)+opts.MaxSurgePercent), 0, true
 	}
-	return 0, false
+	if last := gaining.LastTrafficMigratedTime; last != nil {
+		if wait := last.Add(opts.Interval).Sub(now); wait > 0 {
+			return 0, wait, false
+		}
+	}
+	return max(empty, ownTC(u, forActive)-opts.MaxSurgePercent), 0, true
+}
+
+// ownTC is the target_capacity of the active cluster (forActive) or the
+// pending one.
+func ownTC(u Upgrade, forActive bool) int32 {
+	if forActive {
+		return u.activeTC()
+	}
+	return u.pendingTC()
 }
 
 // PromotionDue reports whether the pending cluster has taken over: it has

@@ -110,13 +110,58 @@ func TestNextTargetCapacity(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			goal, ok := NextTargetCapacity(tc.u, tc.surge, true)
-			if (result{goal, ok}) != tc.forActive {
-				t.Errorf("active: %d %v, want %+v", goal, ok, tc.forActive)
+			opts := Options{MaxSurgePercent: tc.surge, Interval: 30 * time.Second}
+			goal, wait, ok := NextTargetCapacity(tc.u, opts, true, now)
+			if (result{goal, ok}) != tc.forActive || wait != 0 {
+				t.Errorf("active: %d %v wait %v, want %+v", goal, ok, wait, tc.forActive)
 			}
-			goal, ok = NextTargetCapacity(tc.u, tc.surge, false)
-			if (result{goal, ok}) != tc.forPend {
+			goal, wait, ok = NextTargetCapacity(tc.u, opts, false, now)
+			if (result{goal, ok}) != tc.forPend || wait != 0 {
 				t.Errorf("pending: %d %v, want %+v", goal, ok, tc.forPend)
+			}
+		})
+	}
+}
+
+// TestShrinkWaitsAnIntervalAfterTraffic: a cluster loses capacity only an
+// interval after its traffic last moved to the other one; before that the
+// step says how long is left. Growing the other cluster does not wait.
+func TestShrinkWaitsAnIntervalAfterTraffic(t *testing.T) {
+	i := ptr.To[int32]
+	opts := Options{MaxSurgePercent: 100, StepSizePercent: 50, Interval: 30 * time.Second}
+	type want struct {
+		goal int32
+		wait time.Duration
+		ok   bool
+	}
+	for name, tc := range map[string]struct {
+		u         Upgrade
+		forActive bool
+		want      want
+	}{
+		"old cluster, traffic moved 10 s ago": {
+			Upgrade{Active: side(i(100), i(0), 10), Pending: side(i(100), i(100), 10)}, true, want{0, 20 * time.Second, false},
+		},
+		"old cluster, traffic moved 30 s ago": {
+			Upgrade{Active: side(i(100), i(0), 30), Pending: side(i(100), i(100), 30)}, true, want{0, 0, true},
+		},
+		"old cluster, traffic never moved by the operator": {
+			Upgrade{Active: side(i(100), i(0), -1), Pending: side(i(100), i(100), -1)}, true, want{0, 0, true},
+		},
+		"new cluster grows at once": {
+			Upgrade{Active: side(i(100), i(100), 0), Pending: side(i(0), i(0), 0)}, false, want{100, 0, true},
+		},
+		"rollback: new cluster, traffic moved back 29 s ago": {
+			Upgrade{Active: side(i(100), i(100), 29), Pending: side(i(100), i(0), 29), Rollback: true}, false, want{0, time.Second, false},
+		},
+		"rollback: new cluster, traffic moved back 31 s ago": {
+			Upgrade{Active: side(i(100), i(100), 31), Pending: side(i(100), i(0), 31), Rollback: true}, false, want{0, 0, true},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			goal, wait, ok := NextTargetCapacity(tc.u, opts, tc.forActive, now)
+			if got := (want{goal, wait, ok}); got != tc.want {
+				t.Errorf("NextTargetCapacity = %+v, want %+v", got, tc.want)
 			}
 		})
 	}

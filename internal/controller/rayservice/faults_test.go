@@ -438,6 +438,13 @@ func TestTargetCapacityFaults(t *testing.T) {
 // programmed, all traffic on the active cluster.
 func readyTrafficObjects(t *testing.T, rs *rayv1.RayService) []client.Object {
 	t.Helper()
+	return trafficObjectsAt(t, rs, 100, 0)
+}
+
+// trafficObjectsAt are rs's Gateway and HTTPRoute, accepted and programmed,
+// the route's weights given.
+func trafficObjectsAt(t *testing.T, rs *rayv1.RayService, activeWeight, pendingWeight int32) []client.Object {
+	t.Helper()
 	opts, err := incrementalupgrade.OptionsOf(&rs.Spec)
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +455,7 @@ func readyTrafficObjects(t *testing.T, rs *rayv1.RayService) []client.Object {
 			LastTransitionTime: metav1.Time{Time: t0}})
 	}
 	route := incrementalupgrade.HTTPRoute(rs, []incrementalupgrade.Backend{
-		{Service: active + "-serve-svc", Port: 8000, Weight: 100}, {Service: pending + "-serve-svc", Port: 8000, Weight: 0}})
+		{Service: active + "-serve-svc", Port: 8000, Weight: activeWeight}, {Service: pending + "-serve-svc", Port: 8000, Weight: pendingWeight}})
 	parent := gwv1.RouteParentStatus{ParentRef: gwv1.ParentReference{Name: gwv1.ObjectName(gw.Name)}, ControllerName: "example.com/gateway"}
 	for _, c := range []gwv1.RouteConditionType{gwv1.RouteConditionAccepted, gwv1.RouteConditionResolvedRefs} {
 		parent.Conditions = append(parent.Conditions, metav1.Condition{Type: string(c), Status: metav1.ConditionTrue, Reason: string(c),

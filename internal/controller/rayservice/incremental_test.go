@@ -18,6 +18,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
@@ -241,6 +242,73 @@ func TestRouteAheadOfStatusHoldsItsWeights(t *testing.T) {
 	}
 	if got := ptr.Deref(st.ActiveServiceStatus.TrafficRoutedPercent, -1); got != 75 {
 		t.Errorf("active cluster's traffic in status %d, want the route's 75", got)
+	}
+}
+
+// TestOldClusterKeepsCapacityUntilItsTrafficIsGone: traffic moved to 50/50
+// and the new cluster's capacity is 50, so the old cluster's capacity is
+// due to go from 100 to 50; it goes only once the move is an interval
+// (30 s) old, and the pass before says when to look again. A gateway
+// applies a route after it is written: capacity taken from the old cluster
+// at once (as KubeRay does) leaves the requests still sent there to Serve
+// with no replica (the local e2e faults suite lost one that way: a 5 s
+// timeout at target_capacity 0).
+func TestOldClusterKeepsCapacityUntilItsTrafficIsGone(t *testing.T) {
+	rs := upgrading(incrementalService("new"), 100, 50, 50, 50).Obj()
+	e := newEnv(t, append(upgradeWorld(t, rs), trafficObjectsAt(t, rs, 50, 50)...))
+	e.serveRunning(active)
+	e.serveRunning(pending)
+	puts := func() int { return e.serve.Calls(dashboardURL(active), dashboardtest.OpUpdateDeployments) }
+	activeTC := func() int32 { return ptr.Deref(e.rayService(t).Status.ActiveServiceStatus.TargetCapacity, -1) }
+
+	e.clock.Step(10 * time.Second)
+	requeue := e.pass(t)
+	if puts() != 0 || activeTC() != 100 {
+		t.Fatalf("10 s after the traffic moved: old cluster's capacity %d after %d PUTs, want 100 and none", activeTC(), puts())
+	}
+	if requeue <= 0 || requeue > 20*time.Second {
+		t.Errorf("requeue after %v, want within the 20 s left of the interval", requeue)
+	}
+	e.clock.Step(20 * time.Second)
+	e.pass(t)
+	if puts() != 1 || activeTC() != 50 {
+		t.Fatalf("an interval after the traffic moved: old cluster's capacity %d after %d PUTs, want 50 after 1", activeTC(), puts())
+	}
+}
+
+// TestCapacityWaitsForTheGatewayToSeeTheRoute: a route whose conditions
+// were written for an earlier generation (the gateway controller has not
+// seen the last weights) moves no capacity, and the pass looks again at
+// the in-flight interval; once the conditions name the route's generation
+// the step is taken.
+func TestCapacityWaitsForTheGatewayToSeeTheRoute(t *testing.T) {
+	rs := upgrading(incrementalService("new"), 100, 100, 0, 0).Obj()
+	objs := readyTrafficObjects(t, rs)
+	route := objs[1].(*gwv1.HTTPRoute)
+	route.Generation = 2
+	for i := range route.Status.Parents[0].Conditions {
+		route.Status.Parents[0].Conditions[i].ObservedGeneration = 1
+	}
+	e := newEnv(t, append(upgradeWorld(t, rs), objs...))
+	e.serveRunning(active)
+	e.serveRunning(pending)
+	pendingTC := func() int32 { return ptr.Deref(e.rayService(t).Status.PendingServiceStatus.TargetCapacity, -1) }
+
+	if requeue := e.pass(t); pendingTC() != 0 || requeue != DefaultInFlightRequeue {
+		t.Fatalf("route seen at generation 1 of 2: new cluster's capacity %d, requeue %v; want 0 and %v", pendingTC(), requeue, DefaultInFlightRequeue)
+	}
+	got, _ := e.route(t)
+	for i := range got.Status.Parents[0].Conditions {
+		got.Status.Parents[0].Conditions[i].ObservedGeneration = got.Generation
+	}
+	// The fake client keeps no status subresource for routes: a plain update
+	// writes the gateway controller's conditions.
+	if err := e.client.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	e.pass(t)
+	if pendingTC() != 50 {
+		t.Fatalf("route seen at its generation: new cluster's capacity %d, want 50", pendingTC())
 	}
 }
 

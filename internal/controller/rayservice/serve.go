@@ -186,10 +186,8 @@ func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayClu
 		return clusterServe{apps: lastApps(s, c, active)}, nil
 	}
 	got := clusterServe{}
-	apps, wrote, err := r.syncServe(ctx, s, c, active)
-	if wrote {
-		got.requeue = r.opts.InFlightRequeue
-	}
+	apps, requeue, err := r.syncServe(ctx, s, c, active)
+	got.requeue = requeue
 	var failure *serveCallError
 	switch {
 	case errors.As(err, &failure):
@@ -206,23 +204,24 @@ func (r *Reconciler) serveCluster(ctx context.Context, s *scope, c *rayv1.RayClu
 	r.serveSucceeded(key)
 	got.apps, got.ready = apps, serveapps.AllRunning(apps)
 	if !got.ready {
-		got.requeue = r.opts.InFlightRequeue
+		got.requeue = passsteps.Sooner(got.requeue, r.opts.InFlightRequeue)
 	}
 	return got, nil
 }
 
 // syncServe reads a cluster's applications, PUTs serveConfigV2 when it
-// must, and steps its target_capacity; it says whether it PUT anything. A
-// failed request to Serve is a *serveCallError (with the statuses when the
-// read succeeded).
-func (r *Reconciler) syncServe(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, bool, error) {
+// must, and steps its target_capacity; it says how soon to look again: at
+// the in-flight interval when it PUT anything, else when a capacity step
+// waits (0: nothing to wait for). A failed request to Serve is a
+// *serveCallError (with the statuses when the read succeeded).
+func (r *Reconciler) syncServe(ctx context.Context, s *scope, c *rayv1.RayCluster, active bool) (map[string]rayv1.AppStatus, time.Duration, error) {
 	dash, err := r.dashboards.Client(ctx, c, "")
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	details, err := dash.GetServeDetails(ctx)
 	if err != nil {
-		return nil, false, &serveCallError{reason: rayv1.FailedToGetServeApplications, err: err,
+		return nil, 0, &serveCallError{reason: rayv1.FailedToGetServeApplications, err: err,
 			what: fmt.Sprintf("Failed to get the Serve applications of the RayCluster %s/%s", c.Namespace, c.Name)}
 	}
 	apps := serveapps.Statuses(details)
@@ -230,17 +229,20 @@ func (r *Reconciler) syncServe(ctx context.Context, s *scope, c *rayv1.RayCluste
 	if r.mayApplyConfig(s, active) {
 		apply, err := r.needsApply(ctx, s, c, len(apps))
 		if err != nil {
-			return nil, false, err
+			return nil, 0, err
 		}
 		if apply {
 			if err := r.applyServeConfig(ctx, s, c, dash, targetCapacity(s, active)); err != nil {
-				return apps, false, err
+				return apps, 0, err
 			}
 			applied = true
 		}
 	}
-	stepped, err := r.stepTargetCapacity(ctx, s, c, dash, active)
-	return apps, applied || stepped, err
+	stepped, wait, err := r.stepTargetCapacity(ctx, s, c, dash, active)
+	if applied || stepped {
+		wait = passsteps.Sooner(wait, r.opts.InFlightRequeue)
+	}
+	return apps, wait, err
 }
 
 // lastApps are the application statuses status last showed for a cluster.

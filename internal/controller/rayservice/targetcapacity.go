@@ -3,6 +3,7 @@ package rayservice
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -17,17 +18,22 @@ import (
 // and traffic caught up with the last step. It PUTs the config last applied
 // to that cluster with the new target_capacity, so capacity changes never
 // carry a config change, records the value in status and says whether it
-// stepped.
-func (r *Reconciler) stepTargetCapacity(ctx context.Context, s *scope, c *rayv1.RayCluster, dash serveApplier, active bool) (bool, error) {
+// stepped, or else how soon a step may be due (0: none is waited for).
+func (r *Reconciler) stepTargetCapacity(ctx context.Context, s *scope, c *rayv1.RayCluster, dash serveApplier, active bool) (bool, time.Duration, error) {
 	if !r.incrementalInProgress(s) || s.activeName() == "" || s.pendingName() == "" {
-		return false, nil
+		return false, 0, nil
 	}
 	if err := r.loadTrafficObjects(ctx, s); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	u := upgradeState(s)
-	if !incrementalupgrade.GatewayReady(s.gateway) || !incrementalupgrade.RouteReady(s.route, s.gateway) || u.Done() {
-		return false, nil
+	if u.Done() {
+		return false, 0, nil
+	}
+	if !incrementalupgrade.GatewayReady(s.gateway) || !incrementalupgrade.RouteReady(s.route, s.gateway) {
+		// Neither object is watched: look again for the gateway
+		// controller's word.
+		return false, r.opts.InFlightRequeue, nil
 	}
 	if u.Active.TargetCapacity == nil {
 		u.Active.TargetCapacity = ptr.To[int32](100)
@@ -37,21 +43,21 @@ func (r *Reconciler) stepTargetCapacity(ctx context.Context, s *scope, c *rayv1.
 	}
 	opts, err := incrementalupgrade.OptionsOf(&s.rs.Spec)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
-	goal, ok := incrementalupgrade.NextTargetCapacity(u, opts.MaxSurgePercent, active)
+	goal, wait, ok := incrementalupgrade.NextTargetCapacity(u, opts, active, s.now)
 	if !ok {
-		return false, nil
+		return false, wait, nil
 	}
 	if err := r.applyTargetCapacity(ctx, s, c, dash, goal); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if active {
 		u.Active.TargetCapacity = ptr.To(goal)
 	} else {
 		u.Pending.TargetCapacity = ptr.To(goal)
 	}
-	return true, nil
+	return true, 0, nil
 }
 
 // applyTargetCapacity PUTs the config last applied to c (the spec's when

@@ -116,16 +116,20 @@ func HelloHeadPod(version string) corev1.PodSpec {
 }
 
 // HelloIncremental makes rs upgrade with NewClusterWithIncrementalUpgrade
-// through a Gateway of gatewayClass: 50 % of the traffic moved every 2 s,
+// through a Gateway of gatewayClass: 50 % of the traffic moved every 4 s,
 // up to 100 % extra serving capacity during the upgrade. An incremental
 // upgrade needs Ray's autoscaler (HelloAutoscaled).
 func HelloIncremental(rs *rayv1.RayService, gatewayClass string) {
+	// The old cluster loses its capacity an interval after it lost its
+	// traffic; Traefik applies a route up to its providers' throttle (2 s)
+	// after it is written. An interval of 4 s leaves it 2 s to spare.
+	const incrementalInterval = 4
 	rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{
 		Type: ptr.To(rayv1.RayServiceNewClusterWithIncrementalUpgrade),
 		ClusterUpgradeOptions: &rayv1.ClusterUpgradeOptions{
 			GatewayClassName: gatewayClass,
 			StepSizePercent:  ptr.To[int32](50),
-			IntervalSeconds:  ptr.To[int32](2),
+			IntervalSeconds:  ptr.To[int32](incrementalInterval),
 			MaxSurgePercent:  ptr.To[int32](100),
 		},
 	}
