@@ -91,10 +91,13 @@ func (s *Scale) Expect(namespace, cluster, groupName, podName string, action Act
 }
 
 // Check is the outcome of one group's expectations: Met when the cache
-// shows every change expected; Err when a read failed (then not Met).
+// shows every change expected; Err when a read failed (then not Met);
+// CreatesUnseen when a Pod created in the group exists but the cache does
+// not show it yet (then not Met).
 type Check struct {
-	Met bool
-	Err error
+	Met           bool
+	Err           error
+	CreatesUnseen bool
 }
 
 // pendingPod is one expectation being checked.
@@ -137,6 +140,7 @@ func (s *Scale) SatisfiedGroups(ctx context.Context, namespace, cluster string, 
 			}
 		case !p.met:
 			c.Met = false
+			c.CreatesUnseen = c.CreatesUnseen || p.e.action == Create
 		default:
 			s.forget(group{namespace, cluster, groups[p.group]}, p.name, p.e)
 		}

@@ -130,10 +130,11 @@ func inFlightTogether(n int, wait time.Duration) interceptor.Funcs {
 
 // TestSatisfiedGroupsAsksLiveAtOnce: the created Pods the cache does not
 // show, of every group of the cluster, are read live in one round; each
-// group gets its own answer.
+// group gets its own answer, and says whether it waits for Pods it created
+// (not for a deletion).
 func TestSatisfiedGroupsAsksLiveAtOnce(t *testing.T) {
 	ctx := context.Background()
-	cache := fake.NewClientBuilder().WithObjects(pod("w3")).Build()
+	cache := fake.NewClientBuilder().WithObjects(pod("w3"), pod("w4")).Build()
 	live := fake.NewClientBuilder().WithObjects(pod("head"), pod("w1"), pod("w3")).
 		WithInterceptorFuncs(inFlightTogether(3, 10*time.Second)).Build()
 	s := New(cache, clocktesting.NewFakeClock(time.Now())).WithLiveReader(live)
@@ -141,8 +142,9 @@ func TestSatisfiedGroupsAsksLiveAtOnce(t *testing.T) {
 	s.Expect("ns", "rc", "a", "w1", Create)
 	s.Expect("ns", "rc", "b", "w2", Create) // deleted before the cache saw it
 	s.Expect("ns", "rc", "c", "w3", Create) // cached: not asked live
-	got := s.SatisfiedGroups(ctx, "ns", "rc", []string{HeadGroup, "a", "b", "c"})
-	want := []Check{{Met: false}, {Met: false}, {Met: true}, {Met: true}}
+	s.Expect("ns", "rc", "d", "w4", Delete) // still cached: not asked live
+	got := s.SatisfiedGroups(ctx, "ns", "rc", []string{HeadGroup, "a", "b", "c", "d"})
+	want := []Check{{CreatesUnseen: true}, {CreatesUnseen: true}, {Met: true}, {Met: true}, {}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateErrors()); diff != "" {
 		t.Fatalf("SatisfiedGroups() (-want +got):\n%s", diff)
 	}

@@ -111,6 +111,7 @@ func (r *Reconciler) clusterPods(ctx context.Context, s *scope) (*podSnapshot, e
 	checks := make(map[string]expectations.Check, len(groups))
 	for i, c := range r.Expectations.SatisfiedGroups(ctx, s.cluster.Namespace, s.cluster.Name, groups) {
 		checks[groups[i]] = c
+		s.cacheBehind = s.cacheBehind || c.CreatesUnseen
 	}
 	pods, err := r.listPods(ctx, s.cluster, nil)
 	if err != nil {

@@ -71,9 +71,12 @@ func (r *Reconciler) finishStatus(ctx context.Context, s *scope, reconcileErr er
 // one status write, ready, instead of two. A pass that failed, that left
 // Pods for later (the per-pass write budget) or that has a fixed spec's
 // ValidationFailed condition to clear writes its status as usual. The same
-// holds for a pass whose cache did not show the head Service although it
-// exists (its create found it there): that Service's event brings the
-// next pass.
+// holds for a pass whose cache does not show a child the controller
+// created: the head Service (its create found it there), or Pods an
+// earlier pass created (their group's expectations wait for them); the
+// child's event brings the next pass. A cache behind on Pods this
+// controller deleted does not defer the status: suspension and scale-down
+// report their progress as the Pods go.
 func deferStatus(s *scope, reconcileErr error) bool {
 	return reconcileErr == nil && (s.podsCreated || s.cacheBehind) && !s.scaleDeferred &&
 		meta.FindStatusCondition(s.original.Status.Conditions, string(rayv1.RayClusterValidationFailed)) == nil

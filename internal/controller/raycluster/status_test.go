@@ -1,16 +1,20 @@
 package raycluster
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
@@ -215,5 +219,66 @@ func TestStatusWaitsForCreatedPods(t *testing.T) {
 	if st.State != rayv1.Ready || st.ObservedGeneration != 1 || st.ReadyWorkerReplicas != 2 || st.DesiredWorkerReplicas != 2 {
 		t.Errorf("status after the next pass: state %q, observedGeneration %d, ready/desired workers %d/%d; want ready, 1, 2/2",
 			st.State, st.ObservedGeneration, st.ReadyWorkerReplicas, st.DesiredWorkerReplicas)
+	}
+}
+
+// cacheHidingPods makes the named Pods invisible to Lists and Gets while
+// they are in hidden, as from a cache that has not seen them yet.
+func cacheHidingPods(hidden map[string]bool) interceptor.Funcs {
+	return interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if pods, ok := list.(*corev1.PodList); ok {
+				pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return hidden[p.Name] })
+			}
+			return nil
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Pod); ok && hidden[key.Name] {
+				return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}
+}
+
+// TestStatusWaitsForTheCacheToShowCreatedPods: a pass whose cache shows
+// the head Pod an earlier pass created but not its workers leaves the
+// status alone (it would say one Pod where there are three) and looks
+// again soon; once the cache shows them all, the first status written is
+// the whole cluster's.
+func TestStatusWaitsForTheCacheToShowCreatedPods(t *testing.T) {
+	hidden := map[string]bool{}
+	h := newHarnessWithFuncs(t, Options{}, cacheHidingPods(hidden), makeCluster("rc").worker("small", 2).obj())
+	h.mustReconcile("rc", 1)
+	workers := h.pods(map[string]string{rayv1.LabelNodeType: string(rayv1.WorkerNode)})
+	if len(workers) != 2 {
+		t.Fatalf("%d workers created, want 2", len(workers))
+	}
+	h.setPodStatus(podSelector(h.cluster("rc"), nil), runningReady)
+	for _, p := range workers {
+		hidden[p.Name] = true
+	}
+	before := h.cluster("rc").ResourceVersion
+	if res := h.mustReconcile("rc", 1); res.RequeueAfter != shortRequeue {
+		t.Errorf("requeue %v while the cache lacks created workers, want %v", res.RequeueAfter, shortRequeue)
+	}
+	if rc := h.cluster("rc"); rc.ResourceVersion != before {
+		t.Fatalf("status written while the cache showed the head alone: %+v", rc.Status)
+	}
+	if got := len(h.pods(nil)); got != 1 {
+		t.Fatalf("%d Pods seen, want the head alone", got)
+	}
+	clear(hidden)
+	h.mustReconcile("rc", 1)
+	st := h.cluster("rc").Status
+	if st.State != rayv1.Ready || st.ReadyWorkerReplicas != 2 || st.AvailableWorkerReplicas != 2 {
+		t.Errorf("status once the cache shows every Pod: state %q, ready/available workers %d/%d; want ready, 2/2",
+			st.State, st.ReadyWorkerReplicas, st.AvailableWorkerReplicas)
+	}
+	if got := len(h.pods(nil)); got != 3 {
+		t.Errorf("%d Pods, want 3 (none created twice)", got)
 	}
 }

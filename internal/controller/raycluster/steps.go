@@ -57,9 +57,10 @@ type scope struct {
 	// it while the cache does not show it yet, instead of leaving it to a
 	// later pass and a second status write.
 	createdHeadService *corev1.Service
-	// cacheBehind says a held create found its object already there: the
-	// cache does not show a child that exists, so a status computed now
-	// would lack it (see deferStatus).
+	// cacheBehind says the cache does not show a child this controller
+	// created that exists (a held create found it already there, or a
+	// group waits for the cache to show the Pods an earlier pass created),
+	// so a status computed now would lack it (see deferStatus).
 	cacheBehind bool
 	// deleted says the pass deleted the cluster (idle termination): there
 	// is no status left to write.
