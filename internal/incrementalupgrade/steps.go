@@ -48,16 +48,23 @@ func NextWeights(u Upgrade, opts Options, pendingReady bool, now time.Time) (Wei
 	if current == target {
 		return w, 0
 	}
-	if last := gaining.LastTrafficMigratedTime; last != nil {
-		if wait := last.Add(opts.Interval).Sub(now); wait > 0 {
-			return w, wait
-		}
+	if wait := intervalLeft(gaining, opts.Interval, now); wait > 0 {
+		return w, wait
 	}
 	moved := min(full, current+opts.StepSizePercent, target)
 	if u.Rollback {
 		return Weights{Active: moved, Pending: full - moved}, opts.Interval
 	}
 	return Weights{Active: full - moved, Pending: moved}, opts.Interval
+}
+
+// intervalLeft is how much of an interval since a cluster's traffic last
+// moved is still to run at now (0: none, or its traffic never moved).
+func intervalLeft(st *rayv1.RayServiceStatus, interval time.Duration, now time.Time) time.Duration {
+	if st.LastTrafficMigratedTime == nil {
+		return 0
+	}
+	return max(0, st.LastTrafficMigratedTime.Add(interval).Sub(now))
 }
 
 // Done reports whether the upgrade reached its end: all capacity moved to
@@ -93,10 +100,8 @@ func NextTargetCapacity(u Upgrade, opts Options, forActive bool, now time.Time) 
 	case !shrinking:
 		return min(full, ownTC(u, forActive)+opts.MaxSurgePercent), 0, true
 	}
-	if last := gaining.LastTrafficMigratedTime; last != nil {
-		if wait := last.Add(opts.Interval).Sub(now); wait > 0 {
-			return 0, wait, false
-		}
+	if wait := intervalLeft(gaining, opts.Interval, now); wait > 0 {
+		return 0, wait, false
 	}
 	return max(empty, ownTC(u, forActive)-opts.MaxSurgePercent), 0, true
 }
