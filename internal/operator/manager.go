@@ -38,6 +38,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler/plugins"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
@@ -80,6 +81,9 @@ func New(s Settings, restConfig *rest.Config) (manager.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := clusterindex.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return nil, err
 	}
 	isOpenShift, err := detectOpenShift(cfg)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 )
 
 const testNamespace = "default"
@@ -98,8 +99,8 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // indexes the controller lists its Pods and Services by.
 func fakeClientBuilder(scheme *runtime.Scheme) *fake.ClientBuilder {
 	return fake.NewClientBuilder().WithScheme(scheme).
-		WithIndex(&corev1.Pod{}, PodClusterIndex, clusterLabelOf).
-		WithIndex(&corev1.Service{}, ServiceClusterIndex, clusterLabelOf)
+		WithIndex(&corev1.Pod{}, clusterindex.Pods, clusterindex.ClusterOf).
+		WithIndex(&corev1.Service{}, clusterindex.Services, clusterindex.ClusterOf)
 }
 
 func newHarness(t *testing.T, opts Options, objs ...client.Object) *harness {

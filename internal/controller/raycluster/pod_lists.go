@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 )
 
@@ -17,40 +18,6 @@ func podSelector(cluster *rayv1.RayCluster, extra map[string]string) client.Matc
 	labels := client.MatchingLabels{rayv1.LabelCluster: cluster.Name}
 	maps.Copy(labels, extra)
 	return labels
-}
-
-// PodClusterIndex is the field index of Pods by their ray.io/cluster label.
-// A cache List by a label selector scans every Pod of the namespace; by this
-// index it reads the cluster's Pods only (at 10,000 RayClusters over 100
-// namespaces, a namespace scan was a twentieth of the operator's allocated
-// bytes; docs/dev/benchmarks.md). SetupWithManager registers it; a client
-// that lists Pods for this controller must have it (fakeClientBuilder in the
-// package's tests).
-const PodClusterIndex = "raycluster.ray.io/pod-cluster"
-
-// ServiceClusterIndex is PodClusterIndex for Services: each pass lists the
-// cluster's head Service twice, and a namespace scan of Services copied
-// each match (4 % of the allocated bytes at 10,000 RayClusters).
-const ServiceClusterIndex = "raycluster.ray.io/service-cluster"
-
-// clusterLabelOf is the value of PodClusterIndex and ServiceClusterIndex of
-// an object: its cluster's name.
-func clusterLabelOf(obj client.Object) []string {
-	if name := obj.GetLabels()[rayv1.LabelCluster]; name != "" {
-		return []string{name}
-	}
-	return nil
-}
-
-// IndexByCluster registers PodClusterIndex and ServiceClusterIndex with indexer.
-func IndexByCluster(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodClusterIndex, clusterLabelOf); err != nil {
-		return fmt.Errorf("indexing Pods by RayCluster: %w", err)
-	}
-	if err := indexer.IndexField(ctx, &corev1.Service{}, ServiceClusterIndex, clusterLabelOf); err != nil {
-		return fmt.Errorf("indexing Services by RayCluster: %w", err)
-	}
-	return nil
 }
 
 // Label sets narrowing podSelector.
@@ -76,7 +43,7 @@ func groupPodLabels(groupName string) map[string]string {
 func (r *Reconciler) listPods(ctx context.Context, cluster *rayv1.RayCluster, extra map[string]string) ([]corev1.Pod, error) {
 	var list corev1.PodList
 	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace),
-		client.MatchingFields{PodClusterIndex: cluster.Name}, client.MatchingLabels(extra), client.UnsafeDisableDeepCopy); err != nil {
+		client.MatchingFields{clusterindex.Pods: cluster.Name}, client.MatchingLabels(extra), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Pods: %w", err)
 	}
 	return list.Items, nil

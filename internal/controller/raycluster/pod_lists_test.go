@@ -128,7 +128,7 @@ func TestPodSnapshotMatching(t *testing.T) {
 }
 
 // TestListPodsByClusterIndex: listPods reads the cluster's Pods through
-// PodClusterIndex and narrows them by labels: no Pod of another cluster
+// clusterindex.Pods and narrows them by labels: no Pod of another cluster
 // (one whose name starts with this one's included), of another namespace or
 // without the label comes back.
 func TestListPodsByClusterIndex(t *testing.T) {
@@ -185,7 +185,7 @@ func TestListPodsByClusterIndex(t *testing.T) {
 }
 
 // TestHeadServicesByClusterIndex: headServices reads through
-// ServiceClusterIndex the Services labelled as this cluster's head Service:
+// clusterindex.Services the Services labelled as this cluster's head Service:
 // not another cluster's (one whose name starts with this one's included),
 // not one of another namespace, not one of this cluster that is not its
 // head Service.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
@@ -18,7 +19,7 @@ var serviceEvents = childEvents{"service", reasonCreatedService, reasonFailedToC
 // As listPods, it returns the cache's own Services: nothing may change them.
 func (r *Reconciler) headServices(ctx context.Context, cluster *rayv1.RayCluster) ([]corev1.Service, error) {
 	var list corev1.ServiceList
-	err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), client.MatchingFields{ServiceClusterIndex: cluster.Name},
+	err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace), client.MatchingFields{clusterindex.Services: cluster.Name},
 		client.MatchingLabels(rayservices.HeadServiceLabels(cluster)), client.UnsafeDisableDeepCopy)
 	return list.Items, err
 }

@@ -96,9 +96,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	// The idle check's probe reports on this channel after each look; its
 	// goroutines end with the manager.
 	b = b.WatchesRawSource(source.Channel(r.idleEvents, &handler.EnqueueRequestForObject{}))
-	if err := IndexByCluster(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
 		r.activity.StopAll()

@@ -16,6 +16,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/submitter"
 )
 
@@ -183,19 +184,14 @@ func failSubmission(job *rayv1.RayJob, message string) {
 	job.Status.Message = message
 }
 
-// headPod returns the cluster's head Pod, nil if there is none.
+// headPod returns the cluster's head Pod, terminating or not (the one of
+// a SidecarMode cluster is never replaced), nil if there is none.
 func (r *Reconciler) headPod(ctx context.Context, cluster *rayv1.RayCluster) (*corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(cluster.Namespace), client.MatchingLabels{
-		rayv1.LabelCluster:  cluster.Name,
-		rayv1.LabelNodeType: string(rayv1.HeadNode),
-	}); err != nil {
-		return nil, fmt.Errorf("listing the head Pod of RayCluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+	pods, err := clusterindex.HeadPods(ctx, r.Client, cluster)
+	if err != nil || len(pods) == 0 {
+		return nil, err
 	}
-	if len(pods.Items) == 0 {
-		return nil, nil
-	}
-	return &pods.Items[0], nil
+	return &pods[0], nil
 }
 
 // sidecarStatus is the status of the submitter container, nil before the

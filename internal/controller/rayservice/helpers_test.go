@@ -25,6 +25,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -123,6 +124,7 @@ func newEnv(tb testing.TB, objs []client.Object, opts ...envOption) *testEnv {
 		cfg.opts.Features = gate
 	}
 	c := fake.NewClientBuilder().WithScheme(testScheme(tb)).WithObjects(objs...).
+		WithIndex(&corev1.Pod{}, clusterindex.Pods, clusterindex.ClusterOf).
 		WithStatusSubresource(&rayv1.RayService{}, &rayv1.RayCluster{}).
 		WithInterceptorFuncs(cfg.interceptors).Build()
 	e := &testEnv{

@@ -18,6 +18,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
@@ -182,6 +183,7 @@ func TestNoGatewayAPI(t *testing.T) {
 		}
 	}
 	bare := fake.NewClientBuilder().WithScheme(scheme).
+		WithIndex(&corev1.Pod{}, clusterindex.Pods, clusterindex.ClusterOf).
 		WithObjects(rs, servingCluster(t, rs, active).Obj(), headPod(active).Obj()).
 		WithStatusSubresource(&rayv1.RayService{}, &rayv1.RayCluster{}).Build()
 	e := newEnv(t, nil)

@@ -14,6 +14,7 @@ import (
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
@@ -34,6 +35,7 @@ func BenchmarkIdleRayService(b *testing.B) {
 	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log.WithSink(crlog.NullLogSink{}))
 	rs := serving(rayService()).Obj()
 	c := fake.NewClientBuilder().WithScheme(testScheme(b)).WithObjects(idleWorld(b, rs)...).
+		WithIndex(&corev1.Pod{}, clusterindex.Pods, clusterindex.ClusterOf).
 		WithStatusSubresource(&rayv1.RayService{}, &rayv1.RayCluster{}).Build()
 	serve := dashboardtest.NewServeFleet()
 	serve.SetAppStatus(dashboardtest.URLFor(active, testNS), "app", rayv1.ApplicationStatusRunning)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
@@ -50,16 +51,15 @@ func (r *Reconciler) reconcileServeLabels(ctx context.Context, s *scope) (passst
 	return res.Merge(passsteps.Requeue(r.serveRetry(s))), nil
 }
 
-// headPod returns the head Pod of a cluster, or nil.
+// headPod returns the head Pod of a cluster that is not terminating, or nil.
 func (r *Reconciler) headPod(ctx context.Context, c *rayv1.RayCluster) (*corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace),
-		client.MatchingLabels{rayv1.LabelCluster: c.Name, rayv1.LabelNodeType: string(rayv1.HeadNode)}); err != nil {
-		return nil, fmt.Errorf("listing the head Pod of RayCluster %s: %w", c.Name, err)
+	pods, err := clusterindex.HeadPods(ctx, r.Client, c)
+	if err != nil {
+		return nil, err
 	}
-	for i := range pods.Items {
-		if pods.Items[i].DeletionTimestamp.IsZero() {
-			return &pods.Items[i], nil
+	for i := range pods {
+		if pods[i].DeletionTimestamp.IsZero() {
+			return &pods[i], nil
 		}
 	}
 	return nil, nil

@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 )
 
 // pollInterval is how often Eventually and Consistently look again.
@@ -48,6 +50,9 @@ func NewManager(t testing.TB, env *Env, cacheOpts cache.Options) manager.Manager
 	opts.Logger = newFailureLog(t)
 	mgr, err := ctrl.NewManager(env.Config, opts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterindex.Register(t.Context(), mgr.GetFieldIndexer()); err != nil {
 		t.Fatal(err)
 	}
 	return mgr

@@ -30,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
@@ -78,6 +79,9 @@ func start(t *testing.T) *world {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterindex.Register(t.Context(), mgr.GetFieldIndexer()); err != nil {
 		t.Fatal(err)
 	}
 	provider := dashboard.NewHTTPProvider(dashboard.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))

@@ -1,6 +1,7 @@
 package rayjobchaos_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
@@ -178,6 +180,9 @@ func (op *chaosOperator) start(n int) (*incarnation, error) {
 	opts.GracefulShutdownTimeout = ptr.To(time.Duration(0))
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := clusterindex.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
 	deps := operator.Deps{Config: settings, Knobs: configv1alpha1.DefaultKnobs(), Features: gate,
