@@ -80,13 +80,16 @@ func (r *Reconciler) createPod(ctx context.Context, s *scope, pod *corev1.Pod, g
 	return r.createPods(ctx, s, []*corev1.Pod{pod}, group, ev)
 }
 
-// createPods creates pods, all of one group and role, in batches of 1, 2,
-// 4, ... sent concurrently (the slow start of Kubernetes' ReplicaSet and Job
-// controllers): a group's Pods no longer wait on one another's round trip,
-// and a create that fails ends the pass after its batch, so a quota or a
-// webhook that refuses them costs one failed create, not replicas of them.
-// The creates the pass held back (the head Service) go out with the first
-// batch, and a failure of theirs ends the pass after it too.
+// createPods creates pods, all of one group and role, in rounds whose
+// creates are sent together: the slow start of Kubernetes' ReplicaSet and
+// Job controllers, over the whole pass rather than per group. The pass's
+// first round is one Pod and the creates held back until then (the head
+// Service); a round after one whose creates all succeeded may send twice
+// as many as that one did. A create that fails ends the pass after its
+// round, so a quota or a webhook that refuses Pods costs one round of
+// failed creates, not every replica. A new cluster's head Service and head
+// Pod are thus the first round and its first four workers the second: its
+// creating pass waits for two round trips instead of three.
 func (r *Reconciler) createPods(ctx context.Context, s *scope, pods []*corev1.Pod, group string, ev podEvents) error {
 	if len(pods) == 0 {
 		return nil
@@ -95,16 +98,34 @@ func (r *Reconciler) createPods(ctx context.Context, s *scope, pods []*corev1.Po
 		return err
 	}
 	s.podsWritten = true
-	for lo, size := 0, 1; lo < len(pods); lo, size = lo+size, 2*size {
-		batch := pods[lo:min(lo+size, len(pods))]
+	for lo := 0; lo < len(pods); {
 		held := s.takeHeld()
+		batch := pods[lo:min(lo+s.roundPods(len(held)), len(pods))]
 		errs := r.sendCreates(ctx, createsOf(held, batch))
 		heldErr := r.recordHeldCreates(ctx, s, held, errs[:len(held)])
 		if err := errors.Join(heldErr, r.recordPodCreates(ctx, s, batch, group, ev, errs[len(held):])); err != nil {
 			return err
 		}
+		s.roundSucceeded(len(held) + len(batch))
+		lo += len(batch)
 	}
 	return nil
+}
+
+// roundPods is how many Pods the pass's next round of creates sends beside
+// held other creates: one in the first round, else what is left of the
+// round's size after them, at least one.
+func (s *scope) roundPods(held int) int {
+	if s.createRound == 0 {
+		return 1
+	}
+	return max(1, s.createRound-held)
+}
+
+// roundSucceeded doubles the size of the next round after a round of sent
+// creates that all succeeded.
+func (s *scope) roundSucceeded(sent int) {
+	s.createRound = 2 * max(s.createRound, sent)
 }
 
 // createsOf lists the objects of a round of creates: the held ones first.

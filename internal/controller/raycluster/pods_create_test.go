@@ -38,11 +38,12 @@ func replicaIndices(pods []corev1.Pod) []string {
 	return out
 }
 
-// TestWorkerCreatesInBatches: a group's Pods are created in batches of 1,
-// 2, 4, ...; a refused create ends the pass after its batch: replica 1's
-// batch-mate 2 is created, 3 to 6 are not tried. The refusal gets a warning
-// event and the ReplicaFailure condition; the next passes create what is
-// missing and clear the condition.
+// TestWorkerCreatesInBatches: a new cluster's creates go in rounds of
+// doubling size: the head Service and head Pod, then four workers, then
+// eight; a refused create ends the pass after its round: replica 1's
+// round-mates 0, 2 and 3 are created, 4 to 6 are not tried. The refusal
+// gets a warning event and the ReplicaFailure condition; the next passes
+// create what is missing and clear the condition.
 func TestWorkerCreatesInBatches(t *testing.T) {
 	refuse := true
 	h := newHarnessWithFuncs(t, Options{}, rejectReplica("big", "1", &refuse), makeCluster("rc").worker("big", 7).obj())
@@ -50,7 +51,7 @@ func TestWorkerCreatesInBatches(t *testing.T) {
 	if _, err := h.reconcile("rc"); !errors.Is(err, errFailedCreateWorkerPod) {
 		t.Fatalf("Reconcile() error = %v, want %v", err, errFailedCreateWorkerPod)
 	}
-	if got, want := replicaIndices(h.pods(groupPodLabels("big"))), []string{"0", "2"}; !slices.Equal(got, want) {
+	if got, want := replicaIndices(h.pods(groupPodLabels("big"))), []string{"0", "2", "3"}; !slices.Equal(got, want) {
 		t.Errorf("replica indices after the refused create = %v, want %v", got, want)
 	}
 	var warnings []string
@@ -74,5 +75,52 @@ func TestWorkerCreatesInBatches(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(h.cluster("rc").Status.Conditions, "ReplicaFailure"); c != nil && c.Status == "True" {
 		t.Errorf("ReplicaFailure condition = %+v after a pass without failures", c)
+	}
+}
+
+// TestCreateRoundsSpanThePass: the slow start is the pass's, not each
+// group's. After the head round (Service and head Pod: two creates), group
+// a's three workers go in one round of up to four, and group b's first
+// round may hold eight: a refusal of b's replica 0 leaves its five
+// round-mates created. A pass that started every group at one Pod (as
+// before) would have created none of b's Pods after that refusal.
+func TestCreateRoundsSpanThePass(t *testing.T) {
+	refuse := true
+	h := newHarnessWithFuncs(t, Options{}, rejectReplica("b", "0", &refuse),
+		makeCluster("rc").worker("a", 3).worker("b", 6).obj())
+
+	if _, err := h.reconcile("rc"); !errors.Is(err, errFailedCreateWorkerPod) {
+		t.Fatalf("Reconcile() error = %v, want %v", err, errFailedCreateWorkerPod)
+	}
+	if got := h.pods(headPodLabels); len(got) != 1 {
+		t.Errorf("%d head Pods, want 1", len(got))
+	}
+	if got, want := replicaIndices(h.pods(groupPodLabels("a"))), []string{"0", "1", "2"}; !slices.Equal(got, want) {
+		t.Errorf("group a replica indices = %v, want %v", got, want)
+	}
+	if got, want := replicaIndices(h.pods(groupPodLabels("b"))), []string{"1", "2", "3", "4", "5"}; !slices.Equal(got, want) {
+		t.Errorf("group b replica indices = %v, want %v", got, want)
+	}
+}
+
+// TestFirstRoundOfWorkersWaitsForTheHead: the head round still comes first
+// and alone: a refused head Pod ends the pass before any worker is created,
+// as in KubeRay.
+func TestFirstRoundOfWorkersWaitsForTheHead(t *testing.T) {
+	refuse := true
+	funcs := interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok && refuse && obj.GetLabels()[rayv1.LabelNodeType] == string(rayv1.HeadNode) {
+				return errors.New("exceeded quota: pods")
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	}
+	h := newHarnessWithFuncs(t, Options{}, funcs, makeCluster("rc").worker("a", 3).obj())
+	if _, err := h.reconcile("rc"); !errors.Is(err, errFailedCreateHeadPod) {
+		t.Fatalf("Reconcile() error = %v, want %v", err, errFailedCreateHeadPod)
+	}
+	if got := h.pods(workerPodLabels); len(got) != 0 {
+		t.Errorf("%d worker Pods created in a pass whose head Pod was refused, want 0", len(got))
 	}
 }

@@ -52,6 +52,9 @@ type scope struct {
 	// created in one round trip instead of two. Whatever is still held
 	// when the pass ends is sent then.
 	held []heldCreate
+	// createRound is how many creates the pass's next round of Pod creates
+	// may send (0 before its first round): see createPods.
+	createRound int
 	// createdHeadService is the head Service this pass created, as the API
 	// server answered the create (with its cluster IP): the status reports
 	// it while the cache does not show it yet, instead of leaving it to a
