@@ -11,17 +11,25 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // pendingTimeout is the hello RayService's
-// upgradeStrategy.pendingClusterTimeoutSeconds: longer than a head takes
-// to start here (about 15 s), so that only a cluster that can never be
-// ready is abandoned.
+// upgradeStrategy.pendingClusterTimeoutSeconds while its upgrade goes to
+// an image the node cannot run: short, since that cluster can never be
+// ready.
 const pendingTimeout = 25
+
+// fixedTimeout is the deadline the fixing change sets with the runnable
+// spec. Taking over means a started head and a deployed Serve app: about
+// 15 s on a quiet machine, over 25 s on a cold one with the suite's other
+// tests running (a CI run saw the fixed attempt abandoned too).
+const fixedTimeout = 300
 
 // unrunnableImage is an image the local node cannot run: its head waits
 // with ErrImagePull for ever.
@@ -33,8 +41,9 @@ const unrunnableImage = "e2e.invalid/no-such-image:1"
 // becomes ready; after the deadline the upgrade is abandoned
 // (UpgradeAbandoned=True/PendingClusterTimeout, Warning event
 // PendingClusterTimeout), the pending cluster is deleted and the active one
-// is the only one left, still serving. A fixing spec change starts a new
-// attempt (UpgradeRetried) that takes over; no request of the loop failed.
+// is the only one left, still serving. A fixing spec change (with a longer
+// deadline) starts a new attempt (UpgradeRetried) that takes over; no
+// request of the loop failed.
 func TestRayServiceUpgradeAbandoned(t *testing.T) {
 	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
@@ -82,7 +91,7 @@ func TestRayServiceUpgradeAbandoned(t *testing.T) {
 	shared.serveService(t, ns, blue)
 	t.Logf("pending cluster %s gone %v after the abandonment", green, time.Since(abandonedAt).Round(time.Second))
 
-	shared.setAppVersion(t, ns, "v2")
+	shared.fixUpgrade(t, ns, "v2", fixedTimeout)
 	fixed := time.Now()
 	third := shared.waitPending(t, ns, green)
 	rs = shared.waitRayService(t, ns, rayServiceUpgradeTimeout, "the new attempt promoted", func(rs *rayv1.RayService) error {
@@ -110,6 +119,24 @@ func (s *suite) setHeadPod(t *testing.T, ns string, spec corev1.PodSpec) {
 	t.Helper()
 	if _, err := e2eutil.SetHelloHeadPod(t.Context(), s.client, ns, spec); err != nil {
 		t.Fatalf("changing the head Pod spec: %v", err)
+	}
+}
+
+// fixUpgrade sets the hello head Pod of version and the pending cluster
+// deadline in one update.
+func (s *suite) fixUpgrade(t *testing.T, ns, version string, timeout int32) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rs := &rayv1.RayService{}
+		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+			return err
+		}
+		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = e2eutil.HelloHeadPod(version)
+		rs.Spec.UpgradeStrategy.PendingClusterTimeoutSeconds = ptr.To(timeout)
+		return s.client.Update(t.Context(), rs)
+	})
+	if err != nil {
+		t.Fatalf("fixing the upgrade: %v", err)
 	}
 }
 
