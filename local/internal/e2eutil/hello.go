@@ -207,12 +207,20 @@ func HelloServedBy(rs *rayv1.RayService, cluster string) error {
 // change of rayClusterConfig, which starts an upgrade), retrying on
 // conflicts, and returns the RayService as updated.
 func SetHelloHeadPod(ctx context.Context, c client.Client, ns string, spec corev1.PodSpec) (*rayv1.RayService, error) {
+	return UpdateHello(ctx, c, ns, func(rs *rayv1.RayService) {
+		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = spec
+	})
+}
+
+// UpdateHello applies change to the hello RayService in ns in one Update,
+// retrying on conflicts, and returns the RayService as updated.
+func UpdateHello(ctx context.Context, c client.Client, ns string, change func(*rayv1.RayService)) (*rayv1.RayService, error) {
 	rs := &rayv1.RayService{}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: HelloName}, rs); err != nil {
 			return err
 		}
-		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = spec
+		change(rs)
 		return c.Update(ctx, rs)
 	})
 	return rs, err

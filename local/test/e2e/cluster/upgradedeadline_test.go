@@ -11,9 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
@@ -126,14 +124,9 @@ func (s *suite) setHeadPod(t *testing.T, ns string, spec corev1.PodSpec) {
 // deadline in one update.
 func (s *suite) fixUpgrade(t *testing.T, ns, version string, timeout int32) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rs := &rayv1.RayService{}
-		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
-			return err
-		}
+	_, err := e2eutil.UpdateHello(t.Context(), s.client, ns, func(rs *rayv1.RayService) {
 		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = e2eutil.HelloHeadPod(version)
 		rs.Spec.UpgradeStrategy.PendingClusterTimeoutSeconds = ptr.To(timeout)
-		return s.client.Update(t.Context(), rs)
 	})
 	if err != nil {
 		t.Fatalf("fixing the upgrade: %v", err)
