@@ -1,15 +1,23 @@
 package rayjob
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 )
 
 // submitterFinishedTimeout is how long a Ray job may stay non-final after
 // its submitter finished before the RayJob is failed.
 const submitterFinishedTimeout = 30 * time.Second
+
+// submitterAnswerGrace is how much longer than submitterFinishedTimeout a
+// dashboard that fails to answer is asked before the RayJob fails without an
+// answer: a single failed request at the timeout (a restart, a blip) would
+// otherwise fail a Ray job that succeeded.
+const submitterAnswerGrace = 30 * time.Second
 
 // finishIfGracePeriodPassed ends a RayJob still Running although its Ray job
 // ended longer than the transition grace period ago (the submitter never
@@ -34,9 +42,17 @@ func (r *Reconciler) finishIfGracePeriodPassed(job *rayv1.RayJob) bool {
 
 // failIfSubmitterFinishedLongAgo fails a RayJob whose submitter finished
 // (finishedAt) more than submitterFinishedTimeout ago while the Ray job is
-// still not final: nothing will follow the job anymore.
-func (r *Reconciler) failIfSubmitterFinishedLongAgo(job *rayv1.RayJob, finishedAt *time.Time) bool {
+// still not final: nothing will follow the job anymore. err is the pass's
+// dashboard outcome: a Ray job the dashboard reported non-final (err nil) or
+// unknown fails the RayJob at the timeout; a request that got no answer
+// (failed, backing off) fails it only once the dashboard has had
+// submitterAnswerGrace more, so that the back-off asks again meanwhile.
+func (r *Reconciler) failIfSubmitterFinishedLongAgo(job *rayv1.RayJob, finishedAt *time.Time, err error) bool {
 	if r.submitterTimeLeft(finishedAt) > 0 {
+		return false
+	}
+	unanswered := err != nil && !errors.Is(err, dashboard.ErrNotFound)
+	if unanswered && r.submitterDecisionLeft(finishedAt) > 0 {
 		return false
 	}
 	job.Status.JobStatus = rayv1.JobStatusFailed
@@ -44,6 +60,9 @@ func (r *Reconciler) failIfSubmitterFinishedLongAgo(job *rayv1.RayJob, finishedA
 	job.Status.Reason = rayv1.JobDeploymentStatusTransitionGracePeriodExceeded
 	job.Status.Message = fmt.Sprintf("The RayJob submitter finished at %v but the ray job did not reach terminal state within %v",
 		finishedAt.Format(time.DateTime), submitterFinishedTimeout)
+	if unanswered {
+		job.Status.Message += fmt.Sprintf("; the dashboard did not answer in the %v after that: %v", submitterAnswerGrace, err)
+	}
 	return true
 }
 
@@ -57,14 +76,38 @@ func (r *Reconciler) submitterTimeLeft(finishedAt *time.Time) time.Duration {
 	return finishedAt.Add(submitterFinishedTimeout).Sub(r.now())
 }
 
+// submitterDecisionLeft is how long until the next decision on a finished
+// submitter's Ray job: the submitter-finished timeout, and after it the end
+// of the dashboard's submitterAnswerGrace.
+func (r *Reconciler) submitterDecisionLeft(finishedAt *time.Time) time.Duration {
+	if left := r.submitterTimeLeft(finishedAt); left > 0 {
+		return left
+	}
+	return finishedAt.Add(submitterFinishedTimeout + submitterAnswerGrace).Sub(r.now())
+}
+
+// submitterRequeueWithin is the longest a pass that got no answer from the
+// dashboard may requeue for: until the submitter-finished timeout, and past
+// it defaultRequeue (the grace is short, so the dashboard's back-off, which
+// may exceed it, does not apply) but not past the end of
+// submitterAnswerGrace.
+func (r *Reconciler) submitterRequeueWithin(finishedAt *time.Time) time.Duration {
+	if left := r.submitterTimeLeft(finishedAt); left > 0 {
+		return left
+	}
+	return min(defaultRequeue, r.submitterDecisionLeft(finishedAt))
+}
+
 // askWithin is how long the dashboard's back-off may keep a pass from
 // asking about the Ray job: until the first timeout that is decided on the
 // dashboard's answer, the status check timeout or the submitter-finished
-// timeout. Deliberate difference: KubeRay fails a RayJob at the
-// submitter-finished timeout without asking; here the pass at that timeout
-// asks once more, so a Ray job whose end a back-off hid is reported with its
-// real outcome, and only a dashboard that still fails or a Ray job still not
-// final fails the RayJob.
+// timeout; past the latter every pass asks. Deliberate difference: KubeRay
+// fails a RayJob at the submitter-finished timeout without asking; here the
+// passes at and after that timeout ask (past the job info cache), so a Ray
+// job whose end a back-off or a restart hid is reported with its real
+// outcome. A Ray job reported still non-final fails the RayJob then; a
+// dashboard that does not answer is asked again, a back-off apart, until
+// submitterAnswerGrace has passed too, and only then fails it.
 func (r *Reconciler) askWithin(job *rayv1.RayJob, sub submitterState) time.Duration {
 	return min(r.statusCheckTimeLeft(job), r.submitterTimeLeft(sub.finishedAt))
 }

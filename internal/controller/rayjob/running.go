@@ -50,7 +50,7 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.
 	case errors.Is(err, dashboard.ErrAgain):
 		return requeue()
 	case err != nil || !rayv1.IsJobTerminal(info.JobStatus):
-		if r.failIfSubmitterFinishedLongAgo(job, sub.finishedAt) {
+		if r.failIfSubmitterFinishedLongAgo(job, sub.finishedAt, err) {
 			return requeue()
 		}
 	}
@@ -76,7 +76,7 @@ func (r *Reconciler) handleJobInfoError(ctx context.Context, job *rayv1.RayJob, 
 	var dashErr *dashboardError
 	if errors.As(err, &dashErr) {
 		res, err := r.dashboardFailed(ctx, job, dashErr)
-		res.RequeueAfter = min(res.RequeueAfter, r.submitterTimeLeft(sub.finishedAt))
+		res.RequeueAfter = min(res.RequeueAfter, r.submitterRequeueWithin(sub.finishedAt))
 		return res, err
 	}
 	if !errors.Is(err, dashboard.ErrNotFound) {

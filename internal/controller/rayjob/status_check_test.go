@@ -2,6 +2,7 @@ package rayjob
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,28 +248,53 @@ func TestResetAttemptClearsStatusCheckFailure(t *testing.T) {
 // past the submitter-finished timeout (30 s): the pass at the timeout asks
 // once more. A Ray job that failed meanwhile ends the RayJob with AppFailed
 // (KubeRay would fail it with TransitionGracePeriodExceeded without
-// asking); a dashboard still failing, or a Ray job still running, fails it
-// with TransitionGracePeriodExceeded as KubeRay does.
+// asking); a Ray job still running fails it with
+// TransitionGracePeriodExceeded as KubeRay does. A dashboard still failing
+// decides nothing: it is asked again every 3 s (not after the back-off,
+// which would sleep through the grace) until submitterAnswerGrace ends, and
+// a Ray job that succeeded meanwhile
+// completes the RayJob; one that fails throughout the grace fails it with
+// TransitionGracePeriodExceeded at its end.
 func TestSubmitterFinishedTimeoutAsksOnceMore(t *testing.T) {
 	tests := map[string]struct {
-		atTimeout  func(e *testEnv)
+		atTimeout func(e *testEnv)
+		// inGrace, when set, is what the dashboard does after the first
+		// failing pass past the timeout.
+		inGrace    func(e *testEnv)
+		want       rayv1.JobDeploymentStatus
 		wantStatus rayv1.JobStatus
 		wantReason rayv1.JobFailedReason
+		// wantGraceRequeues are the requeues of the failing passes in the
+		// grace, the one at the timeout first.
+		wantGraceRequeues []time.Duration
 	}{
 		"Ray job failed during the outage": {
 			atTimeout: func(e *testEnv) {
 				e.dash.SetError(dashboardtest.OpGetJobInfo, nil)
 				e.dash.SetJobStatus(testJobID, rayv1.JobStatusFailed, "boom")
 			},
-			wantStatus: rayv1.JobStatusFailed, wantReason: rayv1.AppFailed,
-		},
-		"dashboard still failing": {
-			atTimeout:  func(*testEnv) {},
-			wantStatus: rayv1.JobStatusFailed, wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+			want: rayv1.JobDeploymentStatusFailed, wantStatus: rayv1.JobStatusFailed, wantReason: rayv1.AppFailed,
 		},
 		"Ray job still running": {
-			atTimeout:  func(e *testEnv) { e.dash.SetError(dashboardtest.OpGetJobInfo, nil) },
-			wantStatus: rayv1.JobStatusFailed, wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+			atTimeout: func(e *testEnv) { e.dash.SetError(dashboardtest.OpGetJobInfo, nil) },
+			want:      rayv1.JobDeploymentStatusFailed, wantStatus: rayv1.JobStatusFailed,
+			wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+		},
+		"dashboard failing throughout the grace": {
+			atTimeout: func(*testEnv) {},
+			wantGraceRequeues: []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second,
+				3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second},
+			want: rayv1.JobDeploymentStatusFailed, wantStatus: rayv1.JobStatusFailed,
+			wantReason: rayv1.JobDeploymentStatusTransitionGracePeriodExceeded,
+		},
+		"dashboard answers in the grace: Ray job succeeded": {
+			atTimeout: func(*testEnv) {},
+			inGrace: func(e *testEnv) {
+				e.dash.SetError(dashboardtest.OpGetJobInfo, nil)
+				e.dash.SetJobStatus(testJobID, rayv1.JobStatusSucceeded, "done")
+			},
+			wantGraceRequeues: []time.Duration{3 * time.Second},
+			want:              rayv1.JobDeploymentStatusComplete, wantStatus: rayv1.JobStatusSucceeded,
 		},
 	}
 	for name, tc := range tests {
@@ -293,11 +319,28 @@ func TestSubmitterFinishedTimeoutAsksOnceMore(t *testing.T) {
 			}
 
 			tc.atTimeout(e)
-			e.pass(t)
+			got = nil
+			for st := e.job(t).Status; st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && len(got) < 20; st = e.job(t).Status {
+				wait := e.pass(t)
+				if e.job(t).Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
+					break
+				}
+				got = append(got, wait)
+				if tc.inGrace != nil && len(got) == 1 {
+					tc.inGrace(e)
+				}
+				e.clock.Step(wait)
+			}
+			if diff := cmp.Diff(tc.wantGraceRequeues, got); diff != "" {
+				t.Fatalf("requeues of the failing passes past the timeout (-want +got):\n%s", diff)
+			}
 			st := e.job(t).Status
-			if st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.JobStatus != tc.wantStatus || st.Reason != tc.wantReason {
-				t.Fatalf("at the timeout: %s/%s reason %q (%s); want Failed/%s reason %q",
-					st.JobDeploymentStatus, st.JobStatus, st.Reason, st.Message, tc.wantStatus, tc.wantReason)
+			if st.JobDeploymentStatus != tc.want || st.JobStatus != tc.wantStatus || st.Reason != tc.wantReason {
+				t.Fatalf("at %v: %s/%s reason %q (%s); want %s/%s reason %q", e.clock.Now().Sub(t0),
+					st.JobDeploymentStatus, st.JobStatus, st.Reason, st.Message, tc.want, tc.wantStatus, tc.wantReason)
+			}
+			if len(tc.wantGraceRequeues) > 0 && tc.inGrace == nil && !strings.Contains(st.Message, errUnreachable.Error()) {
+				t.Fatalf("message %q does not say why the dashboard did not answer", st.Message)
 			}
 		})
 	}
@@ -309,7 +352,8 @@ func TestSubmitterFinishedTimeoutAsksOnceMore(t *testing.T) {
 // restarted more often than the cache polls: it answers "again" forever.
 // Before the recheck the RayJob then stayed Running past the timeout for
 // good, whatever Ray said; now a Ray job that succeeded completes it, and a
-// dashboard that still fails fails it as KubeRay does.
+// dashboard that still fails is asked again until submitterAnswerGrace has
+// passed too, then fails it as KubeRay does at the timeout.
 func TestSubmitterFinishedTimeoutAsksPastTheCache(t *testing.T) {
 	tests := map[string]struct {
 		setUp      func(e *testEnv)
@@ -341,7 +385,12 @@ func TestSubmitterFinishedTimeoutAsksPastTheCache(t *testing.T) {
 			}
 			tc.setUp(e)
 			e.clock.Step(submitterFinishedTimeout)
-			e.pass(t)
+			for e.pass(t); e.job(t).Status.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning; e.pass(t) {
+				if !e.clock.Now().Before(t0.Add(submitterFinishedTimeout + submitterAnswerGrace)) {
+					t.Fatalf("still Running at %v, after the answer grace", e.clock.Now().Sub(t0))
+				}
+				e.clock.Step(time.Second)
+			}
 			st := e.job(t).Status
 			if st.JobDeploymentStatus != tc.wantState || st.JobStatus != tc.wantStatus || st.Reason != tc.wantReason {
 				t.Fatalf("at the timeout: %s/%s reason %q (%s); want %s/%s reason %q",
