@@ -35,7 +35,7 @@ func TestScale(t *testing.T) {
 		"deleted pod still in cache":   {existing: []string{"w1"}, expect: map[string]Action{"w1": Delete}},
 		"deleted pod gone":             {expect: map[string]Action{"w1": Delete}, want: true},
 		"one of two met":               {existing: []string{"w1"}, expect: map[string]Action{"w1": Create, "w2": Create}},
-		"timed out":                    {expect: map[string]Action{"w1": Create}, elapsed: DefaultTimeout, want: true},
+		"timed out (no live reader)":   {expect: map[string]Action{"w1": Create}, elapsed: DefaultTimeout, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -105,6 +105,49 @@ func TestScaleLiveReader(t *testing.T) {
 	}
 	if ok, err := satisfiedOne(ctx, s, "ns", "rc", "g"); !ok || err != nil {
 		t.Fatalf("SatisfiedGroups() = %v, %v; want true once neither Pod exists", ok, err)
+	}
+}
+
+// TestScaleTimeoutWithLiveReader: past DefaultTimeout an expectation is
+// met unless the API server shows the cache to be behind; past MaxCacheLag
+// it is met whatever either shows. The two "cache behind" cases were met at
+// the timeout before, which let a pass 30 s behind its creates create the
+// cluster's Pods a second time.
+func TestScaleTimeoutWithLiveReader(t *testing.T) {
+	cases := map[string]struct {
+		action        Action
+		cached, exist bool // the Pod in the cache, on the API server
+		elapsed       time.Duration
+		want          bool
+	}{
+		"created, cache behind, at the timeout":      {action: Create, exist: true, elapsed: DefaultTimeout},
+		"created, cache behind, at the maximum lag":  {action: Create, exist: true, elapsed: MaxCacheLag, want: true},
+		"created, deleted unseen, at the timeout":    {action: Create, elapsed: DefaultTimeout, want: true},
+		"created, cached":                            {action: Create, cached: true, exist: true, elapsed: DefaultTimeout, want: true},
+		"deleted, cache behind, before the timeout":  {action: Delete, cached: true, elapsed: DefaultTimeout - time.Second},
+		"deleted, cache behind, at the timeout":      {action: Delete, cached: true, elapsed: DefaultTimeout},
+		"deleted, cache behind, at the maximum lag":  {action: Delete, cached: true, elapsed: MaxCacheLag, want: true},
+		"deleted, still Terminating, at the timeout": {action: Delete, cached: true, exist: true, elapsed: DefaultTimeout, want: true},
+		"deleted, Terminating, before the timeout":   {action: Delete, cached: true, exist: true, elapsed: DefaultTimeout - time.Second},
+		"deleted, gone from both":                    {action: Delete, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cache, live := fake.NewClientBuilder(), fake.NewClientBuilder()
+			if tc.cached {
+				cache = cache.WithObjects(pod("w1"))
+			}
+			if tc.exist {
+				live = live.WithObjects(pod("w1"))
+			}
+			clk := clocktesting.NewFakeClock(time.Now())
+			s := New(cache.Build(), clk).WithLiveReader(live.Build())
+			s.Expect("ns", "rc", "g", "w1", tc.action)
+			clk.Step(tc.elapsed)
+			if got, err := satisfiedOne(context.Background(), s, "ns", "rc", "g"); got != tc.want || err != nil {
+				t.Fatalf("SatisfiedGroups() = %v, %v; want %v, nil", got, err, tc.want)
+			}
+		})
 	}
 }
 
