@@ -45,8 +45,8 @@ func (r *Reconciler) finishIfGracePeriodPassed(job *rayv1.RayJob) bool {
 // still not final: nothing will follow the job anymore. err is the pass's
 // dashboard outcome: a Ray job the dashboard reported non-final (err nil) or
 // unknown fails the RayJob at the timeout; a request that got no answer
-// (failed, backing off) fails it only once the dashboard has had
-// submitterAnswerGrace more, so that the back-off asks again meanwhile.
+// fails it only once the dashboard has had submitterAnswerGrace more, in
+// which the passes ask again (submitterRequeueWithin).
 func (r *Reconciler) failIfSubmitterFinishedLongAgo(job *rayv1.RayJob, finishedAt *time.Time, err error) bool {
 	if r.submitterTimeLeft(finishedAt) > 0 {
 		return false
@@ -106,7 +106,7 @@ func (r *Reconciler) submitterRequeueWithin(finishedAt *time.Time) time.Duration
 // passes at and after that timeout ask (past the job info cache), so a Ray
 // job whose end a back-off or a restart hid is reported with its real
 // outcome. A Ray job reported still non-final fails the RayJob then; a
-// dashboard that does not answer is asked again, a back-off apart, until
+// dashboard that does not answer is asked again every defaultRequeue until
 // submitterAnswerGrace has passed too, and only then fails it.
 func (r *Reconciler) askWithin(job *rayv1.RayJob, sub submitterState) time.Duration {
 	return min(r.statusCheckTimeLeft(job), r.submitterTimeLeft(sub.finishedAt))
