@@ -52,7 +52,7 @@ func (r *Reconciler) failIfSubmitterFinishedLongAgo(job *rayv1.RayJob, finishedA
 		return false
 	}
 	unanswered := err != nil && !errors.Is(err, dashboard.ErrNotFound)
-	if unanswered && r.submitterDecisionLeft(finishedAt) > 0 {
+	if unanswered && r.answerGraceLeft(finishedAt) > 0 {
 		return false
 	}
 	job.Status.JobStatus = rayv1.JobStatusFailed
@@ -76,26 +76,21 @@ func (r *Reconciler) submitterTimeLeft(finishedAt *time.Time) time.Duration {
 	return finishedAt.Add(submitterFinishedTimeout).Sub(r.now())
 }
 
-// submitterDecisionLeft is how long until the next decision on a finished
-// submitter's Ray job: the submitter-finished timeout, and after it the end
-// of the dashboard's submitterAnswerGrace.
-func (r *Reconciler) submitterDecisionLeft(finishedAt *time.Time) time.Duration {
-	if left := r.submitterTimeLeft(finishedAt); left > 0 {
-		return left
-	}
+// answerGraceLeft is how much of submitterAnswerGrace is left to a
+// dashboard that has not answered since the submitter-finished timeout.
+func (r *Reconciler) answerGraceLeft(finishedAt *time.Time) time.Duration {
 	return finishedAt.Add(submitterFinishedTimeout + submitterAnswerGrace).Sub(r.now())
 }
 
 // submitterRequeueWithin is the longest a pass that got no answer from the
 // dashboard may requeue for: until the submitter-finished timeout, and past
 // it defaultRequeue (the grace is short, so the dashboard's back-off, which
-// may exceed it, does not apply) but not past the end of
-// submitterAnswerGrace.
+// may exceed it, does not apply) but not past the end of the answer grace.
 func (r *Reconciler) submitterRequeueWithin(finishedAt *time.Time) time.Duration {
 	if left := r.submitterTimeLeft(finishedAt); left > 0 {
 		return left
 	}
-	return min(defaultRequeue, r.submitterDecisionLeft(finishedAt))
+	return min(defaultRequeue, r.answerGraceLeft(finishedAt))
 }
 
 // askWithin is how long the dashboard's back-off may keep a pass from

@@ -320,7 +320,7 @@ func TestSubmitterFinishedTimeoutAsksOnceMore(t *testing.T) {
 
 			tc.atTimeout(e)
 			got = nil
-			for st := e.job(t).Status; st.JobDeploymentStatus == rayv1.JobDeploymentStatusRunning && len(got) < 20; st = e.job(t).Status {
+			for len(got) < 20 {
 				wait := e.pass(t)
 				if e.job(t).Status.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {
 					break
