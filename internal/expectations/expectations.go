@@ -62,10 +62,9 @@ type expectation struct {
 // Scale tracks the expected Pod creations and deletions of every RayCluster
 // group. It is safe for concurrent use.
 type Scale struct {
-	reader  client.Reader
-	live    client.Reader
-	clock   clock.PassiveClock
-	timeout time.Duration
+	reader client.Reader
+	live   client.Reader
+	clock  clock.PassiveClock
 
 	mu      sync.Mutex
 	pending map[group]map[string]expectation
@@ -77,7 +76,6 @@ func New(reader client.Reader, clk clock.PassiveClock) *Scale {
 	return &Scale{
 		reader:  reader,
 		clock:   clk,
-		timeout: DefaultTimeout,
 		pending: map[group]map[string]expectation{},
 	}
 }
@@ -182,7 +180,7 @@ func (s *Scale) pendingOf(namespace, cluster string, groups []string) []*pending
 // cache behind.
 func (s *Scale) inCache(ctx context.Context, namespace, name string, e expectation) (met, askLive bool, err error) {
 	age := s.clock.Since(e.recorded)
-	if age >= MaxCacheLag || (age >= s.timeout && s.live == nil) {
+	if age >= MaxCacheLag || (age >= DefaultTimeout && s.live == nil) {
 		return true, false, nil
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: name}
@@ -191,7 +189,7 @@ func (s *Scale) inCache(ctx context.Context, namespace, name string, e expectati
 	case err == nil && e.action == Create:
 		return true, false, nil
 	case err == nil:
-		return false, age >= s.timeout, nil
+		return false, age >= DefaultTimeout, nil
 	case !apierrors.IsNotFound(err):
 		return false, false, err
 	case e.action == Delete:
