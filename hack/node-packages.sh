@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages the local node needs are installed: runc
-# (it starts every container), nft (kube-proxy's nftables mode drives the
+# (it runs every container), conmon (each container's monitor, which keeps
+# it and its log going whatever happens to the node's process), nft (kube-proxy's nftables mode drives the
 # kernel through it), iptables (kube-proxy removes iptables leftovers when it
 # starts and on --cleanup) and conntrack. CI machines start without them and
 # run as root: there, missing ones are installed with apt-get. Elsewhere it
 # only says what is missing; the local node needs root anyway.
 set -euo pipefail
 
-declare -A package_of=([runc]=runc [nft]=nftables [iptables]=iptables [conntrack]=conntrack)
+declare -A package_of=([runc]=runc [conmon]=conmon [nft]=nftables [iptables]=iptables [conntrack]=conntrack)
 missing=()
 for cmd in "${!package_of[@]}"; do
 	command -v "$cmd" >/dev/null 2>&1 || missing+=("${package_of[$cmd]}")

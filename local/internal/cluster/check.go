@@ -11,14 +11,17 @@ import (
 )
 
 // CanHostPods says whether this machine can run real pods, and if not,
-// why, in one line: it needs root, network and mount namespaces, overlayfs
-// and runc.
+// why, in one line: it needs root, network and mount namespaces, overlayfs,
+// runc and conmon.
 func CanHostPods() error {
 	if uid := os.Geteuid(); uid != 0 {
 		return fmt.Errorf("real pods need root (running as uid %d)", uid)
 	}
 	if _, err := exec.LookPath("runc"); err != nil {
 		return errors.New("runc is not installed (apt-get install runc)")
+	}
+	if _, err := exec.LookPath("conmon"); err != nil {
+		return errors.New("conmon is not installed (apt-get install conmon)")
 	}
 	if err := tryNamespaces(); err != nil {
 		return fmt.Errorf("cannot create network and mount namespaces: %w", err)

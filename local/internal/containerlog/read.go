@@ -59,18 +59,18 @@ func Read(ctx context.Context, path string, opts Options, done <-chan struct{}, 
 		return err
 	}
 	defer func() { _ = f.Close() }()
-	out := &limitWriter{w: w, left: opts.LimitBytes}
+	out := &recordWriter{w: &limitWriter{w: w, left: opts.LimitBytes}, timestamps: opts.Timestamps}
 	r := bufio.NewReader(f)
 	rest, err := writeInitial(r, opts, out)
 	if err != nil || !opts.Follow {
 		return ignoreLimit(err)
 	}
-	return ignoreLimit(follow(ctx, r, rest, opts, done, clk, out))
+	return ignoreLimit(follow(ctx, r, rest, done, clk, out))
 }
 
 // writeInitial writes what the file holds now, honouring since and tail;
 // it returns an incomplete last line (being written) for follow.
-func writeInitial(r *bufio.Reader, opts Options, out io.Writer) ([]byte, error) {
+func writeInitial(r *bufio.Reader, opts Options, out *recordWriter) ([]byte, error) {
 	var recs []logRecord
 	var rest []byte
 	for {
@@ -89,7 +89,7 @@ func writeInitial(r *bufio.Reader, opts Options, out io.Writer) ([]byte, error) 
 		recs = tailRecords(recs, opts.Tail)
 	}
 	for _, rec := range recs {
-		if err := writeRecord(out, rec, opts.Timestamps); err != nil {
+		if err := out.write(rec); err != nil {
 			return nil, err
 		}
 	}
@@ -110,10 +110,18 @@ func tailRecords(recs []logRecord, n int) []logRecord {
 	return recs
 }
 
-// writeRecord writes one record as kubectl logs shows it.
-func writeRecord(w io.Writer, rec logRecord, timestamps bool) error {
+// recordWriter writes records as kubectl logs shows them: a partial
+// record's line goes on in the next record, and a timestamp, when asked
+// for, starts each line, not each record.
+type recordWriter struct {
+	w          io.Writer
+	timestamps bool
+	midLine    bool // the last record written was partial
+}
+
+func (rw *recordWriter) write(rec logRecord) error {
 	var b bytes.Buffer
-	if timestamps {
+	if rw.timestamps && !rw.midLine {
 		b.WriteString(rec.time.Format(time.RFC3339Nano))
 		b.WriteByte(' ')
 	}
@@ -121,12 +129,13 @@ func writeRecord(w io.Writer, rec logRecord, timestamps bool) error {
 	if !rec.partial {
 		b.WriteByte('\n')
 	}
-	_, err := w.Write(b.Bytes())
+	rw.midLine = rec.partial
+	_, err := rw.w.Write(b.Bytes())
 	return err
 }
 
 // follow streams records appended after the initial read.
-func follow(ctx context.Context, r *bufio.Reader, pending []byte, opts Options, done <-chan struct{}, clk clock.WithTicker, out io.Writer) error {
+func follow(ctx context.Context, r *bufio.Reader, pending []byte, done <-chan struct{}, clk clock.WithTicker, out *recordWriter) error {
 	ticker := clk.NewTicker(100 * time.Millisecond)
 	defer ticker.Stop()
 	for {
@@ -134,7 +143,7 @@ func follow(ctx context.Context, r *bufio.Reader, pending []byte, opts Options, 
 		pending = append(pending, line...)
 		if err == nil {
 			if rec, perr := parseRecord(bytes.TrimSuffix(pending, []byte("\n"))); perr == nil {
-				if werr := writeRecord(out, rec, opts.Timestamps); werr != nil {
+				if werr := out.write(rec); werr != nil {
 					return werr
 				}
 			}

@@ -2,7 +2,6 @@ package containerlog
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -25,48 +24,37 @@ func ended() <-chan struct{} {
 	return c
 }
 
-// writeTestLog writes three stdout lines a second apart and one stderr line
-// without a newline.
-func writeTestLog(t *testing.T, dir string, clk *clocktesting.FakeClock) *File {
+// writeTestLog writes, as conmon does, three stdout lines a second apart
+// and one stderr line without a newline (a partial record, then its end).
+func writeTestLog(t *testing.T, dir string) {
 	t.Helper()
-	l, err := Open(dir, "c", 0, clk)
+	path, err := Create(dir, "c", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errOut := l.Stream("stdout"), l.Stream("stderr")
-	for i := range 3 {
-		if _, err := fmt.Fprintf(out, "line %d\n", i); err != nil {
-			t.Fatal(err)
-		}
-		clk.Step(time.Second)
-	}
-	if _, err := errOut.Write([]byte("partial")); err != nil {
-		t.Fatal(err)
-	}
-	return l
+	appendLog(t, path, "2026-11-23T10:00:00+00:00 stdout F line 0\n2026-11-23T10:00:01+00:00 stdout F line 1\n"+
+		"2026-11-23T10:00:02.000000000+00:00 stdout F line 2\n2026-11-23T10:00:03+00:00 stderr P partial\n"+
+		"2026-11-23T10:00:03+00:00 stderr F \n")
 }
 
-func TestContainerLogIsCRIFormat(t *testing.T) {
-	dir, clk := t.TempDir(), clocktesting.NewFakeClock(t0)
-	if err := writeTestLog(t, dir, clk).Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(Path(dir, "c", 0))
+// appendLog appends text to the log file at path.
+func appendLog(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "2026-11-23T10:00:00Z stdout F line 0\n2026-11-23T10:00:01Z stdout F line 1\n" +
-		"2026-11-23T10:00:02Z stdout F line 2\n2026-11-23T10:00:03Z stderr F partial\n"
-	if diff := cmp.Diff(want, string(data)); diff != "" {
-		t.Errorf("file (-want +got):\n%s", diff)
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func TestReadLogOptions(t *testing.T) {
 	dir, clk := t.TempDir(), clocktesting.NewFakeClock(t0)
-	if err := writeTestLog(t, dir, clk).Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTestLog(t, dir)
 	cases := map[string]struct {
 		opts Options
 		want string
@@ -93,14 +81,11 @@ func TestReadLogOptions(t *testing.T) {
 
 func TestReadLogFollowsUntilTheAttemptEnds(t *testing.T) {
 	dir, clk := t.TempDir(), clocktesting.NewFakeClock(t0)
-	l, err := Open(dir, "c", 0, clk)
+	path, err := Create(dir, "c", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := l.Stream("stdout")
-	if _, err := out.Write([]byte("first\n")); err != nil {
-		t.Fatal(err)
-	}
+	appendLog(t, path, "2026-11-23T10:00:00+00:00 stdout F first\n")
 	ended := make(chan struct{})
 	pr := newLineReader()
 	errc := make(chan error, 1)
@@ -110,14 +95,11 @@ func TestReadLogFollowsUntilTheAttemptEnds(t *testing.T) {
 	if got := pr.next(t); got != "first\n" {
 		t.Fatalf("first read %q", got)
 	}
-	if _, err := out.Write([]byte("second\n")); err != nil {
-		t.Fatal(err)
-	}
+	appendLog(t, path, "2026-11-23T10:00:01+00:00 stdout F second\n")
 	for got := ""; got != "second\n"; {
 		clk.Step(100 * time.Millisecond) // the follower's poll tick
 		got = pr.poll()
 	}
-	_ = l.Close()
 	close(ended)
 	clk.Step(100 * time.Millisecond)
 	if err := <-errc; err != nil {

@@ -20,16 +20,14 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 	}
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (local: %s)", c.spec.Image, c.img.Local)
 	attempt := c.attempts
-	logs, err := containerlog.Open(w.sandbox().Dir(), c.spec.Name, attempt, w.deps.Clock)
+	spec := containerSpecFor(pod.Spec.SecurityContext, &c.spec, c.img, in, attempt)
+	spec.LogPath, err = containerlog.Create(w.sandbox().Dir(), c.spec.Name, attempt)
 	if err != nil {
 		w.startFailed(c, &waitingError{Reason: "CreateContainerError", Message: err.Error()})
 		return
 	}
-	spec := containerSpecFor(pod.Spec.SecurityContext, &c.spec, c.img, in, attempt)
-	spec.Stdout, spec.Stderr = logs.Stream("stdout"), logs.Stream("stderr")
 	p, err := w.sandbox().Start(ctx, spec)
 	if err != nil {
-		_ = logs.Close()
 		w.startFailed(c, &waitingError{Reason: "RunContainerError", Message: err.Error()})
 		return
 	}
@@ -41,7 +39,7 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 	w.retries.reset(c.spec.Name)
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.spec.Name)
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.spec.Name)
-	w.watchExit(c, p, logs)
+	w.watchExit(c, p)
 	w.afterStart(c, p)
 }
 
@@ -54,14 +52,13 @@ func (w *Worker) startFailed(c *ctr, reason *waitingError) {
 }
 
 // watchExit reports the end of p to the worker.
-func (w *Worker) watchExit(c *ctr, p Process, logs *containerlog.File) {
+func (w *Worker) watchExit(c *ctr, p Process) {
 	w.goTracked(func() {
 		select {
 		case <-p.Done():
 		case <-w.done:
 			return
 		}
-		_ = logs.Close()
 		w.post(func() { w.exited(c, p) })
 	})
 }

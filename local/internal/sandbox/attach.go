@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // AttachSpec is one client attached to a running container (kubectl
@@ -24,117 +26,54 @@ type AttachSpec struct {
 	Resize <-chan TerminalSize
 }
 
-// stdio is the node's side of the standard streams of a container that can
-// be attached to: output goes to the log and to every attached client, and
-// input comes from the attached clients.
-type stdio struct {
-	stdout, stderr *fanout
-	stdin          io.WriteCloser // nil without OpenStdin
-	stdinOnce      bool
-	term           *terminal // nil without TTY
-	closeOnce      sync.Once
-}
-
-// newStdio sets up cmd's (`runc run`'s) standard streams for spec.
-func newStdio(cmd *exec.Cmd, spec ContainerSpec) (*stdio, error) {
-	s := &stdio{stdout: &fanout{log: spec.Stdout}, stderr: &fanout{log: spec.Stderr}, stdinOnce: spec.StdinOnce}
-	if spec.TTY {
-		term, err := newTerminal(cmd)
-		if err != nil {
-			return nil, fmt.Errorf("container terminal: %w", err)
-		}
-		s.term = term
-		if spec.OpenStdin {
-			s.stdin = nopCloser{term}
-		}
-		return s, nil
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, s.stdout, s.stderr
-	if spec.OpenStdin {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdin, s.stdin = r, w
-	}
-	return s, nil
-}
-
-// started lets go of what runc now holds and starts copying a terminal's
-// output.
-func (s *stdio) started(cmd *exec.Cmd) {
-	if s.term != nil {
-		s.term.started(cmd.Process, s.stdout)
-		return
-	}
-	if r, ok := cmd.Stdin.(*os.File); ok && s.stdin != nil {
-		_ = r.Close()
-	}
-}
-
-// abort releases everything when runc did not start.
-func (s *stdio) abort(cmd *exec.Cmd) {
-	if r, ok := cmd.Stdin.(*os.File); ok && s.stdin != nil && s.term == nil {
-		_ = r.Close()
-	}
-	if s.term != nil {
-		s.term.abort()
-	}
-	s.closeStdin()
-}
-
-// close waits for a terminal's last output and closes what the node holds
-// once runc has exited.
-func (s *stdio) close() {
-	if s.term != nil {
-		s.term.close()
-	}
-	s.closeStdin()
-}
-
-func (s *stdio) closeStdin() {
-	s.closeOnce.Do(func() {
-		if s.stdin != nil {
-			_ = s.stdin.Close()
-		}
-	})
-}
+// Output packets on conmon's attach socket start with the stream they
+// carry (conmon's STDOUT_PIPE and STDERR_PIPE); what a client writes goes
+// to the container's stdin as it is.
+const (
+	attachStdout = 2
+	attachStderr = 3
+	// attachPacketMax is the largest packet conmon sends (its buffer of
+	// 32 KiB plus the stream byte).
+	attachPacketMax = 32<<10 + 1
+)
 
 // Attach streams the container's output to spec's writers, and spec's
 // Stdin to the container's stdin if it has one, until the container ends,
 // ctx ends, a write to the client fails or, with a terminal, the client's
 // input ends. With StdinOnce (and no terminal), the end of the first
-// client's input closes the container's stdin.
+// client's input closes the container's stdin (conmon does that).
 func (c *Container) Attach(ctx context.Context, spec AttachSpec) error {
 	select {
 	case <-c.done:
 		return fmt.Errorf("container %s has ended", c.id)
 	default:
 	}
-	s := c.stdio
+	conn, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: c.sandbox.host.monitor.attachSocket(c.id), Net: "unixpacket"})
+	if err != nil {
+		return fmt.Errorf("attach to container %s: %w", c.id, err)
+	}
+	defer func() { _ = conn.Close() }()
 	gone := make(chan struct{})
 	var goneOnce sync.Once
 	leave := func() { goneOnce.Do(func() { close(gone) }) }
-	defer s.stdout.add(spec.Stdout, leave)()
-	defer s.stderr.add(spec.Stderr, leave)()
-	if spec.Stdin != nil && s.stdin != nil {
+	go func() {
+		defer leave()
+		copyAttachOutput(conn, spec.Stdout, spec.Stderr)
+	}()
+	if spec.Stdin != nil {
 		go func() {
-			_, _ = io.Copy(s.stdin, spec.Stdin)
-			if s.stdinOnce && s.term == nil {
-				s.closeStdin()
-			}
-			if s.term != nil {
+			_, _ = io.Copy(conn, spec.Stdin)
+			if c.tty {
 				leave()
+				return
 			}
+			_ = conn.CloseWrite()
 		}()
 	}
-	if s.term != nil && spec.Resize != nil {
-		go s.term.follow(spec.Resize, gone)
+	if c.tty && spec.Resize != nil {
+		go c.followResizes(spec.Resize, gone)
 	}
 	select {
-	case <-c.exited:
-		// The output up to runc's exit reaches the client before it goes.
-		<-c.done
 	case <-ctx.Done():
 	case <-gone:
 	}
@@ -142,60 +81,58 @@ func (c *Container) Attach(ctx context.Context, spec AttachSpec) error {
 	return nil
 }
 
-// fanout writes a container's stream to its log and to the attached
-// clients; a client whose write fails is dropped. A client that stops
-// reading without going away holds the stream back until its connection's
-// flow control gives up.
-type fanout struct {
-	log     io.Writer
-	mu      sync.Mutex
-	clients []*client
-}
-
-type client struct {
-	w     io.Writer
-	leave func()
-}
-
-// add attaches w (nil: nothing) and returns the function that detaches it;
-// leave is called when a write to w fails.
-func (f *fanout) add(w io.Writer, leave func()) func() {
-	if w == nil {
-		return func() {}
-	}
-	c := &client{w: w, leave: leave}
-	f.mu.Lock()
-	f.clients = append(f.clients, c)
-	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.clients = slices.DeleteFunc(f.clients, func(o *client) bool { return o == c })
-	}
-}
-
-// Write implements io.Writer: the log's error is the result.
-func (f *fanout) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.clients = slices.DeleteFunc(f.clients, func(c *client) bool {
-		if _, err := c.w.Write(p); err != nil {
-			c.leave()
-			return true
+// copyAttachOutput copies output packets to their writers until the socket
+// ends (conmon closes it when the container has ended and its output is
+// drained) or a write fails.
+func copyAttachOutput(conn *net.UnixConn, stdout, stderr io.Writer) {
+	buf := make([]byte, attachPacketMax)
+	for {
+		n, err := conn.Read(buf)
+		if err != nil || n == 0 {
+			return
 		}
-		return false
-	})
-	if f.log == nil {
-		return len(p), nil
+		w := stdout
+		if buf[0] == attachStderr {
+			w = stderr
+		}
+		if w == nil || n == 1 {
+			continue
+		}
+		if _, err := w.Write(buf[1:n]); err != nil {
+			return
+		}
 	}
-	return f.log.Write(p)
 }
 
-// nopCloser is a terminal as a container's stdin: closing it would end the
-// terminal's output too.
-type nopCloser struct{ io.Writer }
+// followResizes passes terminal sizes to conmon through its control FIFO
+// in the bundle, until the channel closes or done does.
+func (c *Container) followResizes(sizes <-chan TerminalSize, done <-chan struct{}) {
+	for {
+		select {
+		case s, ok := <-sizes:
+			if !ok {
+				return
+			}
+			_ = c.resize(s)
+		case <-done:
+			return
+		}
+	}
+}
 
-func (nopCloser) Close() error { return nil }
+// resize asks conmon to set the container's terminal size.
+func (c *Container) resize(s TerminalSize) error {
+	f, err := os.OpenFile(filepath.Join(c.dir, "ctl"), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	_, err = fmt.Fprintf(f, "%d %d %d\n", resizeEvent, s.Height, s.Width)
+	return err
+}
+
+// resizeEvent is conmon's control message type for a terminal resize.
+const resizeEvent = 1
 
 // withTerm adds TERM=xterm to env unless it sets TERM, as container
 // runtimes do for a process with a terminal.

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -52,17 +50,15 @@ type ContainerSpec struct {
 	MemoryLimitBytes int64
 	// CPUMillis is a CFS quota in thousandths of a CPU; 0 means none.
 	CPUMillis int64
-	// Stdin is the container's standard input when OpenStdin and TTY are
-	// off; nil means /dev/null.
-	Stdin io.Reader
-	// Stdout and Stderr receive the container's output (the log); nil
-	// discards it. Attached clients receive it too.
-	Stdout, Stderr io.Writer
+	// LogPath is the container's CRI log file, which its monitor writes
+	// (created if missing, appended to); empty discards the output.
+	LogPath string
 	// TTY gives the process a terminal (Kubernetes' tty): all its output
 	// goes to Stdout, and Attach resizes it.
 	TTY bool
-	// OpenStdin gives the process a standard input that the node keeps open
-	// and that Attach writes to (Kubernetes' stdin).
+	// OpenStdin gives the process a standard input that its monitor keeps
+	// open and that Attach writes to (Kubernetes' stdin); without it the
+	// input is /dev/null.
 	OpenStdin bool
 	// StdinOnce closes that input when the first attached client's input
 	// ends (Kubernetes' stdinOnce). A terminal stays open: closing it would
@@ -70,17 +66,15 @@ type ContainerSpec struct {
 	StdinOnce bool
 }
 
-// Container is one started attempt of a container, run by `runc run` in the
-// foreground as a child of this process.
+// Container is one started attempt of a container: runc's container under
+// its own conmon (see monitor.go), which outlives this process.
 type Container struct {
 	sandbox *Sandbox
 	id      string
 	dir     string // the bundle: config.json, the overlay's upper layer
 	runDir  string // the mounted root and staged mount sources (see runRoot)
-	cmd     *exec.Cmd
-	stdio   *stdio        // output to the log and attached clients; input from them
-	exited  chan struct{} // runc has exited; cleanup may still run
-	started chan struct{} // Start is done looking at the bundle
+	tty     bool
+	exited  chan struct{} // conmon wrote the exit file; cleanup may still run
 	done    chan struct{} // cleanup is finished
 
 	startedAt  time.Time
@@ -92,14 +86,10 @@ type Container struct {
 // becomes part of.
 var containerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
 
-// waitDelay bounds how long a finished container waits for its output to be
-// copied (and for a caller's Stdin reader to give up).
-const waitDelay = 5 * time.Second
-
-// Start mounts a fresh root (see prepareBundle), writes the OCI bundle and runs the
-// container with `runc run`. It returns once runc has started; Done closes
-// when the container has ended and its runc state, root mount and
-// directories are gone.
+// Start mounts a fresh root (see prepareBundle), writes the OCI bundle,
+// has conmon create the container and starts it. It returns once the
+// container's process runs; Done closes when the container has ended and
+// its runc state, root mount and directories are gone.
 func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, error) {
 	if !containerNameRE.MatchString(spec.Name) {
 		return nil, fmt.Errorf("invalid container name %q", spec.Name)
@@ -115,38 +105,43 @@ func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, er
 	}
 	c := &Container{
 		sandbox: s, id: id, dir: filepath.Join(s.dir, containersSubdir, id), runDir: filepath.Join(s.host.names.runDir(), id),
-		exited: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{})}
+		tty: spec.TTY, exited: make(chan struct{}), done: make(chan struct{})}
 	if err := c.prepareBundle(spec); err != nil {
 		return nil, errors.Join(err, c.removeBundle())
 	}
-	pidFile := filepath.Join(c.dir, "pid")
-	watcher, err := watchFor(pidFile)
-	if err != nil {
-		return nil, errors.Join(err, c.removeBundle())
-	}
-	defer watcher.Close()
-	c.cmd = s.host.runc.command("run", "--bundle", c.dir, "--pid-file", pidFile, id)
-	c.cmd.WaitDelay = waitDelay
-	if c.stdio, err = newStdio(c.cmd, spec); err != nil {
-		return nil, errors.Join(err, c.removeBundle())
-	}
-	if err := s.host.spawner.start(c.cmd); err != nil {
-		c.stdio.abort(c.cmd)
-		return nil, errors.Join(fmt.Errorf("start runc: %w", err), c.removeBundle())
-	}
-	c.stdio.started(c.cmd)
-	s.containers[id] = c
-	go c.wait()
-	// runc writes the pid file once the container's process runs; until
-	// then runc would refuse to signal it.
-	err = watcher.wait(ctx, c.exited)
-	close(c.started)
-	if err != nil {
-		_ = c.cmd.Process.Kill()
-		return nil, fmt.Errorf("container %s did not start: %w", id, err)
+	if err := c.create(ctx, spec); err != nil {
+		return nil, err
 	}
 	c.startedAt = s.host.cfg.Clock.Now()
+	s.containers[id] = c
+	go c.wait(s.host.exits.expect(id))
 	return c, nil
+}
+
+// create runs the container under conmon and starts its process; on an
+// error nothing of the container is left.
+func (c *Container) create(ctx context.Context, spec ContainerSpec) error {
+	runc := c.sandbox.host.runc
+	if _, err := c.createUnderMonitor(ctx, spec); err != nil {
+		return errors.Join(fmt.Errorf("container %s: %w", c.id, err), c.forget())
+	}
+	if _, err := runc.output(ctx, "start", c.id); err != nil {
+		return errors.Join(fmt.Errorf("container %s did not start: %w", c.id, err), c.forget())
+	}
+	return nil
+}
+
+// forget deletes a container that never ran: runc's state (which ends
+// conmon) and the bundle.
+func (c *Container) forget() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	runc := c.sandbox.host.runc
+	var errs []error
+	if _, err := runc.output(ctx, "state", c.id); err == nil {
+		errs = append(errs, runc.forceDelete(ctx, c.id))
+	}
+	return errors.Join(append(errs, c.removeBundle())...)
 }
 
 // prepareBundle makes fresh upper and work directories, mounts the overlay
@@ -224,52 +219,31 @@ func (c *Container) removeBundle() error {
 	return nil
 }
 
-// wait reaps runc, records the exit, cleans up and closes done.
-func (c *Container) wait() {
-	err := c.cmd.Wait()
-	close(c.exited)
-	c.stdio.close()
-	<-c.started
-	code := exitCode(c.cmd, err)
+// wait waits for conmon's exit file, records the exit, deletes runc's
+// state, cleans up and closes done.
+func (c *Container) wait(exited <-chan struct{}) {
+	<-exited
 	s := c.sandbox
+	exitFile := s.host.monitor.exitFile(c.id)
+	code, err := readExitFile(exitFile)
+	close(c.exited)
 	log := s.host.cfg.Log.WithValues("container", c.id)
-	// `runc run` deletes a container it ran in the foreground; this covers
-	// a runc that was killed before it could.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, stateErr := s.host.runc.output(ctx, "state", c.id); stateErr == nil {
-		if err := s.host.runc.forceDelete(ctx, c.id); err != nil {
-			log.Error(err, "Deleting the runc container")
-		}
+	if err := s.host.runc.forceDelete(ctx, c.id); err != nil {
+		log.Error(err, "Deleting the runc container")
 	}
 	if err := c.removeBundle(); err != nil {
 		log.Error(err, "Removing the container's root")
 	}
+	_ = os.Remove(exitFile)
 	s.mu.Lock()
 	delete(s.containers, c.id)
 	s.mu.Unlock()
 	c.exitCode = code
 	c.finishedAt = s.host.cfg.Clock.Now()
-	log.V(1).Info("Container ended", "exitCode", code, "waitError", err)
+	log.V(1).Info("Container ended", "exitCode", code, "exitFileError", err)
 	close(c.done)
-}
-
-// exitCode is the container's exit status as Kubernetes reports it: runc
-// passes on its container's status (128+signal for a killed one); a runc
-// killed by a signal itself counts the same way.
-func exitCode(cmd *exec.Cmd, err error) int {
-	if cmd.ProcessState == nil {
-		return -1
-	}
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	switch {
-	case !ok:
-		return cmd.ProcessState.ExitCode()
-	case ws.Signaled():
-		return 128 + int(ws.Signal())
-	default:
-		return ws.ExitStatus()
-	}
 }
 
 // Done closes when the container has ended and been cleaned up.
@@ -282,7 +256,7 @@ func (c *Container) ExitCode() int {
 	return c.exitCode
 }
 
-// StartedAt is when runc was started.
+// StartedAt is when the container's process was started.
 func (c *Container) StartedAt() time.Time { return c.startedAt }
 
 // FinishedAt is valid after Done: when the container ended.

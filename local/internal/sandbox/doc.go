@@ -1,6 +1,7 @@
 // Package sandbox is the host side of the local node: a Linux bridge with a
-// pod CIDR, one network namespace and IP per pod, and containers started by
-// runc whose root filesystem is an overlay of the host's root.
+// pod CIDR, one network namespace and IP per pod, and containers run by
+// runc, each under its own conmon (which outlives this process), whose root
+// filesystem is an overlay of the host's root.
 //
 // It provides mechanism only. The node agent decides which container runs
 // when, restarts and probes them; this package creates and destroys pod

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"syscall"
+	"time"
 )
 
 // ExecSpec describes a process to run in a running container.
@@ -110,4 +112,26 @@ func waitExec(ctx context.Context, cmd *exec.Cmd) (int, error) {
 		return -1, fmt.Errorf("runc exec: %w", err)
 	}
 	return code, nil
+}
+
+// waitDelay bounds how long a finished runc exec waits for its output to be
+// copied (and for a caller's Stdin reader to give up).
+const waitDelay = 5 * time.Second
+
+// exitCode is a runc exec's exit status as Kubernetes reports it: runc
+// passes on its process' status (128+signal for a killed one); a runc
+// killed by a signal itself counts the same way.
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return -1
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+		return cmd.ProcessState.ExitCode()
+	case ws.Signaled():
+		return 128 + int(ws.Signal())
+	default:
+		return ws.ExitStatus()
+	}
 }

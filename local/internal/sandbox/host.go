@@ -36,6 +36,9 @@ type HostConfig struct {
 	PodCIDR netip.Prefix
 	// RuncBinary is the runc executable; default "runc" looked up on PATH.
 	RuncBinary string
+	// ConmonBinary is the container monitor; default "conmon" looked up on
+	// PATH.
+	ConmonBinary string
 	// Log receives what the host does and what it fails to clean up.
 	Log logr.Logger
 	// Clock stamps container start and finish times; default the real clock.
@@ -48,6 +51,8 @@ type Host struct {
 	cfg     HostConfig
 	names   names
 	runc    runcCLI
+	monitor monitorPaths
+	exits   *exitWatcher
 	spawner *spawner
 	gateway netip.Addr
 	nofile  uint64 // RLIMIT_NOFILE of containers
@@ -83,6 +88,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		cfg:       cfg,
 		names:     newNames(cfg.StateDir, cfg.BridgeName),
 		runc:      runcCLI{binary: cfg.RuncBinary, root: filepath.Join(cfg.StateDir, "runc")},
+		monitor:   newNames(cfg.StateDir, cfg.BridgeName).monitorPaths(),
 		gateway:   pool.gateway,
 		nofile:    hostNofileLimit(),
 		pool:      pool,
@@ -97,6 +103,12 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("sweep what an earlier run left: %w", err)
 	}
 	if err := makeRunDir(h.names.runDir()); err != nil {
+		return nil, err
+	}
+	if err := h.monitor.make(); err != nil {
+		return nil, err
+	}
+	if h.exits, err = newExitWatcher(h.monitor.exitDir); err != nil {
 		return nil, err
 	}
 	h.spawner = newSpawner()
@@ -127,6 +139,14 @@ func withDefaults(cfg HostConfig) (HostConfig, error) {
 		return cfg, fmt.Errorf("runc: %w", err)
 	}
 	cfg.RuncBinary = runc
+	if cfg.ConmonBinary == "" {
+		cfg.ConmonBinary = DefaultConmonBinary
+	}
+	conmon, err := exec.LookPath(cfg.ConmonBinary)
+	if err != nil {
+		return cfg, fmt.Errorf("conmon (apt-get install conmon): %w", err)
+	}
+	cfg.ConmonBinary = conmon
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -176,6 +196,9 @@ func (h *Host) Close(ctx context.Context) error {
 	var errs []error
 	for _, s := range sandboxes {
 		errs = append(errs, s.Destroy(ctx))
+	}
+	if h.exits != nil {
+		errs = append(errs, h.exits.close())
 	}
 	errs = append(errs,
 		deleteNftTable(h.names.nftTable()),

@@ -116,18 +116,16 @@ func assertNothingLeft(t testing.TB, cfg HostConfig) {
 type output struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
-	first   time.Time
 	changed chan struct{}
+	// followed closes when a followed log has been read to its end.
+	followed chan struct{}
 }
 
-func newOutput() *output { return &output{changed: make(chan struct{})} }
+func newOutput() *output { return &output{changed: make(chan struct{}), followed: make(chan struct{})} }
 
 func (o *output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.first.IsZero() {
-		o.first = time.Now()
-	}
 	close(o.changed)
 	o.changed = make(chan struct{})
 	return o.buf.Write(p)
@@ -137,12 +135,6 @@ func (o *output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.buf.String()
-}
-
-func (o *output) firstWrite() time.Time {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.first
 }
 
 // waitFor waits until the text contains s.
@@ -169,7 +161,8 @@ var testEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 func startBash(t testing.TB, s *Sandbox, name, script string, mutate ...func(*ContainerSpec)) (*Container, *output, *output) {
 	t.Helper()
 	stdout, stderr := newOutput(), newOutput()
-	spec := ContainerSpec{Name: name, Args: []string{"bash", "-c", script}, Env: testEnv, Stdout: stdout, Stderr: stderr}
+	spec := ContainerSpec{Name: name, Args: []string{"bash", "-c", script}, Env: testEnv,
+		LogPath: filepath.Join(t.TempDir(), name+".log")}
 	for _, m := range mutate {
 		m(&spec)
 	}
@@ -177,17 +170,81 @@ func startBash(t testing.TB, s *Sandbox, name, script string, mutate ...func(*Co
 	if err != nil {
 		t.Fatalf("Start %s: %v", name, err)
 	}
+	followLog(t, spec.LogPath, c.Done(), map[string]*output{"stdout": stdout, "stderr": stderr})
 	return c, stdout, stderr
 }
 
-// waitDone waits for the container to end and returns its exit code.
-func waitDone(ctx context.Context, t testing.TB, c *Container, stderr *output) int {
+// followLog copies the content of a container's CRI log, as conmon writes
+// it, to the output of each stream until done closes and the file is read
+// to its end, or the test ends.
+func followLog(t testing.TB, path string, done <-chan struct{}, outs map[string]*output) {
+	t.Helper()
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(stop); <-stopped })
+	go func() {
+		defer close(stopped)
+		defer func() {
+			for _, o := range outs {
+				close(o.followed)
+			}
+		}()
+		var offset int64
+		var pending []byte
+		for {
+			ended := false
+			select {
+			case <-done:
+				ended = true
+			case <-stop:
+				ended = true
+			case <-time.After(20 * time.Millisecond):
+			}
+			data, _ := os.ReadFile(path)
+			if int64(len(data)) > offset {
+				pending = append(pending, data[offset:]...)
+				offset = int64(len(data))
+			}
+			pending = writeLogLines(pending, outs)
+			if ended {
+				return
+			}
+		}
+	}()
+}
+
+// writeLogLines writes the complete CRI lines of buf ("<time> <stream>
+// <P|F> <content>") to their streams' outputs and returns the rest.
+func writeLogLines(buf []byte, outs map[string]*output) []byte {
+	for {
+		line, rest, ok := bytes.Cut(buf, []byte("\n"))
+		if !ok {
+			return buf
+		}
+		buf = rest
+		parts := strings.SplitN(string(line), " ", 4)
+		if len(parts) < 3 || outs[parts[1]] == nil {
+			continue
+		}
+		content := ""
+		if len(parts) == 4 {
+			content = parts[3]
+		}
+		if parts[2] == "F" {
+			content += "\n"
+		}
+		_, _ = outs[parts[1]].Write([]byte(content))
+	}
+}
+
+// waitDone waits for the container to end and its log (of which out is a
+// stream) to be read, and returns its exit code.
+func waitDone(ctx context.Context, t testing.TB, c *Container, out *output) int {
 	t.Helper()
 	select {
-	case <-c.Done():
+	case <-out.followed:
 		return c.ExitCode()
 	case <-ctx.Done():
-		t.Fatalf("container %s did not end: %v; stderr: %s", c.ID(), ctx.Err(), stderr)
+		t.Fatalf("container %s did not end: %v; output: %s", c.ID(), ctx.Err(), out)
 		return -1
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/pty"
 )
 
-// terminal is the node's end of a pty that runc gets as its standard
+// terminal is the node's end of a pty that `runc exec` gets as its standard
 // streams when it runs a process with a terminal in the foreground. runc
 // receives the container's own pty master through its console socket (which
 // runc 1.1 lets a caller hold only with --detach, losing the exit status),
