@@ -7,20 +7,25 @@ import (
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
-// setupBridge creates the bridge, gives it the gateway address and sets it up.
+// setupBridge creates the bridge, gives it the gateway address and sets it
+// up; a bridge an adopted host left (with its pods' veths on it) is kept.
 func setupBridge(name string, gateway netip.Addr, cidr netip.Prefix) (netlink.Link, error) {
 	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}
-	if err := netlink.LinkAdd(br); err != nil {
+	if err := netlink.LinkAdd(br); err != nil && !errors.Is(err, unix.EEXIST) {
 		return nil, fmt.Errorf("create bridge %s: %w", name, err)
 	}
 	link, err := netlink.LinkByName(name)
 	if err != nil {
 		return nil, fmt.Errorf("look up bridge %s: %w", name, err)
 	}
+	if link.Type() != "bridge" {
+		return nil, fmt.Errorf("link %s is a %s, not a bridge", name, link.Type())
+	}
 	addr := &netlink.Addr{IPNet: ipNet(gateway, cidr.Bits())}
-	if err := netlink.AddrAdd(link, addr); err != nil {
+	if err := netlink.AddrAdd(link, addr); err != nil && !errors.Is(err, unix.EEXIST) {
 		return nil, fmt.Errorf("address %s on bridge %s: %w", addr.IPNet, name, err)
 	}
 	if err := netlink.LinkSetUp(link); err != nil {

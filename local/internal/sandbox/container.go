@@ -71,6 +71,8 @@ type ContainerSpec struct {
 type Container struct {
 	sandbox *Sandbox
 	id      string
+	name    string
+	attempt int
 	dir     string // the bundle: config.json, the overlay's upper layer
 	runDir  string // the mounted root and staged mount sources (see runRoot)
 	tty     bool
@@ -104,7 +106,8 @@ func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, er
 		return nil, fmt.Errorf("container %s attempt %d is already running", spec.Name, spec.Attempt)
 	}
 	c := &Container{
-		sandbox: s, id: id, dir: filepath.Join(s.dir, containersSubdir, id), runDir: filepath.Join(s.host.names.runDir(), id),
+		sandbox: s, id: id, name: spec.Name, attempt: spec.Attempt,
+		dir: filepath.Join(s.dir, containersSubdir, id), runDir: filepath.Join(s.host.names.runDir(), id),
 		tty: spec.TTY, exited: make(chan struct{}), done: make(chan struct{})}
 	if err := c.prepareBundle(spec); err != nil {
 		return nil, errors.Join(err, c.removeBundle())
@@ -113,6 +116,10 @@ func (s *Sandbox) Start(ctx context.Context, spec ContainerSpec) (*Container, er
 		return nil, err
 	}
 	c.startedAt = s.host.cfg.Clock.Now()
+	if err := writeRecord(filepath.Join(c.dir, containerRecordFile), c.record()); err != nil {
+		// Only a later host's adoption needs the record; this one runs on.
+		s.host.cfg.Log.Error(err, "Recording the container", "container", id)
+	}
 	s.containers[id] = c
 	go c.wait(s.host.exits.expect(id))
 	return c, nil
@@ -222,8 +229,12 @@ func (c *Container) removeBundle() error {
 // wait waits for conmon's exit file, records the exit, deletes runc's
 // state, cleans up and closes done.
 func (c *Container) wait(exited <-chan struct{}) {
-	<-exited
 	s := c.sandbox
+	select {
+	case <-exited:
+	case <-s.host.detached:
+		return
+	}
 	exitFile := s.host.monitor.exitFile(c.id)
 	code, err := readExitFile(exitFile)
 	close(c.exited)

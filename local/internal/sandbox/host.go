@@ -39,6 +39,11 @@ type HostConfig struct {
 	// ConmonBinary is the container monitor; default "conmon" looked up on
 	// PATH.
 	ConmonBinary string
+	// Adopt takes over the sandboxes and containers an earlier host with
+	// the same StateDir and BridgeName left running (its process died, or
+	// it was closed with Detach): Sandboxes lists them. Without it, and
+	// for whatever cannot be adopted, NewHost sweeps them away.
+	Adopt bool
 	// Log receives what the host does and what it fails to clean up.
 	Log logr.Logger
 	// Clock stamps container start and finish times; default the real clock.
@@ -63,7 +68,8 @@ type Host struct {
 	pool       *ipPool
 	ids        *idRanges
 	sandboxes  map[string]*Sandbox
-	sysctlsSet bool // registered with sysctls
+	detached   chan struct{} // closed by Detach
+	sysctlsSet bool          // registered with sysctls
 	closed     bool
 }
 
@@ -94,21 +100,13 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		pool:      pool,
 		ids:       newIDRanges(),
 		sandboxes: map[string]*Sandbox{},
+		detached:  make(chan struct{}),
 		sysctls:   sysctlRegistry{dir: defaultSysctlRegistryDir, settings: hostSysctls},
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "pods"), 0o755); err != nil {
 		return nil, err
 	}
-	if err := h.sweep(ctx); err != nil {
-		return nil, fmt.Errorf("sweep what an earlier run left: %w", err)
-	}
-	if err := makeRunDir(h.names.runDir()); err != nil {
-		return nil, err
-	}
-	if err := h.monitor.make(); err != nil {
-		return nil, err
-	}
-	if h.exits, err = newExitWatcher(h.monitor.exitDir); err != nil {
+	if err := h.takeOver(ctx); err != nil {
 		return nil, err
 	}
 	h.spawner = newSpawner()
@@ -117,6 +115,34 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	}
 	cfg.Log.Info("Host ready", "bridge", cfg.BridgeName, "gateway", h.gateway, "podCIDR", cfg.PodCIDR, "containerNofile", h.nofile)
 	return h, nil
+}
+
+// takeOver sweeps what an earlier host with the same names left or, with
+// Adopt, adopts its intact sandboxes and sweeps the rest; either way it
+// leaves the run directory and the exit watcher ready.
+func (h *Host) takeOver(ctx context.Context) error {
+	if !h.cfg.Adopt {
+		if err := h.sweep(ctx, adopted{}); err != nil {
+			return fmt.Errorf("sweep what an earlier run left: %w", err)
+		}
+	}
+	if err := makeRunDir(h.names.runDir()); err != nil {
+		return err
+	}
+	if err := h.monitor.make(); err != nil {
+		return err
+	}
+	var err error
+	if h.exits, err = newExitWatcher(h.monitor.exitDir); err != nil {
+		return err
+	}
+	if !h.cfg.Adopt {
+		return nil
+	}
+	if err := h.sweep(ctx, h.adopt()); err != nil {
+		return fmt.Errorf("sweep what an earlier run left and this host did not adopt: %w", err)
+	}
+	return nil
 }
 
 func withDefaults(cfg HostConfig) (HostConfig, error) {
@@ -175,6 +201,24 @@ func (h *Host) Bridge() string { return h.cfg.BridgeName }
 
 // PodCIDR is the prefix pod addresses come from.
 func (h *Host) PodCIDR() netip.Prefix { return h.cfg.PodCIDR }
+
+// Detach lets go of the host and stops nothing: its sandboxes and
+// containers run on, for a later host with Adopt to take over, as
+// containers run on when a kubelet stops. The host cannot be used after.
+func (h *Host) Detach() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	h.mu.Unlock()
+	close(h.detached)
+	err := h.exits.close()
+	h.spawner.stop()
+	h.cfg.Log.Info("Host detached: its sandboxes and containers run on", "sandboxes", len(h.Sandboxes()))
+	return err
+}
 
 // Close destroys every sandbox and everything NewHost made. The kernel
 // settings go back to the machine's own values when no other host on the

@@ -60,3 +60,15 @@ func (p *ipPool) allocate() (netip.Addr, error) {
 }
 
 func (p *ipPool) release(a netip.Addr) { delete(p.inUse, a) }
+
+// reserve marks a as allocated (an adopted pod's address).
+func (p *ipPool) reserve(a netip.Addr) error {
+	if a.Compare(p.first()) < 0 || a.Compare(p.last()) > 0 {
+		return fmt.Errorf("address %s is not a pod address of %s", a, p.prefix)
+	}
+	if p.inUse[a] {
+		return fmt.Errorf("address %s is taken twice", a)
+	}
+	p.inUse[a] = true
+	return nil
+}

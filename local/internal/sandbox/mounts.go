@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
@@ -45,6 +46,37 @@ func unmountAll(dir string) error {
 		}
 	}
 	return fmt.Errorf("mounts under %s keep coming back", dir)
+}
+
+// unmountAllExcept is unmountAll of dir, sparing the mounts at or below
+// the directories in keep.
+func unmountAllExcept(dir string, keep []string) error {
+	if len(keep) == 0 {
+		return unmountAll(dir)
+	}
+	points, err := mountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range points {
+		if !underAny(p, keep) {
+			if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// underAny reports whether path is one of dirs or below one.
+func underAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // mountOverlay mounts an overlay of lower with its own upper and work

@@ -78,6 +78,7 @@ type Sandbox struct {
 
 	mu         sync.Mutex
 	containers map[string]*Container // running ones, by runc id
+	adopted    []*Container          // what an adopting host found, see Adopted
 	destroyed  bool
 }
 
@@ -129,6 +130,9 @@ func (h *Host) CreateSandbox(ctx context.Context, spec SandboxSpec) (*Sandbox, e
 		}
 	}
 	if err := s.setUp(); err != nil {
+		return nil, errors.Join(err, s.tearDown())
+	}
+	if err := writeRecord(filepath.Join(s.dir, sandboxRecordFile), s.record()); err != nil {
 		return nil, errors.Join(err, s.tearDown())
 	}
 	h.sandboxes[spec.UID] = s

@@ -15,23 +15,27 @@ import (
 const netnsDir = "/run/netns"
 
 // sweep removes what an earlier run of a host with the same StateDir and
-// BridgeName left, in dependency order: processes first, then the mounts they
-// held, then network objects, then files.
-func (h *Host) sweep(ctx context.Context) error {
+// BridgeName left, except what this host adopted, in dependency order:
+// processes first, then the mounts they held, then network objects, then
+// files.
+func (h *Host) sweep(ctx context.Context, kept adopted) error {
 	steps := []struct {
 		name string
 		run  func(context.Context) error
 	}{
-		{"runc containers", h.sweepRuncContainers},
-		{"cgroups", func(ctx context.Context) error { return removeCgroupTree(ctx, h.names.cgroupParent()) }},
-		{"mounts", func(context.Context) error {
-			return errors.Join(unmountAll(h.names.runDir()), unmountAll(h.cfg.StateDir))
+		{"runc containers", func(ctx context.Context) error { return h.sweepRuncContainers(ctx, kept) }},
+		{"cgroups", func(ctx context.Context) error { return h.sweepCgroups(ctx, kept) }},
+		{"mounts", func(context.Context) error { return h.sweepMounts(kept) }},
+		{"network namespaces", func(context.Context) error { return h.sweepNetns(kept) }},
+		{"veths", func(context.Context) error { return h.sweepVeths(kept) }},
+		{"bridge", func(context.Context) error {
+			if kept.any() {
+				return nil
+			}
+			return deleteLinkIfExists(h.cfg.BridgeName)
 		}},
-		{"network namespaces", func(context.Context) error { return h.sweepNetns() }},
-		{"veths", func(context.Context) error { return h.sweepVeths() }},
-		{"bridge", func(context.Context) error { return deleteLinkIfExists(h.cfg.BridgeName) }},
 		{"nftables table", func(context.Context) error { return deleteNftTable(h.names.nftTable()) }},
-		{"files", func(context.Context) error { return h.sweepFiles() }},
+		{"files", func(context.Context) error { return h.sweepFiles(kept) }},
 	}
 	var errs []error
 	for _, step := range steps {
@@ -42,8 +46,9 @@ func (h *Host) sweep(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sweepRuncContainers force-deletes every container in the host's runc root.
-func (h *Host) sweepRuncContainers(ctx context.Context) error {
+// sweepRuncContainers force-deletes every container in the host's runc
+// root that was not adopted.
+func (h *Host) sweepRuncContainers(ctx context.Context, kept adopted) error {
 	if _, err := os.Stat(h.runc.root); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -53,14 +58,58 @@ func (h *Host) sweepRuncContainers(ctx context.Context) error {
 	}
 	var errs []error
 	for _, id := range ids {
+		if kept.containers[id] {
+			continue
+		}
 		h.cfg.Log.Info("Sweeping runc container of an earlier run", "id", id)
 		errs = append(errs, h.runc.forceDelete(ctx, id))
 	}
 	return errors.Join(errs...)
 }
 
-// sweepNetns deletes the named network namespaces of this host.
-func (h *Host) sweepNetns() error {
+// sweepCgroups removes the host's cgroups but those of adopted containers.
+func (h *Host) sweepCgroups(ctx context.Context, kept adopted) error {
+	parent := h.names.cgroupParent()
+	if len(kept.containers) == 0 {
+		return removeCgroupTree(ctx, parent)
+	}
+	roots, err := cgroupRoots()
+	if err != nil {
+		return err
+	}
+	children := map[string]bool{}
+	for _, root := range roots {
+		entries, _ := os.ReadDir(filepath.Join(root, parent))
+		for _, e := range entries {
+			if e.IsDir() && !kept.containers[e.Name()] {
+				children[e.Name()] = true
+			}
+		}
+	}
+	var errs []error
+	for child := range children {
+		errs = append(errs, removeCgroupTree(ctx, parent+"/"+child))
+	}
+	return errors.Join(errs...)
+}
+
+// sweepMounts unmounts what an earlier run left mounted under the run and
+// state directories, but the roots of adopted containers and the mounts
+// of adopted pods.
+func (h *Host) sweepMounts(kept adopted) error {
+	var keep []string
+	for id := range kept.containers {
+		keep = append(keep, filepath.Join(h.names.runDir(), id))
+	}
+	for uid := range kept.podUIDs {
+		keep = append(keep, filepath.Join(h.cfg.StateDir, "pods", uid))
+	}
+	return errors.Join(unmountAllExcept(h.names.runDir(), keep), unmountAllExcept(h.cfg.StateDir, keep))
+}
+
+// sweepNetns deletes the named network namespaces of this host but the
+// adopted ones.
+func (h *Host) sweepNetns(kept adopted) error {
 	entries, err := os.ReadDir(netnsDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -70,7 +119,7 @@ func (h *Host) sweepNetns() error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), h.names.netnsNamePrefix()) {
+		if strings.HasPrefix(e.Name(), h.names.netnsNamePrefix()) && !kept.netns[e.Name()] {
 			h.cfg.Log.Info("Sweeping network namespace of an earlier run", "netns", e.Name())
 			errs = append(errs, deleteNetns(e.Name()))
 		}
@@ -93,27 +142,67 @@ func deleteNetns(name string) error {
 }
 
 // sweepVeths deletes the host-side veths of this host (their peers went with
-// the network namespaces, which usually takes the pair along).
-func (h *Host) sweepVeths() error {
+// the network namespaces, which usually takes the pair along), but the
+// adopted ones.
+func (h *Host) sweepVeths(kept adopted) error {
 	links, err := listLinks()
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, l := range links {
-		if l.Type() == "veth" && strings.HasPrefix(l.Attrs().Name, h.names.vethPrefix()) {
+		if l.Type() == "veth" && strings.HasPrefix(l.Attrs().Name, h.names.vethPrefix()) && !kept.veths[l.Attrs().Name] {
 			errs = append(errs, deleteLinkIfExists(l.Attrs().Name))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// sweepFiles removes the pod directories and runc's state.
-func (h *Host) sweepFiles() error {
+// sweepFiles removes the pod directories, runc's state and the run
+// directory's entries, but what was adopted.
+func (h *Host) sweepFiles(kept adopted) error {
+	if !h.cfg.Adopt {
+		return errors.Join(
+			removeUnmounted(h.runc.root),
+			removeUnmounted(h.names.runDir()),
+			removeUnmounted(filepath.Join(h.cfg.StateDir, "pods")),
+			os.MkdirAll(filepath.Join(h.cfg.StateDir, "pods"), 0o755),
+		)
+	}
 	return errors.Join(
-		removeUnmounted(h.runc.root),
-		removeUnmounted(h.names.runDir()),
-		removeUnmounted(filepath.Join(h.cfg.StateDir, "pods")),
-		os.MkdirAll(filepath.Join(h.cfg.StateDir, "pods"), 0o755),
+		removeEntriesExcept(filepath.Join(h.cfg.StateDir, "pods"), kept.podUIDs),
+		removeEntriesExcept(h.monitor.socketDir, kept.containers),
+		removeEntriesExcept(h.monitor.exitDir, kept.containers),
+		removeEntriesExcept(h.names.runDir(), withNames(kept.containers, filepath.Base(h.monitor.socketDir), filepath.Base(h.monitor.exitDir))),
 	)
+}
+
+// removeEntriesExcept removes the entries of dir whose names keep lacks.
+func removeEntriesExcept(dir string, keep map[string]bool) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if !keep[e.Name()] {
+			errs = append(errs, removeUnmounted(filepath.Join(dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withNames is a copy of set with names added.
+func withNames(set map[string]bool, names ...string) map[string]bool {
+	out := make(map[string]bool, len(set)+len(names))
+	for k := range set {
+		out[k] = true
+	}
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
 }

@@ -76,6 +76,21 @@ func (r *idRanges) allocate() (idMap, error) {
 	return idMap{}, errors.New("no user namespace id range is free")
 }
 
+// reserve marks m's range as allocated (an adopted pod's range).
+func (r *idRanges) reserve(m idMap) error {
+	if m.base < userNSBase || (m.base-userNSBase)%userNSSize != 0 || (m.base-userNSBase)/userNSSize >= userNSSlots {
+		return fmt.Errorf("id range at %d is not one of this host's", m.base)
+	}
+	slot := (m.base - userNSBase) / userNSSize
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.inUse[slot] {
+		return fmt.Errorf("id range at %d is taken twice", m.base)
+	}
+	r.inUse[slot] = true
+	return nil
+}
+
 // release frees m's range; host users' maps are ignored.
 func (r *idRanges) release(m idMap) {
 	if !m.mapped {
