@@ -97,7 +97,8 @@ type Cluster struct {
 	// NodeName is the Node's name.
 	NodeName string
 
-	lock *hostlock.Lock
+	lock     *hostlock.Lock
+	hostConf sandbox.HostConfig // the node's host, for RestartNode
 }
 
 // RESTConfig reaches the API server as a cluster admin.
@@ -175,7 +176,8 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return err
 	}
 	c.lock = lock
-	host, err := sandbox.NewHost(ctx, sandbox.HostConfig{StateDir: filepath.Join(opts.StateDir, "node"), Log: opts.Logger.WithName("sandbox")})
+	c.hostConf = sandbox.HostConfig{StateDir: filepath.Join(opts.StateDir, "node"), Log: opts.Logger.WithName("sandbox")}
+	host, err := sandbox.NewHost(ctx, c.hostConf)
 	if err != nil {
 		return fmt.Errorf("preparing the pod network: %w", err)
 	}
@@ -252,6 +254,24 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("starting the local node: %w", err)
 	}
 	return nil
+}
+
+// RestartNode kills the node agent and starts it again under its running
+// pods (see node.Node.Restart): a new host adopts the pods' sandboxes and
+// containers from the old one, which is let go of without stopping
+// anything.
+func (c *Cluster) RestartNode(ctx context.Context) error {
+	if err := c.Node.Crash(c.Host); err != nil {
+		return err
+	}
+	conf := c.hostConf
+	conf.Adopt = true
+	host, err := sandbox.NewHost(ctx, conf)
+	if err != nil {
+		return fmt.Errorf("adopting the node's pods: %w", err)
+	}
+	c.Host = host
+	return c.Node.StartAgain(ctx, host)
 }
 
 // Stop stops the pods (as their deletion would), the node, the control

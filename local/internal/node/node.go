@@ -34,6 +34,8 @@ type Node struct {
 	recorder record.EventRecorder
 	tls      *tls.Config
 	log      logr.Logger
+	in       podworker.Inputs
+	access   hostaccess.Policy
 
 	stopWorkers context.CancelFunc
 	// stopVolumes stops the volume provisioner, which runs as long as the
@@ -70,6 +72,7 @@ func startNode(ctx context.Context, cfg Config, client kubernetes.Interface, rt 
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	n := &Node{
 		name: cfg.NodeName, cfg: cfg, client: client, events: broadcaster, recorder: recorder, tls: tlsConfig, log: cfg.Log,
+		in: in, access: access,
 		prov: newProvider(workerCtx, workerDeps(cfg, client, recorder, rt, in, access)), stopWorkers: stopWorkers, done: make(chan struct{}),
 	}
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})

@@ -169,6 +169,17 @@ func (p *provider) Pod(namespace, name string) (kubeletapi.Pod, error) {
 	return w, nil
 }
 
+// abandon ends every worker, leaving its pod's containers running, and
+// waits for them.
+func (p *provider) abandon() {
+	p.mu.Lock()
+	for _, w := range p.workers {
+		w.Abandon()
+	}
+	p.mu.Unlock()
+	p.all.Wait()
+}
+
 // waitAll waits until every worker has ended.
 func (p *provider) waitAll() { p.all.Wait() }
 

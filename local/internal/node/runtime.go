@@ -34,3 +34,13 @@ func (s hostSandbox) Start(ctx context.Context, spec sandbox.ContainerSpec) (pod
 	}
 	return c, nil
 }
+
+// Adopted implements podworker.Sandbox.
+func (s hostSandbox) Adopted() []podworker.Adoptee {
+	cs := s.Sandbox.Adopted()
+	out := make([]podworker.Adoptee, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c)
+	}
+	return out
+}

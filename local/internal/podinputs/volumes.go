@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/moby/sys/mountinfo"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
@@ -123,8 +124,16 @@ func (v *PodVolumes) emptyDir(src *corev1.EmptyDirVolumeSource, name, path strin
 		return err
 	}
 	if src.Medium == corev1.StorageMediumMemory {
-		if err := mountTmpfs(path, src.SizeLimit); err != nil {
+		// An adopted pod's tmpfs is still mounted, with its data, in the
+		// running containers: keep it.
+		mounted, err := mountinfo.Mounted(path)
+		if err != nil {
 			return err
+		}
+		if !mounted {
+			if err := mountTmpfs(path, src.SizeLimit); err != nil {
+				return err
+			}
 		}
 		v.tmpfs = append(v.tmpfs, path)
 	}

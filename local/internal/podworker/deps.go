@@ -43,6 +43,10 @@ type Sandbox interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 	// Start starts one attempt of a container.
 	Start(ctx context.Context, spec sandbox.ContainerSpec) (Process, error)
+	// Adopted are the attempts the sandbox held when the node adopted it
+	// from an earlier node agent (running, or ended meanwhile); none for a
+	// sandbox created by this one.
+	Adopted() []Adoptee
 	// Destroy stops what still runs and removes the sandbox.
 	Destroy(ctx context.Context) error
 }

@@ -29,12 +29,15 @@ type fakeRuntime struct {
 	boxes []*fakeSandbox
 	// starts receives every process started, in order.
 	starts chan *fakeProc
+	// adopt are the attempts a pod UID's sandbox holds when created (an
+	// adopted sandbox).
+	adopt map[string][]Adoptee
 }
 
 func (r *fakeRuntime) CreateSandbox(_ context.Context, spec sandbox.SandboxSpec) (Sandbox, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sb := &fakeSandbox{rt: r, dir: r.t.TempDir(), spec: spec}
+	sb := &fakeSandbox{rt: r, dir: r.t.TempDir(), spec: spec, adopted: r.adopt[spec.UID]}
 	r.boxes = append(r.boxes, sb)
 	return sb, nil
 }
@@ -43,6 +46,7 @@ type fakeSandbox struct {
 	rt        *fakeRuntime
 	dir       string
 	spec      sandbox.SandboxSpec
+	adopted   []Adoptee
 	mu        sync.Mutex
 	destroyed bool
 }
@@ -61,6 +65,7 @@ func (s *fakeSandbox) Start(_ context.Context, spec sandbox.ContainerSpec) (Proc
 	s.rt.starts <- p
 	return p, nil
 }
+func (s *fakeSandbox) Adopted() []Adoptee { return s.adopted }
 func (s *fakeSandbox) Destroy(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,6 +102,8 @@ func (p *fakeProc) Usage() (sandbox.Usage, error) {
 }
 
 func (p *fakeProc) ID() string            { return fmt.Sprintf("%s-%d", p.spec.Name, p.spec.Attempt) }
+func (p *fakeProc) Name() string          { return p.spec.Name }
+func (p *fakeProc) Attempt() int          { return p.spec.Attempt }
 func (p *fakeProc) Done() <-chan struct{} { return p.done }
 func (p *fakeProc) ExitCode() int         { p.mu.Lock(); defer p.mu.Unlock(); return p.code }
 func (p *fakeProc) StartedAt() time.Time  { return p.started }

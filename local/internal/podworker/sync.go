@@ -90,6 +90,7 @@ func (w *Worker) setup(ctx context.Context) bool {
 	}
 	w.state.setupErr, w.state.notBefore = nil, time.Time{}
 	w.state.sandboxReady = true
+	w.adopt(ctx)
 	return true
 }
 

@@ -32,8 +32,11 @@ type Worker struct {
 	wake    chan struct{} // a new version of the pod arrived
 	deleted chan struct{} // closed by RequestDelete
 	delOnce sync.Once
-	done    chan struct{}
-	wg      sync.WaitGroup // goroutines the worker started
+	// abandoned is closed by Abandon.
+	abandoned   chan struct{}
+	abandonOnce sync.Once
+	done        chan struct{}
+	wg          sync.WaitGroup // goroutines the worker started
 
 	// Owned by the worker goroutine.
 	initCtrs, mainCtrs []*ctr
@@ -68,6 +71,8 @@ func New(deps *Deps, pod *corev1.Pod) *Worker {
 		wake:    make(chan struct{}, 1),
 		deleted: make(chan struct{}),
 		done:    make(chan struct{}),
+
+		abandoned: make(chan struct{}),
 	}
 	w.initCtrs, w.mainCtrs = newCtrs(pod)
 	w.crashLoop, w.retries = newCrashLoop(deps.Clock), newRetries(deps.Clock)
@@ -107,6 +112,10 @@ func (w *Worker) run(ctx context.Context) {
 		case <-w.deleted:
 			stopTimer(timer)
 			w.terminate(ctx, true)
+			return
+		case <-w.abandoned:
+			stopTimer(timer)
+			w.stopWatching()
 			return
 		case <-ctx.Done():
 			stopTimer(timer)
@@ -164,6 +173,22 @@ func (w *Worker) RequestDelete(grace *int64) {
 	}
 	w.mu.Unlock()
 	w.delOnce.Do(func() { close(w.deleted) })
+}
+
+// Abandon ends the worker and leaves its pod's containers and sandbox as
+// they are, as a node agent that dies leaves them to the container
+// runtime: a later worker of an adopting node takes them over.
+func (w *Worker) Abandon() {
+	w.abandonOnce.Do(func() { close(w.abandoned) })
+}
+
+// stopWatching stops the probes; the exit watchers end with the worker.
+func (w *Worker) stopWatching() {
+	for _, c := range w.allCtrs() {
+		if c.stopProbes != nil {
+			c.stopProbes()
+		}
+	}
 }
 
 // Wait blocks until the worker and every goroutine it started have ended.

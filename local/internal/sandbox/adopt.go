@@ -121,7 +121,7 @@ func (h *Host) adoptSandbox(dir string) (*Sandbox, error) {
 	}
 	s := &Sandbox{
 		host: h, spec: rec.Spec, dir: dir, ip: rec.IP, ids: idMap{base: rec.IDBase, mapped: rec.IDMapped},
-		systemDirs: rec.SystemDirs, containers: map[string]*Container{},
+		systemDirs: rec.SystemDirs, containers: map[string]*Container{}, wasAdopted: true,
 	}
 	if !rec.Spec.HostNetwork {
 		s.ip = rec.IP
@@ -176,13 +176,18 @@ func (h *Host) adoptContainers(s *Sandbox) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, stateErr := h.runc.output(ctx, "state", rec.ID)
 		cancel()
-		if _, exitErr := os.Stat(h.monitor.exitFile(rec.ID)); stateErr != nil && exitErr != nil {
+		exit, exitErr := os.Stat(h.monitor.exitFile(rec.ID))
+		if stateErr != nil && exitErr != nil {
 			continue
 		}
 		c := &Container{
 			sandbox: s, id: rec.ID, name: rec.Name, attempt: rec.Attempt, tty: rec.TTY,
 			dir: filepath.Join(s.dir, containersSubdir, rec.ID), runDir: filepath.Join(h.names.runDir(), rec.ID),
 			startedAt: rec.StartedAt, exited: make(chan struct{}), done: make(chan struct{}),
+		}
+		if exitErr == nil {
+			// It ended while no host watched: when conmon wrote its status.
+			c.finishedAt = exit.ModTime()
 		}
 		s.containers[c.id] = c
 		s.adopted = append(s.adopted, c)
@@ -206,6 +211,10 @@ func (h *Host) Sandboxes() []*Sandbox {
 // running then, and those that ended while no host watched, whose Done
 // closes once they are cleaned up. Nil for a sandbox this host created.
 func (s *Sandbox) Adopted() []*Container { return s.adopted }
+
+// WasAdopted tells whether the host adopted the sandbox from an earlier
+// host rather than created it.
+func (s *Sandbox) WasAdopted() bool { return s.wasAdopted }
 
 // Spec is the spec the sandbox was created with (defaults applied).
 func (s *Sandbox) Spec() SandboxSpec { return s.spec }

@@ -47,6 +47,7 @@ func TestDetachedHostIsAdopted(t *testing.T) {
 	waitForFile(ctx, t, first.monitor.exitFile(short.ID()))
 
 	cfg.Adopt = true
+	adoptedAt := time.Now()
 	second, err := NewHost(ctx, cfg)
 	if err != nil {
 		t.Fatalf("NewHost with Adopt: %v", err)
@@ -68,7 +69,7 @@ func TestDetachedHostIsAdopted(t *testing.T) {
 		t.Errorf("adopted sandbox at %s in %s, want %s in %s", a.IP(), a.Dir(), ticking.IP(), ticking.Dir())
 	}
 	checkAdoptedTicker(ctx, t, adopted["uid-ticking"], ticker, out)
-	checkAdoptedEnded(ctx, t, adopted["uid-ending"], short)
+	checkAdoptedEnded(ctx, t, adopted["uid-ending"], short, adoptedAt)
 
 	fresh, err := second.CreateSandbox(ctx, SandboxSpec{UID: "uid-fresh", Namespace: "ns", Name: "fresh"})
 	if err != nil {
@@ -122,7 +123,7 @@ func checkAdoptedTicker(ctx context.Context, t *testing.T, s *Sandbox, was *Cont
 
 // checkAdoptedEnded checks the container that ended while no host watched:
 // adopted, then done with its exit code and cleaned up.
-func checkAdoptedEnded(ctx context.Context, t *testing.T, s *Sandbox, was *Container) {
+func checkAdoptedEnded(ctx context.Context, t *testing.T, s *Sandbox, was *Container, adoptedAt time.Time) {
 	t.Helper()
 	cs := s.Adopted()
 	if len(cs) != 1 || cs[0].ID() != was.ID() {
@@ -136,6 +137,9 @@ func checkAdoptedEnded(ctx context.Context, t *testing.T, s *Sandbox, was *Conta
 	}
 	if c.ExitCode() != 3 || c.Attempt() != 2 || c.Name() != "short" {
 		t.Errorf("ended container %s attempt %d exit %d, want short attempt 2 exit 3", c.Name(), c.Attempt(), c.ExitCode())
+	}
+	if !c.FinishedAt().Before(adoptedAt) || !c.FinishedAt().After(c.StartedAt()) {
+		t.Errorf("ended container finished at %s, want between its start %s and the adoption %s", c.FinishedAt(), c.StartedAt(), adoptedAt)
 	}
 	if _, err := os.Stat(c.dir); err == nil {
 		t.Errorf("the ended container's bundle %s is left", c.dir)

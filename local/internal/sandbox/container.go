@@ -80,7 +80,7 @@ type Container struct {
 	done    chan struct{} // cleanup is finished
 
 	startedAt  time.Time
-	finishedAt time.Time // written before done closes
+	finishedAt time.Time // written before done closes (by adopt for an exit it found)
 	exitCode   int       // written before done closes
 }
 
@@ -252,7 +252,9 @@ func (c *Container) wait(exited <-chan struct{}) {
 	delete(s.containers, c.id)
 	s.mu.Unlock()
 	c.exitCode = code
-	c.finishedAt = s.host.cfg.Clock.Now()
+	if c.finishedAt.IsZero() {
+		c.finishedAt = s.host.cfg.Clock.Now()
+	}
 	log.V(1).Info("Container ended", "exitCode", code, "exitFileError", err)
 	close(c.done)
 }

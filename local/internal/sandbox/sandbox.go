@@ -79,6 +79,7 @@ type Sandbox struct {
 	mu         sync.Mutex
 	containers map[string]*Container // running ones, by runc id
 	adopted    []*Container          // what an adopting host found, see Adopted
+	wasAdopted bool
 	destroyed  bool
 }
 

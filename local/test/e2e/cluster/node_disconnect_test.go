@@ -171,12 +171,7 @@ func TestNodeAgentDisconnected(t *testing.T) {
 			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)
 		}
 	}
-	for role, p := range pods {
-		now := shared.podObject(ctx, t, ns, p.Name)
-		if got := recordPod(t, now); !equalRecords(got, before[role]) {
-			t.Errorf("the %s Pod changed across the outage:\nbefore %+v\nafter  %+v", role, before[role], got)
-		}
-	}
+	assertPodsUnchanged(ctx, t, ns, pods, before, "across the outage")
 	if headLog := shared.logs(ctx, ns, head, "ray-head", nil); !strings.Contains(headLog, "Ray runtime started") {
 		t.Errorf("kubectl logs of the head after Reconnect:\n%s", headLog)
 	}

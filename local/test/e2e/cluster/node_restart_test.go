@@ -1,0 +1,101 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+)
+
+// nodeRestartSteps is how many 10 s steps nodeRestartRayJob runs: the
+// restart, a few seconds after the first step's end, falls in the middle.
+const nodeRestartSteps = 6
+
+// nodeRestartRayJob is nodeDisconnectRayJob with its own name and
+// nodeRestartSteps steps.
+var nodeRestartRayJob = strings.NewReplacer(
+	"name: node-disconnect", "name: node-restart",
+	fmt.Sprintf("range(%d)", nodeDisconnectSteps), fmt.Sprintf("range(%d)", nodeRestartSteps),
+).Replace(nodeDisconnectRayJob)
+
+// TestNodeAgentRestarted (issue #22, scenario 4, part 1): while a RayJob's
+// tasks run on the worker, the local node agent dies (its API side and
+// every pod worker end at once, nothing stopped or written; the sandbox
+// host is let go of) and starts again: a new host adopts the sandboxes and
+// the containers conmon kept running, and new pod workers take them over
+// from the pods' statuses. The same Pods (same containers, start times,
+// restart count 0, raylet pids) stay Ready, exec and logs work at once,
+// the RayJob ends SUCCEEDED with every step (no task lost or retried) and
+// the RayCluster is ready with its worker.
+func TestNodeAgentRestarted(t *testing.T) {
+	if strings.Contains(nodeRestartRayJob, "node-disconnect") || !strings.Contains(nodeRestartRayJob, fmt.Sprintf("range(%d)", nodeRestartSteps)) {
+		t.Fatal("nodeRestartRayJob was not derived from nodeDisconnectRayJob")
+	}
+	ns := shared.namespace(t)
+	shared.applyManifest(t, ns, "nodeRestartRayJob", []byte(nodeRestartRayJob))
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	job := shared.waitRayJobState(t, ns, "node-restart", 4*time.Minute, func(j *rayv1.RayJob) bool {
+		return j.Status.JobStatus == rayv1.JobStatusRunning
+	})
+	cluster := job.Status.RayClusterName
+	head := shared.waitHead(ctx, t, ns, cluster, "")
+	var logs string
+	err := poll(ctx, func() (bool, error) {
+		var err error
+		logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+		return err == nil && strings.Contains(logs, "step 0 0"), err
+	})
+	if err != nil {
+		t.Fatalf("the first step did not finish: %v\n%s", err, logs)
+	}
+	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, cluster)}
+	before := map[string]podRecord{}
+	for role, p := range pods {
+		before[role] = recordPod(t, p)
+	}
+
+	restartAt := time.Now()
+	if err := shared.cluster.RestartNode(ctx); err != nil {
+		t.Fatalf("RestartNode: %v", err)
+	}
+	t.Logf("node agent restarted (Node Ready) in %v", time.Since(restartAt).Round(time.Millisecond))
+	running := &rayv1.RayJob{}
+	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-restart"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
+		t.Errorf("the RayJob is %q (%v) after the restart, want it still RUNNING: raise nodeRestartSteps", running.Status.JobStatus, err)
+	}
+	shared.waitPodsReady(ctx, t, ns, pods)
+	assertPodsUnchanged(ctx, t, ns, pods, before, "across the restart")
+	if headLog := shared.logs(ctx, ns, head, "ray-head", nil); !strings.Contains(headLog, "Ray runtime started") {
+		t.Errorf("kubectl logs of the head after the restart:\n%s", headLog)
+	}
+
+	done := shared.waitRayJob(t, ns, "node-restart", rayJobTimeout)
+	requireSucceeded(t, done, cluster)
+	logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+	for i := range nodeRestartSteps {
+		if want := fmt.Sprintf("step %d %d", i, i*i); err != nil || !strings.Contains(logs, want) {
+			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)
+		}
+	}
+	assertPodsUnchanged(ctx, t, ns, pods, before, "after the RayJob")
+	shared.waitClusterConverged(ctx, t, ns, cluster)
+}
+
+// assertPodsUnchanged checks that every Pod of pods has the record it had
+// before.
+func assertPodsUnchanged(ctx context.Context, t *testing.T, ns string, pods map[string]*corev1.Pod, before map[string]podRecord, when string) {
+	t.Helper()
+	for role, p := range pods {
+		now := shared.podObject(ctx, t, ns, p.Name)
+		if got := recordPod(t, now); !equalRecords(got, before[role]) {
+			t.Errorf("the %s Pod changed %s:\nbefore %+v\nafter  %+v", role, when, before[role], got)
+		}
+	}
+}
