@@ -138,18 +138,30 @@ func (c *Container) create(ctx context.Context, spec ContainerSpec) error {
 	return nil
 }
 
-// forget deletes a container that never ran: runc's state (which ends
-// conmon) and the bundle.
+// forget deletes a container that never ran: runc's state, the bundle,
+// and the exit file its conmon writes when the deletion ends the container
+// (a retry of the same attempt must not find it).
 func (c *Container) forget() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	runc := c.sandbox.host.runc
+	h := c.sandbox.host
 	var errs []error
-	if _, err := runc.output(ctx, "state", c.id); err == nil {
-		errs = append(errs, runc.forceDelete(ctx, c.id))
+	if _, err := h.runc.output(ctx, "state", c.id); err == nil {
+		errs = append(errs, h.runc.forceDelete(ctx, c.id))
+		select {
+		case <-h.exits.expect(c.id):
+		case <-time.After(forgetExitWait):
+		}
+		if err := os.Remove(h.monitor.exitFile(c.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(append(errs, c.removeBundle())...)
 }
+
+// forgetExitWait bounds how long forget waits for conmon to record the end
+// of a container it deleted.
+const forgetExitWait = 5 * time.Second
 
 // prepareBundle makes fresh upper and work directories, mounts the overlay
 // of the pod's base root at the container's run directory, stages the mount

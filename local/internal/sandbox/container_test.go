@@ -210,3 +210,27 @@ func parseKV(s string) map[string]string {
 }
 
 func formatUint(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// TestStartFailureLeavesNothing: a container whose command does not exist
+// fails to start with runc's error, and nothing of it is left: the same
+// attempt then starts, runs and reports its own exit code (not the failed
+// one's).
+func TestStartFailureLeavesNothing(t *testing.T) {
+	h := newTestHost(t, 17)
+	ctx := testContext(t, time.Minute)
+	s, err := h.CreateSandbox(ctx, SandboxSpec{UID: "uid-fail", Namespace: "ns", Name: "fail"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Start(ctx, ContainerSpec{Name: "main", Args: []string{"/no/such/binary"}, Env: testEnv})
+	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("Start of a missing binary = %v, want runc's error naming the missing file", err)
+	}
+	if ids, err := h.runc.list(ctx); err != nil || len(ids) > 0 {
+		t.Errorf("runc containers after the failed start: %v (%v)", ids, err)
+	}
+	c, _, stderr := startBash(t, s, "main", "sleep 0.5; exit 4")
+	if code := waitDone(ctx, t, c, stderr); code != 4 {
+		t.Errorf("the retried attempt exited %d, want its own 4", code)
+	}
+}
