@@ -165,10 +165,13 @@ func nodeReady(node *corev1.Node) bool {
 // deletes the Node object. It is safe to call more than once.
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
-		n.stopWorkers()
-		n.prov.waitAll()
 		n.connMu.Lock()
-		n.stopped = true
+		n.stopped = true // no Reconnect or StartAgain from now on
+		prov, stopWorkers := n.prov, n.stopWorkers
+		n.connMu.Unlock()
+		stopWorkers()
+		prov.waitAll()
+		n.connMu.Lock()
 		if n.conn != nil {
 			n.conn.close()
 			n.conn = nil
