@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -100,6 +102,9 @@ func assertNothingLeft(t testing.TB, cfg HostConfig) {
 	pods, _ := os.ReadDir(filepath.Join(cfg.StateDir, "pods"))
 	if len(pods) > 0 {
 		t.Errorf("pod directories are left: %v", pods)
+	}
+	if monitors := processesWithArg("--root=" + filepath.Join(cfg.StateDir, "runc")); len(monitors) > 0 {
+		t.Errorf("conmon processes of the host are left: %v", monitors)
 	}
 	roots, err := cgroupRoots()
 	if err != nil {
@@ -254,4 +259,25 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// processesWithArg lists the pids of the processes one of whose arguments
+// is arg.
+func processesWithArg(arg string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
