@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -199,16 +198,7 @@ const adoptPodCIDR = "10.250.16.0/24"
 func TestKilledHostIsAdopted(t *testing.T) {
 	cfg := testHostConfig(t, 16)
 	ctx := testContext(t, 2*time.Minute)
-	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAdoptHelper$", "-test.count=1")
-	child.Env = append(os.Environ(), adoptStateEnv+"="+cfg.StateDir, crashBridgeEnv+"="+cfg.BridgeName)
-	child.Stderr = os.Stderr
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child, stdout := startHelper(ctx, t, "TestAdoptHelper", adoptStateEnv+"="+cfg.StateDir, crashBridgeEnv+"="+cfg.BridgeName)
 	ready, err := readyLine(stdout)
 	if err != nil {
 		_ = child.Process.Kill()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -179,16 +180,7 @@ func TestCrashedHostIsSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testContext(t, 2*time.Minute)
-	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
-	child.Env = append(os.Environ(), crashStateEnv+"="+cfg.StateDir, crashBridgeEnv+"="+cfg.BridgeName)
-	child.Stderr = os.Stderr
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child, stdout := startHelper(ctx, t, "TestCrashHelper", crashStateEnv+"="+cfg.StateDir, crashBridgeEnv+"="+cfg.BridgeName)
 	if err := waitForLine(stdout, "READY"); err != nil {
 		_ = child.Process.Kill()
 		t.Fatalf("helper: %v", err)
@@ -242,6 +234,23 @@ func TestCrashedHostIsSwept(t *testing.T) {
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("sysctls = %v, want the values from before the crashed host, %v", after, before)
 	}
+}
+
+// startHelper runs the helper test named test of this binary in a child
+// process with env added, and returns it and its stdout.
+func startHelper(ctx context.Context, t *testing.T, test string, env ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	child.Env = append(os.Environ(), env...)
+	child.Stderr = os.Stderr
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return child, stdout
 }
 
 func waitForLine(r interface{ Read([]byte) (int, error) }, want string) error {

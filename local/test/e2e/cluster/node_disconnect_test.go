@@ -125,29 +125,10 @@ func podReady(p *corev1.Pod) corev1.ConditionStatus {
 // the RayJob ends SUCCEEDED with every step, the RayCluster is ready with
 // its worker, and logs and exec work.
 func TestNodeAgentDisconnected(t *testing.T) {
-	ns := shared.namespace(t)
-	shared.applyManifest(t, ns, "nodeDisconnectRayJob", []byte(nodeDisconnectRayJob))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	job := shared.waitRayJobState(t, ns, "node-disconnect", 4*time.Minute, func(j *rayv1.RayJob) bool {
-		return j.Status.JobStatus == rayv1.JobStatusRunning
-	})
+	ns, job, head, pods, before := startStepsJob(ctx, t, "node-disconnect", nodeDisconnectRayJob)
 	cluster := job.Status.RayClusterName
-	head := shared.waitHead(ctx, t, ns, cluster, "")
-	var logs string
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
-		return err == nil && strings.Contains(logs, "step 0 0"), err
-	})
-	if err != nil {
-		t.Fatalf("the first step did not finish: %v\n%s", err, logs)
-	}
-	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, cluster)}
-	before := map[string]podRecord{}
-	for role, p := range pods {
-		before[role] = recordPod(t, p)
-	}
 
 	outage := shared.disconnectNode(ctx, t, pods)
 	// The job must span the outage.
@@ -165,7 +146,7 @@ func TestNodeAgentDisconnected(t *testing.T) {
 
 	done := shared.waitRayJob(t, ns, "node-disconnect", rayJobTimeout)
 	requireSucceeded(t, done, cluster)
-	logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+	logs, err := shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
 	for i := range nodeDisconnectSteps {
 		if want := fmt.Sprintf("step %d %d", i, i*i); err != nil || !strings.Contains(logs, want) {
 			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)

@@ -37,29 +37,10 @@ func TestNodeAgentRestarted(t *testing.T) {
 	if strings.Contains(nodeRestartRayJob, "node-disconnect") || !strings.Contains(nodeRestartRayJob, fmt.Sprintf("range(%d)", nodeRestartSteps)) {
 		t.Fatal("nodeRestartRayJob was not derived from nodeDisconnectRayJob")
 	}
-	ns := shared.namespace(t)
-	shared.applyManifest(t, ns, "nodeRestartRayJob", []byte(nodeRestartRayJob))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	job := shared.waitRayJobState(t, ns, "node-restart", 4*time.Minute, func(j *rayv1.RayJob) bool {
-		return j.Status.JobStatus == rayv1.JobStatusRunning
-	})
+	ns, job, head, pods, before := startStepsJob(ctx, t, "node-restart", nodeRestartRayJob)
 	cluster := job.Status.RayClusterName
-	head := shared.waitHead(ctx, t, ns, cluster, "")
-	var logs string
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
-		return err == nil && strings.Contains(logs, "step 0 0"), err
-	})
-	if err != nil {
-		t.Fatalf("the first step did not finish: %v\n%s", err, logs)
-	}
-	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, cluster)}
-	before := map[string]podRecord{}
-	for role, p := range pods {
-		before[role] = recordPod(t, p)
-	}
 
 	restartAt := time.Now()
 	if err := shared.cluster.RestartNode(ctx); err != nil {
@@ -78,7 +59,7 @@ func TestNodeAgentRestarted(t *testing.T) {
 
 	done := shared.waitRayJob(t, ns, "node-restart", rayJobTimeout)
 	requireSucceeded(t, done, cluster)
-	logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+	logs, err := shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
 	for i := range nodeRestartSteps {
 		if want := fmt.Sprintf("step %d %d", i, i*i); err != nil || !strings.Contains(logs, want) {
 			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)
@@ -98,4 +79,34 @@ func assertPodsUnchanged(ctx context.Context, t *testing.T, ns string, pods map[
 			t.Errorf("the %s Pod changed %s:\nbefore %+v\nafter  %+v", role, when, before[role], got)
 		}
 	}
+}
+
+// startStepsJob applies a RayJob of nodeDisconnectRayJob's shape named name
+// in a new namespace, waits for its first step's result, and returns the
+// namespace, the RayJob, the head Pod's name, the head and worker Pods and
+// their records.
+func startStepsJob(ctx context.Context, t *testing.T, name, manifest string) (string, *rayv1.RayJob, string, map[string]*corev1.Pod, map[string]podRecord) {
+	t.Helper()
+	ns := shared.namespace(t)
+	shared.applyManifest(t, ns, name, []byte(manifest))
+	job := shared.waitRayJobState(t, ns, name, 4*time.Minute, func(j *rayv1.RayJob) bool {
+		return j.Status.JobStatus == rayv1.JobStatusRunning
+	})
+	cluster := job.Status.RayClusterName
+	head := shared.waitHead(ctx, t, ns, cluster, "")
+	var logs string
+	err := poll(ctx, func() (bool, error) {
+		var err error
+		logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+		return err == nil && strings.Contains(logs, "step 0 0"), err
+	})
+	if err != nil {
+		t.Fatalf("the first step did not finish: %v\n%s", err, logs)
+	}
+	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, cluster)}
+	before := map[string]podRecord{}
+	for role, p := range pods {
+		before[role] = recordPod(t, p)
+	}
+	return ns, job, head, pods, before
 }
