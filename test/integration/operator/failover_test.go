@@ -71,7 +71,7 @@ func TestLeaderFailover(t *testing.T) {
 		t.Errorf("cluster during has %d Pods after the failover, want 31", n)
 	}
 
-	checkAudit(t, auditLog, ns)
+	checkAudit(t, env.Client, auditLog, ns)
 }
 
 // userKubeconfig writes a kubeconfig of a new cluster-admin user.
@@ -159,24 +159,16 @@ func waitPodCount(t *testing.T, c client.Client, ns, cluster string, ok func(int
 }
 
 // checkAudit reads the API server's audit log: operator-b wrote nothing
-// but Lease updates until it held the Lease; every successful Pod creation
-// in ns left a Pod (none was a duplicate that had to be removed); and both
-// operators created Pods (the log does tell them apart).
-func checkAudit(t *testing.T, path, ns string) {
+// but Lease updates until it held the Lease; every Pod in ns has one
+// successful creation in the log, but for those of the killed leader's
+// last round of creates, which were stored while the leader was gone to
+// read the answers (the API server logs no successful response to a client
+// that is gone); and both operators created Pods (the log does tell them
+// apart).
+func checkAudit(t *testing.T, c client.Client, path, ns string) {
 	t.Helper()
-	events := readAuditUntil(t, path, ns, 2+31+2)
-	// (readAuditUntil gives up after auditDeadline when one creation never
-	// shows, see below.)
-	var bLeader time.Time
-	for _, e := range events {
-		if e.User.Username == "operator-b" && e.IsWrite() && e.Succeeded() && e.Resource() == "leases" {
-			bLeader = e.StageTimestamp.Time
-			break
-		}
-	}
-	if bLeader.IsZero() {
-		t.Fatal("the audit log shows no Lease write by operator-b")
-	}
+	const pods = 2 + 31 + 2
+	events, bLeader, byA := readAuditUntil(t, c, path, ns, pods)
 	podCreates := map[string]int{}
 	for _, e := range events {
 		if !e.IsWrite() || !strings.HasPrefix(e.User.Username, "operator-") {
@@ -185,48 +177,94 @@ func checkAudit(t *testing.T, path, ns string) {
 		if e.User.Username == "operator-b" && e.StageTimestamp.Time.Before(bLeader) && e.Resource() != "leases" {
 			t.Errorf("operator-b wrote %s %s before it led", e.Verb, e.Resource())
 		}
-		if e.Verb == "create" && e.Resource() == "pods" && e.Succeeded() && e.Namespace() == ns {
+		if isPodCreation(e, ns) {
 			podCreates[e.User.Username]++
 		}
 	}
-	total := podCreates["operator-a"] + podCreates["operator-b"]
-	pods := 2 + 31 + 2
-	// More creations than Pods is a duplicate. One fewer is the create the
-	// leader had in flight when it was killed: the Pod was stored, but the
-	// API server logs no successful response to a client that is gone.
 	switch {
-	case total > pods:
-		t.Errorf("%d successful Pod creations for %d Pods (a duplicate): %v", total, pods, podCreates)
-	case total < pods-1:
-		t.Errorf("%d successful Pod creations for %d Pods: %v", total, pods, podCreates)
-	case total == pods-1:
-		t.Logf("one Pod creation has no successful response in the audit log: the leader's in-flight request")
+	case podCreates["operator-b"] != pods-byA:
+		t.Errorf("operator-b has %d successful Pod creations in the audit log for the %d Pods created after it led", podCreates["operator-b"], pods-byA)
+	case podCreates["operator-a"] > byA:
+		t.Errorf("operator-a has %d successful Pod creations for the %d Pods created before it was killed (a duplicate)", podCreates["operator-a"], byA)
+	case podCreates["operator-a"] < byA:
+		t.Logf("%d Pods of operator-a have no successful creation in the audit log: the leader's in-flight round", byA-podCreates["operator-a"])
 	}
 	if podCreates["operator-a"] == 0 || podCreates["operator-b"] == 0 {
 		t.Errorf("Pod creations by user: %v, want both operators", podCreates)
 	}
-	t.Logf("Pod creations by user: %v", podCreates)
+	t.Logf("Pod creations by user: %v; %d Pods created before operator-b led", podCreates, byA)
 }
 
-// readAuditUntil reads the audit log until it records want successful Pod
-// creations in ns, or a deadline passes, and returns what it read last
-// (the caller checks it). The API server writes an event's
+// leaderGap is less than the time between the killing of the leader and the
+// other operator's first Lease write, which the Lease's 15 s duration
+// bounds from below, and more than the second a Pod's creation timestamp
+// rounds away: a Pod created before operator-b's first Lease write less
+// leaderGap is operator-a's.
+const leaderGap = 5 * time.Second
+
+// readAuditUntil reads the audit log until it records operator-b's first
+// Lease write and a successful creation by operator-b of each of the Pods
+// (of pods in ns) created after it, or a deadline passes. It returns what
+// it read last (the caller checks it), the time of that Lease write and how
+// many Pods were created before it. The API server writes an event's
 // ResponseComplete stage after the client has its answer, so the last
 // creations can reach the log a moment after their Pods are visible.
-func readAuditUntil(t *testing.T, path, ns string, want int) []auditlog.Event {
+func readAuditUntil(t *testing.T, c client.Client, path, ns string, pods int) ([]auditlog.Event, time.Time, int) {
 	t.Helper()
 	var events []auditlog.Event
+	var bLeader time.Time
+	byA := 0
 	_ = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, auditDeadline, true, func(context.Context) (bool, error) {
 		events = readAudit(t, path)
-		return podCreations(events, ns) >= want, nil
+		bLeader = firstLeaseWrite(events, "operator-b")
+		if bLeader.IsZero() {
+			return false, nil
+		}
+		byA = podsCreatedBefore(t, c, ns, bLeader.Add(-leaderGap))
+		return podCreations(events, ns, "operator-b") >= pods-byA, nil
 	})
-	return events
+	if bLeader.IsZero() {
+		t.Fatal("the audit log shows no Lease write by operator-b")
+	}
+	return events, bLeader, byA
 }
 
-func podCreations(events []auditlog.Event, ns string) int {
+// firstLeaseWrite is the time of user's first successful Lease write, zero
+// if there is none.
+func firstLeaseWrite(events []auditlog.Event, user string) time.Time {
+	for _, e := range events {
+		if e.User.Username == user && e.IsWrite() && e.Succeeded() && e.Resource() == "leases" {
+			return e.StageTimestamp.Time
+		}
+	}
+	return time.Time{}
+}
+
+// podsCreatedBefore counts the Pods in ns created before t.
+func podsCreatedBefore(t *testing.T, c client.Client, ns string, before time.Time) int {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := c.List(t.Context(), pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.CreationTimestamp.Time.Before(before) {
+			n++
+		}
+	}
+	return n
+}
+
+func isPodCreation(e auditlog.Event, ns string) bool {
+	return e.IsWrite() && e.Verb == "create" && e.Resource() == "pods" && e.Succeeded() && e.Namespace() == ns
+}
+
+// podCreations counts user's successful Pod creations in ns.
+func podCreations(events []auditlog.Event, ns, user string) int {
 	n := 0
 	for _, e := range events {
-		if e.IsWrite() && e.Verb == "create" && e.Resource() == "pods" && e.Succeeded() && e.Namespace() == ns {
+		if e.User.Username == user && isPodCreation(e, ns) {
 			n++
 		}
 	}
