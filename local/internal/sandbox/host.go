@@ -39,6 +39,12 @@ type HostConfig struct {
 	// ConmonBinary is the container monitor; default "conmon" looked up on
 	// PATH.
 	ConmonBinary string
+	// ExternalNetwork says that another process made the pods' network
+	// (bridge, nftables table, kernel settings) with NewNetwork and owns
+	// it: the host runs pods on that bridge and neither sweeps nor removes
+	// it. By default the host makes its own, as NewNetwork does, and
+	// removes it on Close.
+	ExternalNetwork bool
 	// Adopt takes over the sandboxes and containers an earlier host with
 	// the same StateDir and BridgeName left running (its process died, or
 	// it was closed with Detach): Sandboxes lists them. Without it, and
@@ -50,8 +56,8 @@ type HostConfig struct {
 	Clock clock.PassiveClock
 }
 
-// Host owns the bridge, the nftables table, the kernel settings and every
-// sandbox of one local node.
+// Host owns every sandbox of one local node and, unless its network is
+// external, the pods' network (see Network).
 type Host struct {
 	cfg     HostConfig
 	names   names
@@ -62,25 +68,20 @@ type Host struct {
 	gateway netip.Addr
 	nofile  uint64 // RLIMIT_NOFILE of containers
 
-	sysctls sysctlRegistry
-
-	mu         sync.Mutex
-	pool       *ipPool
-	ids        *idRanges
-	sandboxes  map[string]*Sandbox
-	detached   chan struct{} // closed by Detach
-	sysctlsSet bool          // registered with sysctls
-	closed     bool
+	mu        sync.Mutex
+	network   *Network // the host's own network; nil when external
+	pool      *ipPool
+	ids       *idRanges
+	sandboxes map[string]*Sandbox
+	detached  chan struct{} // closed by Detach
+	closed    bool
 }
 
 // NewHost sweeps what an earlier run under the same StateDir and BridgeName
 // left behind (runc containers, cgroups, mounts under StateDir, pod network
-// namespaces and veths, the bridge, the nftables table), then sets up the
-// bridge with the gateway address, net.ipv4.ip_forward=1,
-// net.bridge.bridge-nf-call-iptables=1 (restored by the last host on the
-// machine to close, see sysctlRegistry) and an
-// nftables table that masquerades pod traffic leaving through any other
-// interface and accepts forwarding to and from the bridge.
+// namespaces and veths) or, with Adopt, what it does not adopt of that;
+// then, unless the network is external, it sets up the pods' network as
+// NewNetwork does (keeping the bridge when it adopted pods on it).
 func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	cfg, err := withDefaults(cfg)
 	if err != nil {
@@ -101,16 +102,16 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		ids:       newIDRanges(),
 		sandboxes: map[string]*Sandbox{},
 		detached:  make(chan struct{}),
-		sysctls:   sysctlRegistry{dir: defaultSysctlRegistryDir, settings: hostSysctls},
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "pods"), 0o755); err != nil {
 		return nil, err
 	}
-	if err := h.takeOver(ctx); err != nil {
+	kept, err := h.takeOver(ctx)
+	if err != nil {
 		return nil, err
 	}
 	h.spawner = newSpawner()
-	if err := h.setUp(); err != nil {
+	if err := h.setUpNetwork(kept.any()); err != nil {
 		return nil, errors.Join(err, h.Close(ctx))
 	}
 	cfg.Log.Info("Host ready", "bridge", cfg.BridgeName, "gateway", h.gateway, "podCIDR", cfg.PodCIDR, "containerNofile", h.nofile)
@@ -119,44 +120,39 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 
 // takeOver sweeps what an earlier host with the same names left or, with
 // Adopt, adopts its intact sandboxes and sweeps the rest; either way it
-// leaves the run directory and the exit watcher ready.
-func (h *Host) takeOver(ctx context.Context) error {
+// leaves the run directory and the exit watcher ready. It returns what it
+// adopted.
+func (h *Host) takeOver(ctx context.Context) (adopted, error) {
 	if !h.cfg.Adopt {
 		if err := h.sweep(ctx, adopted{}); err != nil {
-			return fmt.Errorf("sweep what an earlier run left: %w", err)
+			return adopted{}, fmt.Errorf("sweep what an earlier run left: %w", err)
 		}
 	}
 	if err := makeRunDir(h.names.runDir()); err != nil {
-		return err
+		return adopted{}, err
 	}
 	if err := h.monitor.make(); err != nil {
-		return err
+		return adopted{}, err
 	}
 	var err error
 	if h.exits, err = newExitWatcher(h.monitor.exitDir); err != nil {
-		return err
+		return adopted{}, err
 	}
 	if !h.cfg.Adopt {
-		return nil
+		return adopted{}, nil
 	}
-	if err := h.sweep(ctx, h.adopt()); err != nil {
-		return fmt.Errorf("sweep what an earlier run left and this host did not adopt: %w", err)
+	kept := h.adopt()
+	if err := h.sweep(ctx, kept); err != nil {
+		return kept, fmt.Errorf("sweep what an earlier run left and this host did not adopt: %w", err)
 	}
-	return nil
+	return kept, nil
 }
 
 func withDefaults(cfg HostConfig) (HostConfig, error) {
-	if cfg.StateDir == "" || !filepath.IsAbs(cfg.StateDir) {
-		return cfg, fmt.Errorf("HostConfig.StateDir must be an absolute path, got %q", cfg.StateDir)
+	cfg, err := networkDefaults(cfg)
+	if err != nil {
+		return cfg, err
 	}
-	cfg.StateDir = filepath.Clean(cfg.StateDir)
-	if cfg.BridgeName == "" {
-		cfg.BridgeName = DefaultBridgeName
-	}
-	if !cfg.PodCIDR.IsValid() {
-		cfg.PodCIDR = DefaultPodCIDR
-	}
-	cfg.PodCIDR = cfg.PodCIDR.Masked()
 	if cfg.RuncBinary == "" {
 		cfg.RuncBinary = DefaultRuncBinary
 	}
@@ -179,18 +175,29 @@ func withDefaults(cfg HostConfig) (HostConfig, error) {
 	return cfg, nil
 }
 
-// setUp makes the host-wide network objects.
-func (h *Host) setUp() error {
-	if _, err := setupBridge(h.cfg.BridgeName, h.gateway, h.cfg.PodCIDR); err != nil {
+// setUpNetwork checks the external network's bridge or makes the host's
+// own network, keeping the bridge an earlier host left if keepBridge.
+func (h *Host) setUpNetwork(keepBridge bool) error {
+	if h.cfg.ExternalNetwork {
+		return checkExternalNetwork(h.cfg.BridgeName)
+	}
+	n, err := newNetwork(h.cfg, keepBridge)
+	if err != nil {
 		return err
 	}
 	h.mu.Lock()
-	h.sysctlsSet = true
+	h.network = n
 	h.mu.Unlock()
-	if err := h.sysctls.acquire(h.names.tag); err != nil {
-		return err
+	return nil
+}
+
+// checkStateDir requires cfg.StateDir to be absolute and cleans it.
+func checkStateDir(cfg *HostConfig) error {
+	if cfg.StateDir == "" || !filepath.IsAbs(cfg.StateDir) {
+		return fmt.Errorf("HostConfig.StateDir must be an absolute path, got %q", cfg.StateDir)
 	}
-	return installNftTable(h.names.nftTable(), h.cfg.BridgeName, h.cfg.PodCIDR)
+	cfg.StateDir = filepath.Clean(cfg.StateDir)
+	return nil
 }
 
 // Gateway is the bridge address: the node's InternalIP, where DNS listens.
@@ -234,7 +241,7 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, s := range h.sandboxes {
 		sandboxes = append(sandboxes, s)
 	}
-	sysctlsSet := h.sysctlsSet
+	network := h.network
 	h.mu.Unlock()
 
 	var errs []error
@@ -244,16 +251,14 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.exits != nil {
 		errs = append(errs, h.exits.close())
 	}
+	if network != nil {
+		errs = append(errs, network.Close())
+	}
 	errs = append(errs,
-		deleteNftTable(h.names.nftTable()),
-		deleteLinkIfExists(h.cfg.BridgeName),
 		removeCgroupTree(ctx, h.names.cgroupParent()),
 		removeUnmounted(h.runc.root),
 		removeRunDir(h.names.runDir()),
 	)
-	if sysctlsSet {
-		errs = append(errs, h.sysctls.release(h.names.tag))
-	}
 	if h.spawner != nil {
 		h.spawner.stop()
 	}

@@ -225,3 +225,59 @@ func listenInNetns(t *testing.T, ns netns.NsHandle, address string) net.Listener
 	}
 	return r.ln
 }
+
+// TestExternalNetwork: a host on a network that NewNetwork made (as the
+// local cluster makes it for its node process) runs pods on its bridge and
+// leaves the network in place when it closes; a host without that bridge
+// refuses to start; closing the network leaves nothing.
+func TestExternalNetwork(t *testing.T) {
+	cfg := testHostConfig(t, 16)
+	ctx := testContext(t, 2*time.Minute)
+	cfg.ExternalNetwork = true
+	if _, err := NewHost(ctx, cfg); err == nil || !strings.Contains(err.Error(), "NewNetwork") {
+		t.Fatalf("NewHost with an external network that does not exist: %v, want an error naming NewNetwork", err)
+	}
+	network, err := NewNetwork(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := network.Close(); err != nil {
+			t.Errorf("Network.Close: %v", err)
+		}
+		assertNothingLeft(t, cfg)
+	})
+	for i := range 2 {
+		h, err := NewHost(ctx, cfg)
+		if err != nil {
+			t.Fatalf("host %d: %v", i, err)
+		}
+		if h.Gateway() != network.Gateway() {
+			t.Errorf("host gateway %s, network's %s", h.Gateway(), network.Gateway())
+		}
+		sb, err := h.CreateSandbox(ctx, SandboxSpec{UID: fmt.Sprintf("uid-%d", i), Namespace: "ns", Name: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, out, stderr := startBash(t, sb, "server", tcpServer("0.0.0.0", 8080, "hello"))
+		if err := out.waitFor(ctx, "listening"); err != nil {
+			t.Fatalf("%v; stderr: %s", err, stderr)
+		}
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(sb.IP().String(), "8080"))
+		if err != nil {
+			t.Fatalf("host %d: the machine cannot reach its pod: %v", i, err)
+		}
+		assertLine(t, conn, "hello")
+		if err := h.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		names := newNames(cfg.StateDir, cfg.BridgeName)
+		if exists, err := nftTableExists(names.nftTable()); err != nil || !exists {
+			t.Errorf("host %d closed: nftables table %s exists %v (%v), want it kept", i, names.nftTable(), exists, err)
+		}
+		if _, err := netlink.LinkByName(cfg.BridgeName); err != nil {
+			t.Errorf("host %d closed: bridge %s: %v, want it kept", i, cfg.BridgeName, err)
+		}
+	}
+}

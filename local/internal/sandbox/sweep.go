@@ -16,8 +16,9 @@ const netnsDir = "/run/netns"
 
 // sweep removes what an earlier run of a host with the same StateDir and
 // BridgeName left, except what this host adopted, in dependency order:
-// processes first, then the mounts they held, then network objects, then
-// files.
+// processes first, then the mounts they held, then the pods' network
+// objects, then files. The bridge and the nftables table are the
+// Network's (see newNetwork).
 func (h *Host) sweep(ctx context.Context, kept adopted) error {
 	steps := []struct {
 		name string
@@ -28,13 +29,6 @@ func (h *Host) sweep(ctx context.Context, kept adopted) error {
 		{"mounts", func(context.Context) error { return h.sweepMounts(kept) }},
 		{"network namespaces", func(context.Context) error { return h.sweepNetns(kept) }},
 		{"veths", func(context.Context) error { return h.sweepVeths(kept) }},
-		{"bridge", func(context.Context) error {
-			if kept.any() {
-				return nil
-			}
-			return deleteLinkIfExists(h.cfg.BridgeName)
-		}},
-		{"nftables table", func(context.Context) error { return deleteNftTable(h.names.nftTable()) }},
 		{"files", func(context.Context) error { return h.sweepFiles(kept) }},
 	}
 	var errs []error
