@@ -41,7 +41,7 @@ func startProcess(name, path string, args, env []string, logDir string, log io.W
 	}
 	var out io.Writer = logFile
 	if log != nil {
-		out = io.MultiWriter(logFile, &prefixWriter{prefix: name + " | ", w: log})
+		out = io.MultiWriter(logFile, PrefixLines(name+" | ", log))
 	}
 	cmd := exec.Command(path, args...)
 	if len(env) > 0 {
@@ -74,7 +74,7 @@ func (p *process) exited() bool {
 
 // exitError describes an unexpected exit, with the end of the log.
 func (p *process) exitError() error {
-	return fmt.Errorf("%s exited (%v); last log lines from %s:\n%s", p.name, p.err, p.logPath, tail(p.logPath, 20))
+	return fmt.Errorf("%s exited (%v); last log lines from %s:\n%s", p.name, p.err, p.logPath, LogTail(p.logPath, 20))
 }
 
 // stop sends SIGTERM to the process group, then SIGKILL after stopGrace,
@@ -98,8 +98,9 @@ func (p *process) stop() error {
 	return nil
 }
 
-// tail returns the last n lines of a file, or a note when it cannot be read.
-func tail(path string, n int) string {
+// LogTail returns the last n lines of a file, or a note when it cannot be
+// read.
+func LogTail(path string, n int) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(cannot read log: %v)", err)
@@ -111,8 +112,14 @@ func tail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// prefixWriter writes whole lines to w, each starting with prefix. It is
-// safe for concurrent use because several processes share one log.
+// PrefixLines returns a writer that writes whole lines to w, each starting
+// with prefix, for a component's output in a log that several share. It is
+// safe for concurrent use.
+func PrefixLines(prefix string, w io.Writer) io.Writer {
+	return &prefixWriter{prefix: prefix, w: w}
+}
+
+// prefixWriter is PrefixLines' writer.
 type prefixWriter struct {
 	prefix string
 	w      io.Writer

@@ -66,6 +66,8 @@ type localFlags struct {
 }
 
 func main() {
+	// The local cluster's node runs as a process of this executable.
+	localcluster.RunNodeIfChild()
 	opFlags := operator.BindFlags(flag.CommandLine)
 	local := bindLocalFlags(flag.CommandLine)
 	localDefaults(flag.CommandLine)

@@ -1,9 +1,9 @@
 // Package localcluster starts a whole Kubernetes cluster on this machine
-// whose pods are real processes: a bridge with a pod network (the node's
-// sandbox host), the local control plane with cluster DNS, kube-proxy and
-// metrics-server on that network, a NetworkPolicy enforcer
-// (kube-network-policies), and the local node that runs the pods scheduled
-// to it.
+// whose pods are real processes: a bridge with a pod network
+// (sandbox.Network), the local control plane with cluster DNS, kube-proxy
+// and metrics-server on that network, a NetworkPolicy enforcer
+// (kube-network-policies), and the local node, a process of its own as a
+// kubelet is, that runs the pods scheduled to it.
 // `make run` and the end-to-end suites that run real Ray use it; Stop, or
 // canceling the context given to Start, takes it all down again.
 package cluster
@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -29,8 +30,6 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/metricsserver"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
-	"github.com/ray-operator/ray-operator/local/internal/node"
-	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 	"github.com/ray-operator/ray-operator/local/internal/traefik"
 )
@@ -78,8 +77,9 @@ type Options struct {
 	// implementation listening on the node's address, and installs the
 	// Gateway API CRDs and its GatewayClass.
 	Gateway bool
-	// Log receives the control-plane components' output (nil: only their
-	// log files); Logger the node's.
+	// Log receives the output of the control-plane components and the node
+	// process (nil: only their log files, under <StateDir>/logs); Logger
+	// what this process does (the pod network, the NetworkPolicy enforcer).
 	Log    io.Writer
 	Logger logr.Logger
 }
@@ -88,17 +88,19 @@ type Options struct {
 type Cluster struct {
 	// ControlPlane is the API server and its companions.
 	ControlPlane *controlplane.ControlPlane
-	// Host owns the bridge and the pods' sandboxes.
-	Host *sandbox.Host
+	// Network is the pods' bridge, its address (the node's) and prefix.
+	Network *sandbox.Network
 	// NetworkPolicies enforces the NetworkPolicies on the node's pods.
 	NetworkPolicies *netpolicy.Enforcer
-	// Node is the node that runs the pods.
-	Node *node.Node
 	// NodeName is the Node's name.
 	NodeName string
 
 	lock     *hostlock.Lock
-	hostConf sandbox.HostConfig // the node's host, for RestartNode
+	stateDir string
+	log      io.Writer
+	nodeConf nodeProcessConfig
+	nodeMu   sync.Mutex
+	node     *nodeProcess // nil while no node process runs
 }
 
 // RESTConfig reaches the API server as a cluster admin.
@@ -114,7 +116,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{NodeName: opts.NodeName}
+	c := &Cluster{NodeName: opts.NodeName, stateDir: opts.StateDir, log: opts.Log}
 	if err := c.start(ctx, &opts); err != nil {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 		defer cancel()
@@ -176,12 +178,12 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return err
 	}
 	c.lock = lock
-	c.hostConf = sandbox.HostConfig{StateDir: filepath.Join(opts.StateDir, "node"), Log: opts.Logger.WithName("sandbox")}
-	host, err := sandbox.NewHost(ctx, c.hostConf)
+	hostConf := sandbox.HostConfig{StateDir: hostStateDir(opts.StateDir), Log: opts.Logger.WithName("network")}
+	network, err := sandbox.NewNetwork(hostConf)
 	if err != nil {
 		return fmt.Errorf("preparing the pod network: %w", err)
 	}
-	c.Host = host
+	c.Network = network
 	addons, err := netaddons.New()
 	if err != nil {
 		return err
@@ -215,7 +217,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		KubeconfigPath: opts.KubeconfigPath,
 		Log:            opts.Log,
 		Network: &controlplane.NodeNetwork{
-			NodeIP: host.Gateway(), PodCIDR: host.PodCIDR(), NodeName: opts.NodeName, Addons: addons,
+			NodeIP: network.Gateway(), PodCIDR: network.PodCIDR(), NodeName: opts.NodeName, Addons: addons,
 		},
 	})
 	if err != nil {
@@ -224,7 +226,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 	c.ControlPlane = cp
 	// Before the node: no pod runs without its policies.
 	c.NetworkPolicies, err = netpolicy.Start(ctx, netpolicy.Config{
-		RESTConfig: cp.RESTConfig, NodeName: opts.NodeName, Bridge: host.Bridge(), PodCIDR: host.PodCIDR(),
+		RESTConfig: cp.RESTConfig, NodeName: opts.NodeName, Bridge: network.Bridge(), PodCIDR: network.PodCIDR(),
 		Log: opts.Logger.WithName("netpolicy"),
 	})
 	if err != nil {
@@ -234,44 +236,87 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	c.Node, err = node.Start(ctx, node.Config{
-		NodeName:            opts.NodeName,
-		RESTConfig:          cp.RESTConfig,
-		Sandboxes:           host,
-		Images:              podinputs.DefaultImages(opts.RayVenvDir, opts.RedisServer),
+	c.nodeConf = nodeProcessConfig{
+		NodeName:   opts.NodeName,
+		Kubeconfig: opts.KubeconfigPath, QPS: cp.RESTConfig.QPS, Burst: cp.RESTConfig.Burst,
+		HostStateDir:        hostConf.StateDir,
+		RayVenvDir:          opts.RayVenvDir,
+		RedisServer:         opts.RedisServer,
 		ClusterDNS:          []string{netaddons.ClusterDNSAddr.String()},
 		KubernetesService:   cp.KubernetesService,
-		ListenAddress:       netip.AddrPortFrom(host.Gateway(), uint16(port[0])), //nolint:gosec // a port number
+		ListenAddress:       netip.AddrPortFrom(network.Gateway(), uint16(port[0])), //nolint:gosec // a port number
 		ClientCA:            cp.KubeletClientCA,
 		Capacity:            opts.Capacity,
 		AllowHostPrivileges: opts.AllowHostPrivileges,
 		SharedHostDirs:      opts.SharedHostDirs,
 		VolumeDir:           VolumeDir(opts.StateDir),
 		SyncFrequency:       opts.SyncFrequency,
-		Log:                 opts.Logger.WithName("node"),
-	})
-	if err != nil {
+	}
+	if err := c.startNode(ctx, false); err != nil {
 		return fmt.Errorf("starting the local node: %w", err)
 	}
 	return nil
 }
 
-// RestartNode kills the node agent and starts it again under its running
-// pods (see node.Node.Restart): a new host adopts the pods' sandboxes and
-// containers from the old one, which is let go of without stopping
-// anything.
-func (c *Cluster) RestartNode(ctx context.Context) error {
-	if err := c.Node.Crash(c.Host); err != nil {
+// hostStateDir is where the node keeps its pods' sandboxes.
+func hostStateDir(stateDir string) string { return filepath.Join(stateDir, "node") }
+
+// startNode starts the node process, adopting what an earlier one left
+// if adopt, and returns once its Node is Ready.
+func (c *Cluster) startNode(ctx context.Context, adopt bool) error {
+	c.nodeMu.Lock()
+	defer c.nodeMu.Unlock()
+	if c.node != nil {
+		return errors.New("the node process runs")
+	}
+	conf := c.nodeConf
+	conf.Adopt = adopt
+	p, err := startNodeProcess(ctx, c.stateDir, conf, c.log)
+	if err != nil {
 		return err
 	}
-	conf := c.hostConf
-	conf.Adopt = true
-	host, err := sandbox.NewHost(ctx, conf)
-	if err != nil {
-		return fmt.Errorf("adopting the node's pods: %w", err)
+	c.node = p
+	return nil
+}
+
+// KillNode kills the node process with SIGKILL, as a kubelet dies: the
+// pods' containers run on, the Node's heartbeats stop (the control plane
+// marks it once its grace period passes) and logs, exec and port-forward
+// fail until StartNode.
+func (c *Cluster) KillNode() error {
+	c.nodeMu.Lock()
+	defer c.nodeMu.Unlock()
+	if c.node == nil {
+		return errors.New("no node process runs")
 	}
-	c.Host = host
-	return c.Node.StartAgain(ctx, host)
+	err := c.node.kill()
+	c.node = nil
+	return err
+}
+
+// StartNode starts the node process again after KillNode: it adopts the
+// running pods' sandboxes and containers (same container IDs, restart
+// counts from the pods' statuses), destroys those of pods the API no longer
+// binds to the node, and acts on what changed meanwhile. It returns once
+// the Node is Ready.
+func (c *Cluster) StartNode(ctx context.Context) error { return c.startNode(ctx, true) }
+
+// RestartNode kills the node process and starts it again under its running
+// pods (KillNode, then StartNode).
+func (c *Cluster) RestartNode(ctx context.Context) error {
+	if err := c.KillNode(); err != nil {
+		return err
+	}
+	return c.StartNode(ctx)
+}
+
+// NodeLogPath is the node process's log.
+func (c *Cluster) NodeLogPath() string { return filepath.Join(c.stateDir, "logs", "node.log") }
+
+// NodeInventory lists what the node's pods hold on the machine (see
+// sandbox.Inventory).
+func (c *Cluster) NodeInventory() (sandbox.Inventory, error) {
+	return sandbox.ReadInventory(sandbox.HostConfig{StateDir: hostStateDir(c.stateDir)})
 }
 
 // Stop stops the pods (as their deletion would), the node, the control
@@ -279,18 +324,31 @@ func (c *Cluster) RestartNode(ctx context.Context) error {
 // on a partly started cluster.
 func (c *Cluster) Stop(ctx context.Context) error {
 	var errs []error
-	if c.Node != nil {
-		errs = append(errs, c.Node.Stop(ctx))
+	c.nodeMu.Lock()
+	if c.node != nil {
+		errs = append(errs, c.node.stop(ctx))
+		c.node = nil
 	}
+	c.nodeMu.Unlock()
 	if c.NetworkPolicies != nil {
 		errs = append(errs, c.NetworkPolicies.Stop())
 	}
 	if c.ControlPlane != nil {
 		errs = append(errs, c.ControlPlane.Stop())
 	}
-	if c.Host != nil {
-		errs = append(errs, c.Host.Close(ctx))
+	if c.Network != nil {
+		errs = append(errs, c.Network.Close())
 	}
 	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
+}
+
+// NodePID is the node process's pid, 0 while none runs.
+func (c *Cluster) NodePID() int {
+	c.nodeMu.Lock()
+	defer c.nodeMu.Unlock()
+	if c.node == nil {
+		return 0
+	}
+	return c.node.pid
 }

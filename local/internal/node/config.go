@@ -31,8 +31,12 @@ type Config struct {
 	NodeName string
 	// RESTConfig holds admin credentials of the local API server.
 	RESTConfig *rest.Config
-	// Sandboxes runs the pods; the caller makes it (it also owns the bridge)
-	// and closes it after Stop.
+	// Sandboxes runs the pods; the caller makes it and closes it after
+	// Stop. When it adopted an earlier node agent's sandboxes
+	// (sandbox.HostConfig.Adopt), the pod workers take their running
+	// containers over, with what the pods' statuses in the API say of
+	// earlier attempts, and Start destroys those of pods the API no longer
+	// binds to the node.
 	Sandboxes *sandbox.Host
 	// Images maps image references to local executables.
 	Images podinputs.ImageTable
@@ -107,7 +111,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	in := localInputs{images: cfg.Images, objs: podinputs.ClientObjects(client)}
-	return startNode(ctx, cfg, client, hostRuntime{host: cfg.Sandboxes}, in, access)
+	n, err := startNode(ctx, cfg, client, hostRuntime{host: cfg.Sandboxes}, in, access)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.destroyOrphans(ctx, cfg.Sandboxes); err != nil {
+		n.log.Error(err, "Destroying the adopted sandboxes of pods that are gone")
+	}
+	return n, nil
 }
 
 // withDefaults returns cfg with its defaults applied.

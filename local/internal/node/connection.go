@@ -5,11 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-
 	"github.com/ray-operator/ray-operator/local/internal/kubeletapi"
-	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 // connection is the part of the node agent that talks to the API server:
@@ -115,68 +111,4 @@ func (n *Node) Reconnect(ctx context.Context) error {
 	n.conn = c
 	n.log.Info("Node reconnected to the API server")
 	return nil
-}
-
-// Crash is the node agent dying under running pods, in this process: the
-// API side and every pod worker end at once, with no container stopped and
-// nothing written (as after a SIGKILL), and old, the sandbox host, is let
-// go of (Detach). StartAgain starts the agent again.
-func (n *Node) Crash(old *sandbox.Host) error {
-	n.connMu.Lock()
-	defer n.connMu.Unlock()
-	if n.stopped {
-		return errors.New("the node has stopped")
-	}
-	if n.conn != nil {
-		n.conn.close()
-		n.conn = nil
-	}
-	n.prov.abandon()
-	n.stopWorkers()
-	n.log.Info("Node agent crashed: its pods run on")
-	return old.Detach()
-}
-
-// StartAgain starts the node agent after Crash on host, which adopted what
-// the old host left (sandbox.HostConfig.Adopt): new pod workers take the
-// running containers over, with what the pods' statuses in the API say of
-// earlier attempts, and adopted sandboxes of pods the API no longer binds
-// to this node are destroyed. It returns once the Node is Ready again.
-func (n *Node) StartAgain(ctx context.Context, host *sandbox.Host) error {
-	n.connMu.Lock()
-	defer n.connMu.Unlock()
-	if n.stopped || n.conn != nil {
-		return errors.New("the node agent has not crashed")
-	}
-	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	n.prov = newProvider(workerCtx, workerDeps(n.cfg, n.client, n.recorder, hostRuntime{host: host}, n.in, n.access))
-	n.stopWorkers = stopWorkers
-	c, err := n.connect(ctx)
-	if err != nil {
-		return fmt.Errorf("starting node %s again: %w", n.name, err)
-	}
-	n.conn = c
-	n.log.Info("Node agent started again under its pods")
-	return n.destroyOrphans(ctx, host)
-}
-
-// destroyOrphans destroys the adopted sandboxes of pods that the API no
-// longer binds to this node (deleted for good while no node agent ran).
-func (n *Node) destroyOrphans(ctx context.Context, host *sandbox.Host) error {
-	pods, err := n.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", n.name).String()})
-	if err != nil {
-		return fmt.Errorf("listing the node's pods: %w", err)
-	}
-	bound := map[string]bool{}
-	for _, p := range pods.Items {
-		bound[string(p.UID)] = true
-	}
-	var errs []error
-	for _, sb := range host.Sandboxes() {
-		if spec := sb.Spec(); sb.WasAdopted() && !bound[spec.UID] {
-			n.log.Info("Destroying the adopted sandbox of a pod that is gone", "pod", spec.Namespace+"/"+spec.Name, "uid", spec.UID)
-			errs = append(errs, sb.Destroy(ctx))
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -166,7 +166,7 @@ func nodeReady(node *corev1.Node) bool {
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		n.connMu.Lock()
-		n.stopped = true // no Reconnect or StartAgain from now on
+		n.stopped = true // no Reconnect from now on
 		prov, stopWorkers := n.prov, n.stopWorkers
 		n.connMu.Unlock()
 		stopWorkers()

@@ -59,10 +59,19 @@ func (p *provider) notifyPod(pod *corev1.Pod) {
 
 // CreatePod implements node.PodLifecycleHandler: it starts the pod's worker.
 func (p *provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
+	return p.startWorker(pod, false)
+}
+
+// startWorker starts the pod's worker, or updates the one it has; deleted
+// starts it stopping the pod (see podworker.Worker.RequestDelete).
+func (p *provider) startWorker(pod *corev1.Pod, deleted bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if w, ok := p.workers[pod.UID]; ok {
 		w.Update(pod)
+		if deleted {
+			w.RequestDelete(pod.DeletionGracePeriodSeconds)
+		}
 		return nil
 	}
 	if p.ctx.Err() != nil {
@@ -70,6 +79,9 @@ func (p *provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	}
 	w := podworker.New(p.deps, pod)
 	p.workers[pod.UID] = w
+	if deleted {
+		w.RequestDelete(pod.DeletionGracePeriodSeconds)
+	}
 	w.Start(p.ctx)
 	p.all.Add(1)
 	go func() {
@@ -93,14 +105,30 @@ func (p *provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
 }
 
 // DeletePod implements node.PodLifecycleHandler: the worker stops the pod
-// in the background and removes the pod object once its sandbox is gone.
+// in the background and removes the pod object once its sandbox is gone. A
+// pod with no worker was deleted while no node agent ran (the node process
+// started again finds it terminating): a new worker stops what its adopted
+// sandbox still runs, as a restarted kubelet does.
 func (p *provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
-	w, err := p.worker(pod.Namespace, pod.Name)
-	if err != nil {
-		return err
+	p.mu.Lock()
+	_, known := p.workers[pod.UID]
+	p.mu.Unlock()
+	if !known && !p.hasSandbox(pod.UID) {
+		return errdefs.NotFoundf("pod %s/%s is not known to node %s", pod.Namespace, pod.Name, p.deps.Node.Name)
 	}
-	w.RequestDelete(pod.DeletionGracePeriodSeconds)
-	return nil
+	return p.startWorker(pod, true)
+}
+
+// sandboxLookup is a podworker.Runtime that tells which pods have a
+// sandbox (hostRuntime).
+type sandboxLookup interface {
+	HasSandbox(uid types.UID) bool
+}
+
+// hasSandbox tells whether the runtime has a sandbox of the pod.
+func (p *provider) hasSandbox(uid types.UID) bool {
+	l, ok := p.deps.Runtime.(sandboxLookup)
+	return ok && l.HasSandbox(uid)
 }
 
 // GetPod implements node.PodLifecycleHandler.
@@ -167,17 +195,6 @@ func (p *provider) Pod(namespace, name string) (kubeletapi.Pod, error) {
 		return nil, err
 	}
 	return w, nil
-}
-
-// abandon ends every worker, leaving its pod's containers running, and
-// waits for them.
-func (p *provider) abandon() {
-	p.mu.Lock()
-	for _, w := range p.workers {
-		w.Abandon()
-	}
-	p.mu.Unlock()
-	p.all.Wait()
 }
 
 // waitAll waits until every worker has ended.

@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
@@ -21,6 +23,13 @@ func (r hostRuntime) CreateSandbox(ctx context.Context, spec sandbox.SandboxSpec
 		return nil, err
 	}
 	return hostSandbox{sb}, nil
+}
+
+// HasSandbox tells whether the host has a sandbox of the pod (one it
+// created or adopted).
+func (r hostRuntime) HasSandbox(uid types.UID) bool {
+	_, ok := r.host.Sandbox(string(uid))
+	return ok
 }
 
 // hostSandbox is podworker.Sandbox on a *sandbox.Sandbox.

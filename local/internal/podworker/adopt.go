@@ -109,3 +109,29 @@ func apiStatusOf(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	}
 	return nil
 }
+
+// deletedBeforeStart tells whether RequestDelete came before Start: the
+// pod was deleted while no node agent ran.
+func (w *Worker) deletedBeforeStart() bool {
+	select {
+	case <-w.deleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopAdopted ends a pod that was deleted while no node agent ran, as a
+// restarted kubelet ends a terminating pod: it starts nothing, takes over
+// what the pod's adopted sandbox still runs, stops it within the deletion's
+// grace period (preStop, SIGTERM, SIGKILL), removes the sandbox and then
+// the pod object.
+func (w *Worker) stopAdopted(ctx context.Context) {
+	if w.state.admission.Admitted() {
+		if err := w.createSandbox(ctx, w.Pod()); err == nil {
+			w.state.sandboxReady = true
+			w.adopt(ctx)
+		}
+	}
+	w.terminate(ctx, true)
+}

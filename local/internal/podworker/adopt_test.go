@@ -1,6 +1,7 @@
 package podworker
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,4 +93,39 @@ func TestAdoptedEndedContainerIsRestarted(t *testing.T) {
 		t.Errorf("side %+v, want running, never restarted", side)
 	}
 	h.noStart()
+}
+
+// TestPodDeletedWhileNoAgentRanIsStopped: a pod deleted while no node agent
+// ran (the restarted node finds it terminating, "app" adopted running,
+// "side" gone with the runtime's records) gets nothing started: the
+// adopted container gets SIGTERM, the sandbox is destroyed and the pod
+// object removed, its status the container's end.
+func TestPodDeletedWhileNoAgentRanIsStopped(t *testing.T) {
+	pod := adoptedPod()
+	var app *fakeProc
+	h := newHarness(t, pod, func(h *harness) {
+		app = &fakeProc{spec: sandbox.ContainerSpec{Name: "app", Attempt: 2}, clk: h.clk, started: t0.Add(-time.Minute), done: make(chan struct{})}
+		h.rt.adopt = map[string][]Adoptee{string(pod.UID): {app}}
+		h.deletedFirst, h.grace = true, ptr.To[int64](30)
+	})
+	var final *corev1.Pod
+	select {
+	case final = <-h.finalized:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the deleted pod was not removed")
+	}
+	h.noStart()
+	app.mu.Lock()
+	signals := app.signals
+	app.mu.Unlock()
+	if len(signals) != 1 || signals[0] != syscall.SIGTERM || app.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("app: signals %v, exit %d; want one SIGTERM it ended on", signals, app.ExitCode())
+	}
+	if len(h.rt.boxes) != 1 || !h.rt.boxes[0].destroyed {
+		t.Errorf("sandboxes %d, want the adopted one, destroyed", len(h.rt.boxes))
+	}
+	st := final.Status.ContainerStatuses[0]
+	if st.State.Terminated == nil || st.State.Terminated.ExitCode != 143 || st.RestartCount != 2 {
+		t.Errorf("app's final status %+v, want terminated 143 with restart count 2", st)
+	}
 }

@@ -197,6 +197,9 @@ type harness struct {
 	finalized chan *corev1.Pod
 	w         *Worker
 	cancel    context.CancelFunc
+	// deletedFirst makes the worker get RequestDelete(grace) before Start.
+	deletedFirst bool
+	grace        *int64
 }
 
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -227,6 +230,9 @@ func newHarness(t *testing.T, pod *corev1.Pod, prepare ...func(*harness)) *harne
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.w = New(deps, pod)
+	if h.deletedFirst {
+		h.w.RequestDelete(h.grace)
+	}
 	h.w.Start(ctx)
 	t.Cleanup(func() {
 		cancel()

@@ -32,11 +32,8 @@ type Worker struct {
 	wake    chan struct{} // a new version of the pod arrived
 	deleted chan struct{} // closed by RequestDelete
 	delOnce sync.Once
-	// abandoned is closed by Abandon.
-	abandoned   chan struct{}
-	abandonOnce sync.Once
-	done        chan struct{}
-	wg          sync.WaitGroup // goroutines the worker started
+	done    chan struct{}
+	wg      sync.WaitGroup // goroutines the worker started
 
 	// Owned by the worker goroutine.
 	initCtrs, mainCtrs []*ctr
@@ -71,8 +68,6 @@ func New(deps *Deps, pod *corev1.Pod) *Worker {
 		wake:    make(chan struct{}, 1),
 		deleted: make(chan struct{}),
 		done:    make(chan struct{}),
-
-		abandoned: make(chan struct{}),
 	}
 	w.initCtrs, w.mainCtrs = newCtrs(pod)
 	w.crashLoop, w.retries = newCrashLoop(deps.Clock), newRetries(deps.Clock)
@@ -96,6 +91,10 @@ func (w *Worker) run(ctx context.Context) {
 	if w.admit() {
 		w.resolveImages()
 	}
+	if w.deletedBeforeStart() {
+		w.stopAdopted(ctx)
+		return
+	}
 	for {
 		w.enforceDeadline()
 		if w.canSync() {
@@ -112,10 +111,6 @@ func (w *Worker) run(ctx context.Context) {
 		case <-w.deleted:
 			stopTimer(timer)
 			w.terminate(ctx, true)
-			return
-		case <-w.abandoned:
-			stopTimer(timer)
-			w.stopWatching()
 			return
 		case <-ctx.Done():
 			stopTimer(timer)
@@ -166,6 +161,8 @@ func (w *Worker) Update(pod *corev1.Pod) {
 
 // RequestDelete asks the worker to stop the pod as a deletion does, with the
 // grace period of the deletion (nil: the pod's terminationGracePeriodSeconds).
+// Called before Start, for a pod deleted while no node agent ran, it makes
+// the worker start nothing and stop what the pod's adopted sandbox runs.
 func (w *Worker) RequestDelete(grace *int64) {
 	w.mu.Lock()
 	if w.grace == nil || (grace != nil && *grace < *w.grace) {
@@ -173,22 +170,6 @@ func (w *Worker) RequestDelete(grace *int64) {
 	}
 	w.mu.Unlock()
 	w.delOnce.Do(func() { close(w.deleted) })
-}
-
-// Abandon ends the worker and leaves its pod's containers and sandbox as
-// they are, as a node agent that dies leaves them to the container
-// runtime: a later worker of an adopting node takes them over.
-func (w *Worker) Abandon() {
-	w.abandonOnce.Do(func() { close(w.abandoned) })
-}
-
-// stopWatching stops the probes; the exit watchers end with the worker.
-func (w *Worker) stopWatching() {
-	for _, c := range w.allCtrs() {
-		if c.stopProbes != nil {
-			c.stopProbes()
-		}
-	}
 }
 
 // Wait blocks until the worker and every goroutine it started have ended.

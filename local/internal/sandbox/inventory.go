@@ -29,18 +29,28 @@ type Inventory struct {
 	NftRules int
 }
 
-// Inventory lists what the host holds on the machine now; it only reads.
-func (h *Host) Inventory() (Inventory, error) {
+// ReadInventory lists what a host with cfg's StateDir and BridgeName
+// (default DefaultBridgeName) holds on the machine now, whichever process
+// runs it; it only reads.
+func ReadInventory(cfg HostConfig) (Inventory, error) {
+	cfg, err := networkDefaults(cfg)
+	if err != nil {
+		return Inventory{}, err
+	}
+	return inventoryOf(cfg.StateDir, newNames(cfg.StateDir, cfg.BridgeName))
+}
+
+func inventoryOf(stateDir string, n names) (Inventory, error) {
 	var inv Inventory
 	var errs []error
 	var err error
-	if inv.Sandboxes, err = dirNames(filepath.Join(h.cfg.StateDir, "pods"), ""); err != nil {
+	if inv.Sandboxes, err = dirNames(filepath.Join(stateDir, "pods"), ""); err != nil {
 		errs = append(errs, fmt.Errorf("sandboxes: %w", err))
 	}
-	if inv.Netns, err = dirNames(netnsDir, h.names.netnsNamePrefix()); err != nil {
+	if inv.Netns, err = dirNames(netnsDir, n.netnsNamePrefix()); err != nil {
 		errs = append(errs, fmt.Errorf("network namespaces: %w", err))
 	}
-	if inv.Cgroups, err = h.cgroupsBelowParent(); err != nil {
+	if inv.Cgroups, err = cgroupsBelowParent(n); err != nil {
 		errs = append(errs, fmt.Errorf("cgroups: %w", err))
 	}
 	if inv.NftRules, err = countNftRules(); err != nil {
@@ -68,16 +78,17 @@ func dirNames(dir, prefix string) ([]string, error) {
 	return names, nil
 }
 
-// cgroupsBelowParent lists the cgroup directories below the host's parent
-// in every hierarchy, relative to the hierarchy's root, sorted.
-func (h *Host) cgroupsBelowParent() ([]string, error) {
+// cgroupsBelowParent lists the cgroup directories below the parent of a
+// host with names n in every hierarchy, relative to the hierarchy's root,
+// sorted.
+func cgroupsBelowParent(n names) ([]string, error) {
 	roots, err := cgroupRoots()
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, root := range roots {
-		parent := filepath.Join(root, h.names.cgroupParent())
+		parent := filepath.Join(root, n.cgroupParent())
 		for _, d := range cgroupDirs(parent) {
 			if d != parent {
 				out = append(out, d)

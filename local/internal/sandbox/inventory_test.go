@@ -12,7 +12,7 @@ import (
 func TestInventory(t *testing.T) {
 	h := newTestHost(t, 15)
 	ctx := testContext(t, time.Minute)
-	before, err := h.Inventory()
+	before, err := ReadInventory(h.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	startBash(t, s, "main", "exec sleep infinity")
-	during, err := h.Inventory()
+	during, err := ReadInventory(h.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestInventory(t *testing.T) {
 	if err := s.Destroy(ctx); err != nil {
 		t.Fatal(err)
 	}
-	after, err := h.Inventory()
+	after, err := ReadInventory(h.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func (e *env) inventory(ctx context.Context) (inventory, error) {
 		inv.pods = append(inv.pods, p.Namespace+"/"+p.Name)
 	}
 	var err error
-	inv.host, err = e.cluster.Host.Inventory()
+	inv.host, err = e.cluster.NodeInventory()
 	return inv, err
 }
 

@@ -14,8 +14,17 @@ package soak_test
 import (
 	"fmt"
 	"os"
+	"testing"
 	"time"
+
+	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
 )
+
+// TestMain lets the local cluster run its node process from this binary.
+func TestMain(m *testing.M) {
+	localcluster.RunNodeIfChild()
+	os.Exit(m.Run())
+}
 
 // Environment variables: the two `make soak` sets like `make test-e2e`,
 // and the soak's own knobs.

@@ -2,16 +2,18 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 // idleWindow is how long the footprint benchmark watches a ready cluster's
@@ -47,28 +49,57 @@ func measureMinimalCluster(b *testing.B, ns string) map[string]float64 {
 	cluster := shared.applySample(b, ns, "ray-cluster.minimal.yaml").(*rayv1.RayCluster)
 	shared.waitClusterReady(b, ns, cluster.Name)
 	figures := map[string]float64{"s-apply-to-ready": time.Since(began).Seconds()}
-	pods := shared.clusterSandboxes(b, ns, cluster.Name)
-	start := usageOf(b, pods)
+	start := shared.clusterUsage(b, ns, cluster.Name)
 	time.Sleep(idleWindow) // a measurement window, not a wait for a condition
-	end := usageOf(b, pods)
+	end := shared.clusterUsage(b, ns, cluster.Name)
 	for role, u := range end {
-		figures[role+"-rss-MiB"] = float64(u.RSSBytes) / (1 << 20)
-		figures[role+"-memory-MiB"] = float64(u.MemoryBytes) / (1 << 20)
-		figures[role+"-idle-millicores"] = float64(u.CPU-start[role].CPU) / float64(idleWindow) * 1000
+		figures[role+"-rss-MiB"] = float64(u.rss) / (1 << 20)
+		figures[role+"-memory-MiB"] = float64(u.memory) / (1 << 20)
+		figures[role+"-idle-millicores"] = float64(u.cpu-start[role].cpu) / float64(idleWindow) * 1000
 	}
 	return figures
 }
 
-// usageOf reads each role's sandbox usage.
-func usageOf(b *testing.B, pods map[string]*sandbox.Sandbox) map[string]sandbox.Usage {
-	b.Helper()
-	out := map[string]sandbox.Usage{}
-	for role, s := range pods {
-		u, err := s.Usage()
-		if err != nil {
-			b.Fatal(err)
+// podUsage is what the node's /stats/summary says a pod uses: RSS, all
+// charged memory, CPU time since its containers started.
+type podUsage struct {
+	rss, memory uint64
+	cpu         time.Duration
+}
+
+// clusterUsage reads the node's /stats/summary through the API server's
+// node proxy and returns the usage of a RayCluster's pods by role ("head",
+// "worker").
+func (s *suite) clusterUsage(tb testing.TB, ns, cluster string) map[string]podUsage {
+	tb.Helper()
+	ctx := context.Background()
+	pods := &corev1.PodList{}
+	if err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"ray.io/cluster": cluster}); err != nil {
+		tb.Fatal(err)
+	}
+	data, err := s.clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", s.cluster.NodeName, "proxy/stats/summary").DoRaw(ctx)
+	if err != nil {
+		tb.Fatalf("GET /stats/summary through the node proxy: %v", err)
+	}
+	var summary statsv1alpha1.Summary
+	if err := json.Unmarshal(data, &summary); err != nil {
+		tb.Fatal(err)
+	}
+	byUID := map[string]statsv1alpha1.PodStats{}
+	for _, p := range summary.Pods {
+		byUID[p.PodRef.UID] = p
+	}
+	out := map[string]podUsage{}
+	for _, p := range pods.Items {
+		st, ok := byUID[string(p.UID)]
+		if !ok || st.Memory == nil || st.CPU == nil {
+			tb.Fatalf("the node's summary has no usage of pod %s", p.Name)
 		}
-		out[role] = u
+		out[p.Labels["ray.io/node-type"]] = podUsage{
+			rss:    ptr.Deref(st.Memory.RSSBytes, 0),
+			memory: ptr.Deref(st.Memory.UsageBytes, 0),
+			cpu:    time.Duration(ptr.Deref(st.CPU.UsageCoreNanoSeconds, 0)), //nolint:gosec // CPU time fits
+		}
 	}
 	return out
 }
@@ -88,23 +119,4 @@ func (s *suite) waitClusterReady(tb testing.TB, ns, name string) {
 	if err != nil {
 		tb.Fatalf("RayCluster %s is not ready: %v", name, err)
 	}
-}
-
-// clusterSandboxes returns the sandboxes of a RayCluster's pods by role
-// ("head", "worker").
-func (s *suite) clusterSandboxes(tb testing.TB, ns, cluster string) map[string]*sandbox.Sandbox {
-	tb.Helper()
-	pods := &corev1.PodList{}
-	if err := s.client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{"ray.io/cluster": cluster}); err != nil {
-		tb.Fatal(err)
-	}
-	out := map[string]*sandbox.Sandbox{}
-	for _, p := range pods.Items {
-		sb, ok := s.cluster.Host.Sandbox(string(p.UID))
-		if !ok {
-			tb.Fatalf("pod %s has no sandbox on the node", p.Name)
-		}
-		out[p.Labels["ray.io/node-type"]] = sb
-	}
-	return out
 }

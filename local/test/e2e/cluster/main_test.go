@@ -61,6 +61,7 @@ var shared *suite
 const suiteSyncFrequency = 10 * time.Second
 
 func TestMain(m *testing.M) {
+	localcluster.RunNodeIfChild()
 	flag.Parse()
 	if testing.Short() {
 		fmt.Println("local e2e: skipped with -short")

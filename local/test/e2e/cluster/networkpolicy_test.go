@@ -112,7 +112,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 
 	head := shared.headPodObj(t, ns, cluster)
 	headIP := netip.MustParseAddr(head.Status.PodIP)
-	listener := netprobe.ListenTCP(t, shared.cluster.Host.Gateway())
+	listener := netprobe.ListenTCP(t, shared.cluster.Network.Gateway())
 	prober := shared.proberPod(t, other)
 	dnsName := cluster + "-head-svc." + ns + ".svc.cluster.local"
 	dns := netip.AddrPortFrom(netaddons.ClusterDNSAddr, 53)

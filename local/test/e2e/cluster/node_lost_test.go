@@ -2,8 +2,10 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,12 +120,12 @@ func (s *suite) startWitness(t *testing.T) {
 }
 
 // TestNodeLostPodsReplaced (issue #22, scenario 4, part 2): the node agent
-// is disconnected past the node-monitor grace period while another Node
+// (its process) is down past the node-monitor grace period while another Node
 // stays healthy. The control plane marks the lost Node Unknown, taints it
 // and evicts the RayCluster's Pods (which tolerate that for 5 s): they
 // wait Terminating, since only their node can confirm their end, and the
 // operator, like KubeRay, counts a terminating Pod until it is gone. Once
-// the node is back it stops the evicted Pods and removes them, the
+// the node is back it stops the evicted Pods' containers and removes them, the
 // operator creates a new head and worker, and the RayCluster converges on
 // them.
 func TestNodeLostPodsReplaced(t *testing.T) {
@@ -136,23 +138,36 @@ func TestNodeLostPodsReplaced(t *testing.T) {
 	head := shared.waitHead(ctx, t, ns, "node-lost", "")
 	worker := shared.workerPod(ctx, t, ns, "node-lost")
 	old := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": worker}
+	records := map[string]podRecord{}
+	for role, p := range old {
+		records[role] = recordPod(t, p)
+	}
 
-	outage := shared.disconnectNode(ctx, t, old)
+	outage := shared.stopNodeAgent(ctx, t, old)
 	evicted := shared.waitEvicted(ctx, t, ns, old)
-	t.Logf("both Pods evicted (Terminating) %v after Disconnect", (outage + evicted).Round(time.Second))
-	t.Logf("RayCluster Pods at Reconnect: %s", shared.podNames(ctx, t, ns))
+	t.Logf("both Pods evicted (Terminating) %v after KillNode", (outage + evicted).Round(time.Second))
+	t.Logf("RayCluster Pods at StartNode: %s", shared.podNames(ctx, t, ns))
 
-	reconnectAt := time.Now()
-	if err := shared.cluster.Node.Reconnect(ctx); err != nil {
-		t.Fatalf("Reconnect: %v", err)
+	startAt := time.Now()
+	if err := shared.cluster.StartNode(ctx); err != nil {
+		t.Fatalf("StartNode: %v", err)
 	}
 	for _, p := range old {
 		shared.waitPodGone(ctx, t, ns, p.Name)
 	}
-	t.Logf("the evicted Pods were removed %v after Reconnect began", time.Since(reconnectAt).Round(time.Second))
+	t.Logf("the evicted Pods were removed %v after StartNode began", time.Since(startAt).Round(time.Second))
+	// Their containers ended before they were removed (a node that
+	// adopted them stops them, not only their API objects).
+	for role, r := range records {
+		for _, pid := range r.raylets {
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("the raylet (pid %d) of the removed %s Pod still runs (%v)", pid, role, err)
+			}
+		}
+	}
 	newHead := shared.waitHead(ctx, t, ns, "node-lost", head)
 	shared.waitClusterConverged(ctx, t, ns, "node-lost")
-	t.Logf("RayCluster ready on the new head %s %v after Reconnect began", newHead, time.Since(reconnectAt).Round(time.Second))
+	t.Logf("RayCluster ready on the new head %s %v after StartNode began", newHead, time.Since(startAt).Round(time.Second))
 	err := poll(ctx, func() (bool, error) {
 		workers, err := shared.rayPods(ctx, ns, "node-lost", "worker")
 		if err != nil || len(workers) != 1 || workers[0].Name == worker.Name || !runningAndReady(&workers[0]) {

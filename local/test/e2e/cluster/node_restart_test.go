@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,36 +18,39 @@ import (
 // restart, a few seconds after the first step's end, falls in the middle.
 const nodeRestartSteps = 6
 
-// nodeRestartRayJob is nodeDisconnectRayJob with its own name and
+// nodeRestartRayJob is nodeDownRayJob with its own name and
 // nodeRestartSteps steps.
 var nodeRestartRayJob = strings.NewReplacer(
-	"name: node-disconnect", "name: node-restart",
-	fmt.Sprintf("range(%d)", nodeDisconnectSteps), fmt.Sprintf("range(%d)", nodeRestartSteps),
-).Replace(nodeDisconnectRayJob)
+	"name: node-down", "name: node-restart",
+	fmt.Sprintf("range(%d)", nodeDownSteps), fmt.Sprintf("range(%d)", nodeRestartSteps),
+).Replace(nodeDownRayJob)
 
 // TestNodeAgentRestarted (issue #22, scenario 4, part 1): while a RayJob's
-// tasks run on the worker, the local node agent dies (its API side and
-// every pod worker end at once, nothing stopped or written; the sandbox
-// host is let go of) and starts again: a new host adopts the sandboxes and
-// the containers conmon kept running, and new pod workers take them over
-// from the pods' statuses. The same Pods (same containers, start times,
+// tasks run on the worker, the local node process is killed (SIGKILL:
+// nothing stopped or written) and started again: its new sandbox host
+// adopts the sandboxes and the containers conmon kept running, and new pod
+// workers take them over from the pods' statuses. The same Pods (same containers, start times,
 // restart count 0, raylet pids) stay Ready, exec and logs work at once,
 // the RayJob ends SUCCEEDED with every step (no task lost or retried) and
 // the RayCluster is ready with its worker.
 func TestNodeAgentRestarted(t *testing.T) {
-	if strings.Contains(nodeRestartRayJob, "node-disconnect") || !strings.Contains(nodeRestartRayJob, fmt.Sprintf("range(%d)", nodeRestartSteps)) {
-		t.Fatal("nodeRestartRayJob was not derived from nodeDisconnectRayJob")
+	if strings.Contains(nodeRestartRayJob, "node-down") || !strings.Contains(nodeRestartRayJob, fmt.Sprintf("range(%d)", nodeRestartSteps)) {
+		t.Fatal("nodeRestartRayJob was not derived from nodeDownRayJob")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	ns, job, head, pods, before := startStepsJob(ctx, t, "node-restart", nodeRestartRayJob)
 	cluster := job.Status.RayClusterName
 
+	oldPID := shared.cluster.NodePID()
 	restartAt := time.Now()
 	if err := shared.cluster.RestartNode(ctx); err != nil {
 		t.Fatalf("RestartNode: %v", err)
 	}
-	t.Logf("node agent restarted (Node Ready) in %v", time.Since(restartAt).Round(time.Millisecond))
+	t.Logf("node process killed and started again (Node Ready) in %v", time.Since(restartAt).Round(time.Millisecond))
+	if newPID := shared.cluster.NodePID(); newPID == 0 || newPID == oldPID || syscall.Kill(oldPID, 0) == nil {
+		t.Errorf("node process %d after the restart, %d before: want a new one and the old one gone", newPID, oldPID)
+	}
 	running := &rayv1.RayJob{}
 	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-restart"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
 		t.Errorf("the RayJob is %q (%v) after the restart, want it still RUNNING: raise nodeRestartSteps", running.Status.JobStatus, err)
@@ -81,7 +85,7 @@ func assertPodsUnchanged(ctx context.Context, t *testing.T, ns string, pods map[
 	}
 }
 
-// startStepsJob applies a RayJob of nodeDisconnectRayJob's shape named name
+// startStepsJob applies a RayJob of nodeDownRayJob's shape named name
 // in a new namespace, waits for its first step's result, and returns the
 // namespace, the RayJob, the head Pod's name, the head and worker Pods and
 // their records.

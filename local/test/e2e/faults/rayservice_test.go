@@ -208,7 +208,7 @@ func (s *suite) serveHello(ctx context.Context, t *testing.T, ns string, path up
 	blue := rs.Status.ActiveServiceStatus.RayClusterName
 	var url, clusterIP string
 	if path.incremental() {
-		url = "http://" + net.JoinHostPort(s.cluster.Host.Gateway().String(), strconv.Itoa(int(incrementalupgrade.ListenerPort))) + e2eutil.HelloRoute
+		url = "http://" + net.JoinHostPort(s.cluster.Network.Gateway().String(), strconv.Itoa(int(incrementalupgrade.ListenerPort))) + e2eutil.HelloRoute
 	} else {
 		svc := &corev1.Service{}
 		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: naming.ServeServiceName(e2eutil.HelloName)}, svc); err != nil {

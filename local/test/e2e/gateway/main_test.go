@@ -35,6 +35,7 @@ type suite struct {
 var shared *suite
 
 func TestMain(m *testing.M) {
+	localcluster.RunNodeIfChild()
 	flag.Parse()
 	if testing.Short() {
 		fmt.Println("local e2e (gateway): skipped with -short")

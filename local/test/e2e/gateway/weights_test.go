@@ -92,7 +92,7 @@ func TestWeightedHTTPRoute(t *testing.T) {
 		t.Fatalf("Gateway and HTTPRoute not ready: %v", err)
 	}
 	t.Logf("Gateway programmed and route accepted %v after creation", time.Since(began).Round(time.Millisecond))
-	nodeIP := shared.cluster.Host.Gateway().String()
+	nodeIP := shared.cluster.Network.Gateway().String()
 	if len(gw.Status.Addresses) != 1 || gw.Status.Addresses[0].Value != nodeIP {
 		t.Errorf("Gateway status addresses %v; want the node's address %s", gw.Status.Addresses, nodeIP)
 	}

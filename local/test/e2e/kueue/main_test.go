@@ -49,6 +49,7 @@ type suite struct {
 var shared *suite
 
 func TestMain(m *testing.M) {
+	localcluster.RunNodeIfChild()
 	flag.Parse()
 	if testing.Short() {
 		fmt.Println("local e2e (kueue): skipped with -short")

@@ -15,19 +15,19 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
 
-// nodeDisconnectSteps is how many 10 s steps nodeDisconnectRayJob runs
+// nodeDownSteps is how many 10 s steps nodeDownRayJob runs
 // (its range(9)): the outage, from the first step's end past the
-// node-monitor grace period (50 s) to the reconnection, ends while it still
-// runs.
-const nodeDisconnectSteps = 9
+// node-monitor grace period (50 s) to the node's start, ends while it
+// still runs.
+const nodeDownSteps = 9
 
-// nodeDisconnectRayJob runs nodeDisconnectSteps 10 s tasks one after
+// nodeDownRayJob runs nodeDownSteps 10 s tasks one after
 // another on the worker (only it has the worker_slot resource).
-const nodeDisconnectRayJob = `
+const nodeDownRayJob = `
 apiVersion: ray.io/v1
 kind: RayJob
 metadata:
-  name: node-disconnect
+  name: node-down
 spec:
   submissionMode: HTTPMode
   entrypoint: >-
@@ -115,59 +115,63 @@ func podReady(p *corev1.Pod) corev1.ConditionStatus {
 	return ""
 }
 
-// TestNodeAgentDisconnected (issue #22, scenario 4, part 2): while a
-// RayJob's tasks run on the worker, the local node agent's API side
-// (lease, status, pod watch, kubelet API) stops for longer than the
-// node-monitor grace period, its containers running on as under a stopped
-// kubelet's container runtime. The control plane marks the Node Unknown
-// and both Ray Pods Ready=False; after Reconnect the same Pods (same
-// containers, start times, restart count 0, raylet pids) are Ready again,
-// the RayJob ends SUCCEEDED with every step, the RayCluster is ready with
-// its worker, and logs and exec work.
-func TestNodeAgentDisconnected(t *testing.T) {
+// TestNodeAgentDown (issue #22, scenario 4, part 2): while a RayJob's
+// tasks run on the worker, the local node process is killed (SIGKILL) and
+// stays down for longer than the node-monitor grace period, its containers
+// running on under their conmon as under a dead kubelet's container
+// runtime. The control plane marks the Node Unknown and both Ray Pods
+// Ready=False; once the node process is started again and adopts them, the
+// same Pods (same containers, start times, restart count 0, raylet pids)
+// are Ready again, the RayJob ends SUCCEEDED with every step, the
+// RayCluster is ready with its worker, and logs and exec work.
+func TestNodeAgentDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	ns, job, head, pods, before := startStepsJob(ctx, t, "node-disconnect", nodeDisconnectRayJob)
+	ns, job, head, pods, before := startStepsJob(ctx, t, "node-down", nodeDownRayJob)
 	cluster := job.Status.RayClusterName
 
-	outage := shared.disconnectNode(ctx, t, pods)
+	outage := shared.stopNodeAgent(ctx, t, pods)
 	// The job must span the outage.
 	running := &rayv1.RayJob{}
-	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-disconnect"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
-		t.Errorf("the RayJob is %q (%v) at the end of the outage, want it still RUNNING: raise nodeDisconnectSteps", running.Status.JobStatus, err)
+	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-down"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
+		t.Errorf("the RayJob is %q (%v) at the end of the outage, want it still RUNNING: raise nodeDownSteps", running.Status.JobStatus, err)
 	}
-	reconnectAt := time.Now()
-	if err := shared.cluster.Node.Reconnect(ctx); err != nil {
-		t.Fatalf("Reconnect: %v", err)
+	startAt := time.Now()
+	if err := shared.cluster.StartNode(ctx); err != nil {
+		t.Fatalf("StartNode: %v", err)
 	}
-	t.Logf("Reconnect returned (Node Ready) in %v", time.Since(reconnectAt).Round(time.Millisecond))
+	t.Logf("StartNode returned (Node Ready) in %v", time.Since(startAt).Round(time.Millisecond))
 	shared.waitPodsReady(ctx, t, ns, pods)
-	t.Logf("both Pods Ready again %v after Reconnect began; outage %v", time.Since(reconnectAt).Round(time.Millisecond), (outage + time.Since(reconnectAt)).Round(time.Second))
+	t.Logf("both Pods Ready again %v after StartNode began; outage %v", time.Since(startAt).Round(time.Millisecond), (outage + time.Since(startAt)).Round(time.Second))
 
-	done := shared.waitRayJob(t, ns, "node-disconnect", rayJobTimeout)
+	done := shared.waitRayJob(t, ns, "node-down", rayJobTimeout)
 	requireSucceeded(t, done, cluster)
 	logs, err := shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
-	for i := range nodeDisconnectSteps {
+	for i := range nodeDownSteps {
 		if want := fmt.Sprintf("step %d %d", i, i*i); err != nil || !strings.Contains(logs, want) {
 			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)
 		}
 	}
 	assertPodsUnchanged(ctx, t, ns, pods, before, "across the outage")
 	if headLog := shared.logs(ctx, ns, head, "ray-head", nil); !strings.Contains(headLog, "Ray runtime started") {
-		t.Errorf("kubectl logs of the head after Reconnect:\n%s", headLog)
+		t.Errorf("kubectl logs of the head after StartNode:\n%s", headLog)
 	}
 	shared.waitClusterConverged(ctx, t, ns, cluster)
 }
 
-// disconnectNode disconnects the node agent and waits until the Node is
-// Unknown and every Pod of pods is Ready=False; it returns how long that
-// took. The node is reconnected when t ends if the test did not.
-func (s *suite) disconnectNode(ctx context.Context, t *testing.T, pods map[string]*corev1.Pod) time.Duration {
+// stopNodeAgent kills the node process and waits until the Node is Unknown
+// and every Pod of pods is Ready=False; it returns how long that took. The
+// node process is started again when t ends if the test did not.
+func (s *suite) stopNodeAgent(ctx context.Context, t *testing.T, pods map[string]*corev1.Pod) time.Duration {
 	t.Helper()
-	if err := s.cluster.Node.Disconnect(); err != nil {
-		t.Fatalf("Disconnect: %v", err)
+	if err := s.cluster.KillNode(); err != nil {
+		t.Fatalf("KillNode: %v", err)
 	}
-	t.Cleanup(func() { _ = s.cluster.Node.Reconnect(context.WithoutCancel(ctx)) })
+	t.Cleanup(func() {
+		if s.cluster.NodePID() == 0 {
+			_ = s.cluster.StartNode(context.WithoutCancel(ctx))
+		}
+	})
 	began := time.Now()
 	err := poll(ctx, func() (bool, error) {
 		st, err := s.nodeReadyStatus(ctx)
@@ -176,7 +180,7 @@ func (s *suite) disconnectNode(ctx context.Context, t *testing.T, pods map[strin
 	if err != nil {
 		t.Fatalf("the Node was not marked Unknown: %v", err)
 	}
-	t.Logf("Node Ready=Unknown %v after Disconnect", time.Since(began).Round(time.Second))
+	t.Logf("Node Ready=Unknown %v after KillNode", time.Since(began).Round(time.Second))
 	err = poll(ctx, func() (bool, error) {
 		for role, p := range pods {
 			now := s.podObject(ctx, t, p.Namespace, p.Name)
@@ -190,9 +194,9 @@ func (s *suite) disconnectNode(ctx context.Context, t *testing.T, pods map[strin
 		t.Fatalf("the Pods were not marked: %v", err)
 	}
 	if _, err := s.kubectl(ctx, "exec", "-n", pods["head"].Namespace, pods["head"].Name, "--", "true"); err == nil {
-		t.Error("exec worked while the node agent was disconnected")
+		t.Error("exec worked while the node process was down")
 	}
-	t.Logf("both Pods Ready=False %v after Disconnect", time.Since(began).Round(time.Second))
+	t.Logf("both Pods Ready=False %v after KillNode", time.Since(began).Round(time.Second))
 	return time.Since(began)
 }
 
