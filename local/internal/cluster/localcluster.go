@@ -310,9 +310,6 @@ func (c *Cluster) RestartNode(ctx context.Context) error {
 	return c.StartNode(ctx)
 }
 
-// NodeLogPath is the node process's log.
-func (c *Cluster) NodeLogPath() string { return filepath.Join(c.stateDir, "logs", "node.log") }
-
 // NodeInventory lists what the node's pods hold on the machine (see
 // sandbox.Inventory).
 func (c *Cluster) NodeInventory() (sandbox.Inventory, error) {

@@ -82,7 +82,7 @@ const nodeStopGrace = 2 * time.Minute
 
 // startNodeProcess writes cfg to dir and starts the node process; it
 // returns once the process says the Node is Ready, or fails with the end
-// of its log. Its output goes to <dir>/logs/node.log and, prefixed, to
+// of its log. Its output goes to <dir>/node.log and, prefixed, to
 // log when it is not nil. The process gets SIGTERM, and stops its pods,
 // if this one dies without stopping it.
 func startNodeProcess(ctx context.Context, dir string, cfg nodeProcessConfig, log io.Writer) (*nodeProcess, error) {
@@ -97,7 +97,7 @@ func startNodeProcess(ctx context.Context, dir string, cfg nodeProcessConfig, lo
 	if err != nil {
 		return nil, err
 	}
-	p := &nodeProcess{logPath: filepath.Join(dir, "logs", "node.log"), done: make(chan struct{})}
+	p := &nodeProcess{logPath: nodeLogPath(dir), done: make(chan struct{})}
 	out, err := openLog(p.logPath, log)
 	if err != nil {
 		return nil, err
@@ -200,6 +200,10 @@ func (p *nodeProcess) stop(ctx context.Context) error {
 	}
 	return errors.Join(errors.New("the node process did not stop in time: killed, its pods may run on until the next start sweeps them"), p.kill())
 }
+
+// nodeLogPath is the node process's log in the cluster's state directory,
+// beside the control plane's.
+func nodeLogPath(stateDir string) string { return filepath.Join(stateDir, "node.log") }
 
 // openLog opens the node's log for appending (a restarted node's lines
 // follow the earlier ones), teed with a prefix to log when it is not nil.

@@ -30,7 +30,7 @@ func TestNodeProcessFailureIsReported(t *testing.T) {
 	if !strings.Contains(err.Error(), "the node process exited (exit status 1)") || !strings.Contains(err.Error(), "Node process failed") {
 		t.Errorf("error %q: want the exit and the log's last lines", err)
 	}
-	data, readErr := os.ReadFile(filepath.Join(dir, "logs", "node.log"))
+	data, readErr := os.ReadFile(filepath.Join(dir, "node.log"))
 	if readErr != nil || !strings.Contains(string(data), "Node process failed") {
 		t.Errorf("node.log: %q (%v)", data, readErr)
 	}
