@@ -291,8 +291,8 @@ func startLocal(ctx context.Context, cancel context.CancelFunc, l *localFlags) (
 }
 
 // startLocalCluster starts the local cluster whose node runs real pods and
-// prints how to reach it. Should a control-plane component stop on its
-// own, cancel stops the operator too.
+// prints how to reach it. Should a control-plane component or the node
+// process stop on its own, cancel stops the operator and the cluster too.
 func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localFlags) (*rest.Config, func(), error) {
 	if l.rayVenv == "" {
 		return nil, nil, errors.New("RAY_OPERATOR_RAY_VENV is not set: Ray images run from that virtualenv (`make run` sets it from hack/ray-venv.sh); or pass --simulated")
@@ -319,7 +319,11 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		time.Since(began).Round(time.Millisecond), c.NodeName, l.stateDir)
 	fmt.Printf("export KUBECONFIG=%s\n", c.KubeconfigPath())
 	go func() {
-		<-c.ControlPlane.Done()
+		// The node process's exit is logged (Logger); everything stops.
+		select {
+		case <-c.ControlPlane.Done():
+		case <-c.NodeDied():
+		}
 		cancel()
 	}()
 	stop := func() {

@@ -98,9 +98,14 @@ type Cluster struct {
 	lock     *hostlock.Lock
 	stateDir string
 	log      io.Writer
+	logger   logr.Logger
 	nodeConf nodeProcessConfig
 	nodeMu   sync.Mutex
 	node     *nodeProcess // nil while no node process runs
+	// nodeStarted is set once a node process was started: from then on
+	// the node's state directory may hold sandboxes.
+	nodeStarted bool
+	nodeDied    chan error
 }
 
 // RESTConfig reaches the API server as a cluster admin.
@@ -116,7 +121,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{NodeName: opts.NodeName, stateDir: opts.StateDir, log: opts.Log}
+	c := &Cluster{NodeName: opts.NodeName, stateDir: opts.StateDir, log: opts.Log, logger: opts.Logger, nodeDied: make(chan error, 1)}
 	if err := c.start(ctx, &opts); err != nil {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 		defer cancel()
@@ -271,13 +276,32 @@ func (c *Cluster) startNode(ctx context.Context, adopt bool) error {
 	}
 	conf := c.nodeConf
 	conf.Adopt = adopt
+	c.nodeStarted = true
 	p, err := startNodeProcess(ctx, c.stateDir, conf, c.log)
 	if err != nil {
 		return err
 	}
 	c.node = p
+	go c.watchNode(p)
 	return nil
 }
+
+// watchNode reports a node process that exits on its own on NodeDied.
+func (c *Cluster) watchNode(p *nodeProcess) {
+	err, ok := <-p.died()
+	if !ok {
+		return
+	}
+	c.logger.Error(err, "The node process exited on its own: its pods run on with no node agent")
+	select {
+	case c.nodeDied <- err:
+	default:
+	}
+}
+
+// NodeDied receives the exit of a node process that ended on its own (a
+// crash), not by KillNode or Stop.
+func (c *Cluster) NodeDied() <-chan error { return c.nodeDied }
 
 // KillNode kills the node process with SIGKILL, as a kubelet dies: the
 // pods' containers run on, the Node's heartbeats stop (the control plane
@@ -320,13 +344,7 @@ func (c *Cluster) NodeInventory() (sandbox.Inventory, error) {
 // plane and the pod network, and reports what failed. It is safe to call
 // on a partly started cluster.
 func (c *Cluster) Stop(ctx context.Context) error {
-	var errs []error
-	c.nodeMu.Lock()
-	if c.node != nil {
-		errs = append(errs, c.node.stop(ctx))
-		c.node = nil
-	}
-	c.nodeMu.Unlock()
+	errs := []error{c.stopNode(ctx)}
 	if c.NetworkPolicies != nil {
 		errs = append(errs, c.NetworkPolicies.Stop())
 	}
@@ -338,6 +356,31 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	}
 	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)
+}
+
+// stopNode stops the node process, which stops its pods. When it was
+// killed, died, or fails to stop cleanly, what it left (containers,
+// sandboxes) is swept here instead, so that a stopped cluster leaves
+// nothing running.
+func (c *Cluster) stopNode(ctx context.Context) error {
+	c.nodeMu.Lock()
+	defer c.nodeMu.Unlock()
+	if !c.nodeStarted {
+		return nil
+	}
+	var err error
+	if c.node != nil {
+		err = c.node.stop(ctx)
+		c.node = nil
+		if err == nil {
+			return nil
+		}
+	}
+	host, sweepErr := sandbox.NewHost(ctx, sandbox.HostConfig{StateDir: c.nodeConf.HostStateDir, ExternalNetwork: true, Log: c.logger.WithName("sweep")})
+	if sweepErr == nil {
+		sweepErr = host.Close(ctx)
+	}
+	return errors.Join(err, sweepErr)
 }
 
 // NodePID is the node process's pid, 0 while none runs.

@@ -74,6 +74,21 @@ type nodeProcess struct {
 	logPath string
 	done    chan struct{} // closed once the process has exited
 	err     error         // its exit, valid after done is closed
+	ended   atomic.Bool   // kill or stop was called: an exit is expected
+}
+
+// died returns a channel that gets the process's exit error if it exits
+// without kill or stop, and is closed once it exited.
+func (p *nodeProcess) died() <-chan error {
+	out := make(chan error, 1)
+	go func() {
+		<-p.done
+		if !p.ended.Load() {
+			out <- p.exitError()
+		}
+		close(out)
+	}()
+	return out
 }
 
 // nodeStopGrace bounds the node process's clean stop (every pod stopped
@@ -174,6 +189,7 @@ func (p *nodeProcess) exitError() error {
 // command it ran; conmon and the containers are in sessions of their own)
 // and waits for it to exit.
 func (p *nodeProcess) kill() error {
+	p.ended.Store(true)
 	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("killing the node process: %w", err)
 	}
@@ -184,6 +200,7 @@ func (p *nodeProcess) kill() error {
 // stop sends SIGTERM, which makes the node stop its pods and remove their
 // sandboxes, and waits; after ctx or nodeStopGrace it kills the process.
 func (p *nodeProcess) stop(ctx context.Context) error {
+	p.ended.Store(true)
 	if err := syscall.Kill(p.pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stopping the node process: %w", err)
 	}
