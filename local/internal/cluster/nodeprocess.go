@@ -119,6 +119,7 @@ func startNodeProcess(ctx context.Context, dir string, cfg nodeProcessConfig, lo
 	}
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
+		_ = out.Close()
 		return nil, err
 	}
 	defer func() { _ = readyR.Close() }()
@@ -138,8 +139,10 @@ func startNodeProcess(ctx context.Context, dir string, cfg nodeProcessConfig, lo
 }
 
 // run starts cmd and waits for it in a goroutine locked to the thread that
-// started it: the kernel sends Pdeathsig when that thread ends, not the
-// process, and an unlocked goroutine's thread may end any time.
+// started it: the kernel sends Pdeathsig when the thread that forked the
+// child ends, not the process, and a Go thread ends whenever a goroutine
+// locked to it returns (code that enters network namespaces does so on
+// purpose), so the forking thread stays locked for the child's life.
 func (p *nodeProcess) run(cmd *exec.Cmd, out io.WriteCloser) error {
 	started := make(chan error, 1)
 	go func() {
