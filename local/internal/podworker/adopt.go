@@ -123,15 +123,16 @@ func (w *Worker) deletedBeforeStart() bool {
 
 // stopAdopted ends a pod that was deleted while no node agent ran, as a
 // restarted kubelet ends a terminating pod: it starts nothing, takes over
-// what the pod's adopted sandbox still runs, stops it within the deletion's
+// what the pod's adopted sandbox still runs (with its volumes, which its
+// preStop hooks' environment may read), stops it within the deletion's
 // grace period (preStop, SIGTERM, SIGKILL), removes the sandbox and then
-// the pod object.
+// the pod object. A sandbox whose volumes cannot be written again is
+// removed with whatever it runs.
 func (w *Worker) stopAdopted(ctx context.Context) {
-	if w.state.admission.Admitted() {
-		if err := w.createSandbox(ctx, w.Pod()); err == nil {
-			w.state.sandboxReady = true
-			w.adopt(ctx)
-		}
+	pod := w.Pod()
+	if w.state.admission.Admitted() && w.createSandbox(ctx, pod) == nil && w.writeVolumes(ctx, pod) == nil {
+		w.state.sandboxReady = true
+		w.adopt(ctx)
 	}
 	w.terminate(ctx, true)
 }

@@ -170,7 +170,11 @@ func (in *fakeInputs) Volumes(context.Context, *corev1.Pod, string, podinputs.Po
 	return fakeVolumes{}, nil
 }
 
-func (in *fakeInputs) Container(_ context.Context, _ *corev1.Pod, c *corev1.Container, _ Image, _ Volumes, _ podinputs.PodFacts) (ContainerInputs, error) {
+func (in *fakeInputs) Container(_ context.Context, _ *corev1.Pod, c *corev1.Container, _ Image, vols Volumes, _ podinputs.PodFacts) (ContainerInputs, error) {
+	if vols == nil {
+		// The node's inputs mount the pod's volumes: they need them.
+		panic("Inputs.Container without the pod's volumes")
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if msg, ok := in.configErr[c.Name]; ok {
