@@ -319,10 +319,11 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		time.Since(began).Round(time.Millisecond), c.NodeName, l.stateDir)
 	fmt.Printf("export KUBECONFIG=%s\n", c.KubeconfigPath())
 	go func() {
-		// The node process's exit is logged (Logger); everything stops.
+		// A node process that exits on its own stops everything.
 		select {
 		case <-c.ControlPlane.Done():
-		case <-c.NodeDied():
+		case err := <-c.NodeDied():
+			fmt.Fprintln(os.Stderr, "ray-local: stopping:", err)
 		}
 		cancel()
 	}()
