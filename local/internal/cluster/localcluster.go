@@ -78,7 +78,7 @@ type Options struct {
 	// Gateway API CRDs and its GatewayClass.
 	Gateway bool
 	// Log receives the output of the control-plane components and the node
-	// process (nil: only their log files, under <StateDir>/logs); Logger
+	// process (nil: only their log files in StateDir); Logger
 	// what this process does (the pod network, the NetworkPolicy enforcer).
 	Log    io.Writer
 	Logger logr.Logger
