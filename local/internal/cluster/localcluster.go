@@ -30,6 +30,7 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/metricsserver"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
+	"github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 	"github.com/ray-operator/ray-operator/local/internal/traefik"
 )
@@ -242,20 +243,22 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return err
 	}
 	c.nodeConf = nodeProcessConfig{
-		NodeName:   opts.NodeName,
+		Settings: node.Settings{
+			NodeName:            opts.NodeName,
+			ClusterDNS:          []string{netaddons.ClusterDNSAddr.String()},
+			KubernetesService:   cp.KubernetesService,
+			ListenAddress:       netip.AddrPortFrom(network.Gateway(), uint16(port[0])), //nolint:gosec // a port number
+			ClientCA:            cp.KubeletClientCA,
+			Capacity:            opts.Capacity,
+			AllowHostPrivileges: opts.AllowHostPrivileges,
+			SharedHostDirs:      opts.SharedHostDirs,
+			VolumeDir:           VolumeDir(opts.StateDir),
+			SyncFrequency:       opts.SyncFrequency,
+		},
 		Kubeconfig: opts.KubeconfigPath, QPS: cp.RESTConfig.QPS, Burst: cp.RESTConfig.Burst,
-		HostStateDir:        hostConf.StateDir,
-		RayVenvDir:          opts.RayVenvDir,
-		RedisServer:         opts.RedisServer,
-		ClusterDNS:          []string{netaddons.ClusterDNSAddr.String()},
-		KubernetesService:   cp.KubernetesService,
-		ListenAddress:       netip.AddrPortFrom(network.Gateway(), uint16(port[0])), //nolint:gosec // a port number
-		ClientCA:            cp.KubeletClientCA,
-		Capacity:            opts.Capacity,
-		AllowHostPrivileges: opts.AllowHostPrivileges,
-		SharedHostDirs:      opts.SharedHostDirs,
-		VolumeDir:           VolumeDir(opts.StateDir),
-		SyncFrequency:       opts.SyncFrequency,
+		HostStateDir: hostConf.StateDir,
+		RayVenvDir:   opts.RayVenvDir,
+		RedisServer:  opts.RedisServer,
 	}
 	if err := c.startNode(ctx, false); err != nil {
 		return fmt.Errorf("starting the local node: %w", err)

@@ -86,20 +86,11 @@ func startAgent(ctx context.Context, cfg nodeProcessConfig, host *sandbox.Host, 
 	}
 	rest.QPS, rest.Burst = cfg.QPS, cfg.Burst
 	return node.Start(ctx, node.Config{
-		NodeName:            cfg.NodeName,
-		RESTConfig:          rest,
-		Sandboxes:           host,
-		Images:              podinputs.DefaultImages(cfg.RayVenvDir, cfg.RedisServer),
-		ClusterDNS:          cfg.ClusterDNS,
-		KubernetesService:   cfg.KubernetesService,
-		ListenAddress:       cfg.ListenAddress,
-		ClientCA:            cfg.ClientCA,
-		Capacity:            cfg.Capacity,
-		AllowHostPrivileges: cfg.AllowHostPrivileges,
-		SharedHostDirs:      cfg.SharedHostDirs,
-		VolumeDir:           cfg.VolumeDir,
-		SyncFrequency:       cfg.SyncFrequency,
-		Log:                 log,
+		Settings:   cfg.Settings,
+		RESTConfig: rest,
+		Sandboxes:  host,
+		Images:     podinputs.DefaultImages(cfg.RayVenvDir, cfg.RedisServer),
+		Log:        log,
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/ray-operator/ray-operator/internal/controlplane"
+	"github.com/ray-operator/ray-operator/local/internal/node"
 )
 
 // The node agent runs in a process of its own, as a kubelet does: the
@@ -46,24 +44,16 @@ var childHook atomic.Bool
 // nodeProcessConfig is what the cluster's process tells the node process,
 // as JSON in <StateDir>/node-process.json.
 type nodeProcessConfig struct {
-	NodeName string
+	node.Settings
 	// Kubeconfig is the admin kubeconfig; QPS and Burst its client's.
 	Kubeconfig string
 	QPS        float32
 	Burst      int
 	// HostStateDir is the sandbox host's state directory; the pods'
 	// network (sandbox.Network) is the cluster's.
-	HostStateDir            string
+	HostStateDir string
+	// RayVenvDir and RedisServer are what Ray and Redis images run.
 	RayVenvDir, RedisServer string
-	ClusterDNS              []string
-	KubernetesService       netip.AddrPort
-	ListenAddress           netip.AddrPort
-	ClientCA                []byte
-	Capacity                corev1.ResourceList
-	AllowHostPrivileges     bool
-	SharedHostDirs          []string
-	VolumeDir               string
-	SyncFrequency           time.Duration
 	// Adopt takes over the sandboxes an earlier node process left.
 	Adopt bool
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ray-operator/ray-operator/local/internal/node"
 )
 
 func TestMain(m *testing.M) {
@@ -22,7 +24,7 @@ func TestNodeProcessFailureIsReported(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	cfg := nodeProcessConfig{NodeName: "n", Kubeconfig: filepath.Join(dir, "missing-kubeconfig"), HostStateDir: filepath.Join(dir, "node")}
+	cfg := nodeProcessConfig{Settings: node.Settings{NodeName: "n"}, Kubeconfig: filepath.Join(dir, "missing-kubeconfig"), HostStateDir: filepath.Join(dir, "node")}
 	_, err := startNodeProcess(ctx, dir, cfg, nil)
 	if err == nil {
 		t.Fatal("startNodeProcess succeeded without an API server")

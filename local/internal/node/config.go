@@ -25,21 +25,11 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
-// Config configures Start.
-type Config struct {
+// Settings is what of a node's configuration is plain data: a node
+// process reads it from a file (local/internal/cluster).
+type Settings struct {
 	// NodeName is the Node's name; default "ray-local".
 	NodeName string
-	// RESTConfig holds admin credentials of the local API server.
-	RESTConfig *rest.Config
-	// Sandboxes runs the pods; the caller makes it and closes it after
-	// Stop. When it adopted an earlier node agent's sandboxes
-	// (sandbox.HostConfig.Adopt), the pod workers take their running
-	// containers over, with what the pods' statuses in the API say of
-	// earlier attempts, and Start destroys those of pods the API no longer
-	// binds to the node.
-	Sandboxes *sandbox.Host
-	// Images maps image references to local executables.
-	Images podinputs.ImageTable
 	// ClusterDNS are the nameservers of pods with dnsPolicy ClusterFirst.
 	ClusterDNS []string
 	// ClusterDomain is the cluster's DNS domain; default "cluster.local".
@@ -75,6 +65,22 @@ type Config struct {
 	// projected volumes are rewritten from the API, as the kubelet's
 	// --sync-frequency; zero means podworker.DefaultSyncFrequency (1 min).
 	SyncFrequency time.Duration
+}
+
+// Config configures Start.
+type Config struct {
+	Settings
+	// RESTConfig holds admin credentials of the local API server.
+	RESTConfig *rest.Config
+	// Sandboxes runs the pods; the caller makes it and closes it after
+	// Stop. When it adopted an earlier node agent's sandboxes
+	// (sandbox.HostConfig.Adopt), the pod workers take their running
+	// containers over, with what the pods' statuses in the API say of
+	// earlier attempts, and Start destroys those of pods the API no longer
+	// binds to the node.
+	Sandboxes *sandbox.Host
+	// Images maps image references to local executables.
+	Images podinputs.ImageTable
 	// Clock defaults to the real clock.
 	Clock clock.WithTicker
 	// Log receives the node's logs.

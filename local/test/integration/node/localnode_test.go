@@ -130,13 +130,15 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	shared := sharedDir(t)
 	volumes := filepath.Join(dir, "volumes")
 	node, err := localnode.Start(t.Context(), localnode.Config{
+		Settings: localnode.Settings{
+			ClusterDNS:     []string{host.Gateway().String()},
+			ListenAddress:  listen,
+			SharedHostDirs: []string{shared},
+			VolumeDir:      volumes,
+		},
 		RESTConfig: env.Config, Sandboxes: host,
-		Images:         podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
-		ClusterDNS:     []string{host.Gateway().String()},
-		ListenAddress:  listen,
-		SharedHostDirs: []string{shared},
-		VolumeDir:      volumes,
-		Log:            testr.New(t),
+		Images: podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
+		Log:    testr.New(t),
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
