@@ -93,11 +93,24 @@ func startStepsJob(ctx context.Context, t *testing.T, name, manifest string) (st
 	t.Helper()
 	ns := shared.namespace(t)
 	shared.applyManifest(t, ns, name, []byte(manifest))
+	job, head := waitFirstStep(ctx, t, ns, name)
+	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, job.Status.RayClusterName)}
+	before := map[string]podRecord{}
+	for role, p := range pods {
+		before[role] = recordPod(t, p)
+	}
+	return ns, job, head, pods, before
+}
+
+// waitFirstStep waits until the RayJob name in ns runs and its driver has
+// printed its first step's result ("step 0 0"); it returns the RayJob and
+// its head Pod's name.
+func waitFirstStep(ctx context.Context, t *testing.T, ns, name string) (*rayv1.RayJob, string) {
+	t.Helper()
 	job := shared.waitRayJobState(t, ns, name, 4*time.Minute, func(j *rayv1.RayJob) bool {
 		return j.Status.JobStatus == rayv1.JobStatusRunning
 	})
-	cluster := job.Status.RayClusterName
-	head := shared.waitHead(ctx, t, ns, cluster, "")
+	head := shared.waitHead(ctx, t, ns, job.Status.RayClusterName, "")
 	var logs string
 	err := poll(ctx, func() (bool, error) {
 		var err error
@@ -107,10 +120,5 @@ func startStepsJob(ctx context.Context, t *testing.T, name, manifest string) (st
 	if err != nil {
 		t.Fatalf("the first step did not finish: %v\n%s", err, logs)
 	}
-	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, cluster)}
-	before := map[string]podRecord{}
-	for role, p := range pods {
-		before[role] = recordPod(t, p)
-	}
-	return ns, job, head, pods, before
+	return job, head
 }

@@ -75,20 +75,8 @@ func TestWorkerRayletCrash(t *testing.T) {
 	shared.applyManifest(t, ns, "rayletCrashRayJob", []byte(rayletCrashRayJob))
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
-	job := shared.waitRayJobState(t, ns, "raylet-crash", 4*time.Minute, func(j *rayv1.RayJob) bool {
-		return j.Status.JobStatus == rayv1.JobStatusRunning
-	})
+	job, head := waitFirstStep(ctx, t, ns, "raylet-crash")
 	cluster := job.Status.RayClusterName
-	head := shared.waitHead(ctx, t, ns, cluster, "")
-	var logs string
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
-		return err == nil && strings.Contains(logs, "step 0 0"), err
-	})
-	if err != nil {
-		t.Fatalf("the first step did not finish: %v\n%s", err, logs)
-	}
 	worker := shared.workerPod(ctx, t, ns, cluster)
 	killed, err := killHostProcesses("raylet", "--node_ip_address="+worker.Status.PodIP)
 	if err != nil || len(killed) == 0 {
@@ -99,7 +87,7 @@ func TestWorkerRayletCrash(t *testing.T) {
 
 	done := shared.waitRayJob(t, ns, "raylet-crash", rayJobTimeout)
 	requireSucceeded(t, done, cluster)
-	logs, err = shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
+	logs, err := shared.rayPython(ctx, ns, head, fmt.Sprintf(jobLogs, job.Status.JobID))
 	for i := range 5 {
 		if want := fmt.Sprintf("step %d %d", i, i*i); err != nil || !strings.Contains(logs, want) {
 			t.Errorf("driver output lacks %q (%v):\n%s", want, err, logs)
