@@ -23,6 +23,7 @@ import (
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/cachelag"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
@@ -108,6 +109,9 @@ type Reconciler struct {
 	dashboards dashboard.Access
 	// dashFailures holds the dashboard back-off of Running RayJobs.
 	dashFailures dashboard.Backoff
+	// ownWrites holds the RayJob versions the controller's writes replaced
+	// and the cache may still show.
+	ownWrites cachelag.OwnWrites
 }
 
 // New returns a Reconciler. A nil Clock means the real clock.
@@ -152,9 +156,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.forgetMetrics(req.Name, req.Namespace)
 			r.dashFailures.ForgetObject(req.NamespacedName)
+			r.ownWrites.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	// A RayJob the cache shows as it was before this controller's own last
+	// write: the pass would redo that write and fail with a conflict. The
+	// write's watch event brings the RayJob back once the cache has it.
+	if r.ownWrites.Behind(job) {
+		return ctrl.Result{}, nil
 	}
 	if !rayv1.IsManagedByThisOperator(job.Spec.ManagedBy) {
 		return ctrl.Result{}, nil

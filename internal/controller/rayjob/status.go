@@ -48,9 +48,11 @@ func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(s.original, s.job.Status) {
 		return nil
 	}
+	read := s.job.ResourceVersion
 	if err := statuswrite.Write(ctx, r.Client, s.job, &s.original, &s.job.Status); err != nil {
 		return fmt.Errorf("updating the status of RayJob %s/%s: %w", s.job.Namespace, s.job.Name, err)
 	}
+	r.ownWrites.Wrote(s.job, read)
 	if s.transitioned() {
 		r.dashFailures.Forget(dashboardCall(s.job))
 		r.reportTransition(s)
