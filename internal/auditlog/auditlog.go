@@ -189,6 +189,19 @@ func WriteCounts(events []Event, keep func(Event) bool) Counts {
 	return c
 }
 
+// RefusedWriteCounts counts the writes of the events keep selects that the
+// API server answered with an error, by "<verb> <resource>[/<subresource>]
+// <code>": e.g. 409 for a conflict or an object that already exists.
+func RefusedWriteCounts(events []Event, keep func(Event) bool) Counts {
+	c := Counts{}
+	for _, e := range events {
+		if e.IsWrite() && e.ResponseStatus != nil && e.ResponseStatus.Code >= 400 && keep(e) {
+			c[fmt.Sprintf("%s %s %d", e.Verb, e.ResourcePath(), e.ResponseStatus.Code)]++
+		}
+	}
+	return c
+}
+
 // Counts are write counts by "<verb> <resource>".
 type Counts map[string]int
 

@@ -46,6 +46,10 @@ func TestWriteCounts(t *testing.T) {
 	if diff := cmp.Diff([]string{"create events", "create pods", "delete pods", "patch rayclusters/status"}, got.Keys()); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
 	}
+	refused := RefusedWriteCounts(events, ByUserAgent("ray-operator"))
+	if diff := cmp.Diff(Counts{"create pods 409": 1}, refused); diff != "" {
+		t.Errorf("refused writes (-want +got):\n%s", diff)
+	}
 	if events[0].Namespace() != "ns" || events[5].ResourcePath() != "pods/binding" {
 		t.Errorf("namespace %q, resource path %q", events[0].Namespace(), events[5].ResourcePath())
 	}

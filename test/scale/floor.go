@@ -59,8 +59,8 @@ func (w *world) floor(ctx context.Context, res *Result) error {
 		return err
 	}
 	// Set-up, not the floor: the namespaces, and the dry run.
-	delete(writes, "create namespaces")
-	delete(writes, "create rayclusters")
+	delete(writes.ok, "create namespaces")
+	delete(writes.ok, "create rayclusters")
 	res.setWrites(writes)
 	return nil
 }

@@ -55,6 +55,11 @@ type Result struct {
 	Writes         auditlog.Counts `json:"writes"`
 	WritesTotal    int             `json:"writesTotal"`
 	WritesNonEvent int             `json:"writesNonEvent"`
+	// RefusedWrites are the operator's writes the API server answered
+	// with an error, by "<verb> <resource> <code>" (409: a conflict, or
+	// a create of what exists). They are not in Writes, but each cost the
+	// API server a request and the operator a pass.
+	RefusedWrites auditlog.Counts `json:"refusedWrites,omitempty"`
 	// CPUSeconds is the operator's user+system CPU time until all were
 	// ready; PeakRSSMiB its peak resident memory over the run.
 	CPUSeconds float64 `json:"cpuSeconds"`
@@ -243,37 +248,47 @@ func newClient(cp *controlplane.ControlPlane) (client.WithWatch, error) {
 	return client.NewWithWatch(&cfg, client.Options{Scheme: scheme})
 }
 
-// operatorWrites counts the operator's successful writes in the audit log,
-// reading until two reads a second apart agree: the API server writes a
-// request's line after answering it.
-func (w *world) operatorWrites(ctx context.Context) (auditlog.Counts, error) {
+// writeCounts are a client's writes in the audit log: those that
+// succeeded, and those the API server refused.
+type writeCounts struct {
+	ok, refused auditlog.Counts
+}
+
+// operatorWrites counts the operator's writes in the audit log, reading
+// until two reads a second apart agree: the API server writes a request's
+// line after answering it.
+func (w *world) operatorWrites(ctx context.Context) (writeCounts, error) {
 	return w.writesBy(ctx, w.o.userAgent)
 }
 
-// writesBy counts the successful writes of clients whose user agent starts
-// with userAgent, as operatorWrites does.
-func (w *world) writesBy(ctx context.Context, userAgent string) (auditlog.Counts, error) {
-	var last auditlog.Counts
+// writesBy counts the writes of clients whose user agent starts with
+// userAgent, as operatorWrites does.
+func (w *world) writesBy(ctx context.Context, userAgent string) (writeCounts, error) {
+	var last writeCounts
 	for {
 		events, err := auditlog.Read(w.auditPath)
 		if err != nil {
-			return nil, err
+			return writeCounts{}, err
 		}
-		counts := auditlog.WriteCounts(events, auditlog.ByUserAgent(userAgent))
-		if last != nil && counts.Total() == last.Total() {
+		keep := auditlog.ByUserAgent(userAgent)
+		counts := writeCounts{ok: auditlog.WriteCounts(events, keep), refused: auditlog.RefusedWriteCounts(events, keep)}
+		if last.ok != nil && counts.ok.Total() == last.ok.Total() && counts.refused.Total() == last.refused.Total() {
 			return counts, nil
 		}
 		last = counts
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return writeCounts{}, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
 }
 
-func (r *Result) setWrites(c auditlog.Counts) {
-	r.Writes = c
-	r.WritesTotal = c.Total()
-	r.WritesNonEvent = r.WritesTotal - c.Events()
+func (r *Result) setWrites(c writeCounts) {
+	r.Writes = c.ok
+	r.WritesTotal = c.ok.Total()
+	r.WritesNonEvent = r.WritesTotal - c.ok.Events()
+	if len(c.refused) > 0 {
+		r.RefusedWrites = c.refused
+	}
 }

@@ -42,6 +42,9 @@ func row(res *Result) string {
 	for _, k := range res.Writes.Keys() {
 		writes = append(writes, fmt.Sprintf("%s %d", k, res.Writes[k]))
 	}
+	for _, k := range res.RefusedWrites.Keys() {
+		writes = append(writes, fmt.Sprintf("refused %s: %d", k, res.RefusedWrites[k]))
+	}
 	for _, k := range slices.Sorted(maps.Keys(res.Extra)) {
 		writes = append(writes, fmt.Sprintf("%s=%.3g", k, res.Extra[k]))
 	}
