@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,6 +42,9 @@ type Clusters struct {
 	Client client.Client
 	// Events records events on the owner; its zero value records none.
 	Events eventrecord.Recorder
+	// Live reads a cluster past the cache when its create finds it exists
+	// already. nil means Client.
+	Live client.Reader
 }
 
 // Get returns the cluster by key, or nil when it does not exist.
@@ -55,16 +59,46 @@ func (c Clusters) Get(ctx context.Context, key types.NamespacedName) (*rayv1.Ray
 	return cluster, nil
 }
 
-// Create creates cluster for owner.
+// Create creates cluster for owner. A cluster of that name the owner
+// already controls is taken as created (cluster becomes it, and no event is
+// recorded): an earlier pass created it and the cache does not show it yet.
 func (c Clusters) Create(ctx context.Context, owner runtime.Object, cluster *rayv1.RayCluster) error {
 	key := client.ObjectKeyFromObject(cluster)
 	if err := c.Client.Create(ctx, cluster); err != nil {
+		if apierrors.IsAlreadyExists(err) && c.controlledAlready(ctx, owner, cluster) {
+			ctrl.LoggerFrom(ctx).Info("RayCluster created by an earlier pass, not cached yet", "rayCluster", key)
+			return nil
+		}
 		c.event(owner, corev1.EventTypeWarning, ReasonFailedToCreateRayCluster, ActionCreate, "Failed to create RayCluster %s: %v", key, err)
 		return fmt.Errorf("creating RayCluster %s: %w", key, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created RayCluster", "rayCluster", key)
 	c.event(owner, corev1.EventTypeNormal, ReasonCreatedRayCluster, ActionCreate, "Created RayCluster %s", key)
 	return nil
+}
+
+// controlledAlready reports whether the stored cluster of cluster's name is
+// controlled by owner, and if so makes cluster that stored one. A cluster
+// that cannot be read, or that is not the owner's, is not.
+func (c Clusters) controlledAlready(ctx context.Context, owner runtime.Object, cluster *rayv1.RayCluster) bool {
+	ownerMeta, err := meta.Accessor(owner)
+	if err != nil {
+		return false
+	}
+	live := c.Live
+	if live == nil {
+		live = c.Client
+	}
+	stored := &rayv1.RayCluster{}
+	if err := live.Get(ctx, client.ObjectKeyFromObject(cluster), stored); err != nil {
+		return false
+	}
+	ref := metav1.GetControllerOf(stored)
+	if ref == nil || ref.UID != ownerMeta.GetUID() {
+		return false
+	}
+	stored.DeepCopyInto(cluster)
+	return true
 }
 
 // Update writes cluster, changed by owner.

@@ -240,3 +240,35 @@ func TestApplyServiceCreateFailure(t *testing.T) {
 		t.Errorf("events = %v, want one FailedToCreateService", got)
 	}
 }
+
+// TestClustersCreateOfAnExistingCluster: a create that finds the owner's own
+// cluster (made by an earlier pass, not cached yet) succeeds quietly with
+// the stored cluster; one that finds a stranger's cluster of that name fails
+// with the FailedToCreateRayCluster Warning, as before.
+func TestClustersCreateOfAnExistingCluster(t *testing.T) {
+	ctx := context.Background()
+	owner := testOwner()
+	own := Build(owner, rayv1.KindRayService, "svc-own", hashSpec("a"))
+	own.UID = "cluster-uid"
+	stranger := Build(owner, rayv1.KindRayService, "svc-stranger", hashSpec("a"))
+	stranger.OwnerReferences[0].UID = "someone-else"
+	rec := events.NewFakeRecorder(10)
+	api := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(own, stranger).Build()
+	c := Clusters{Client: api, Live: api, Events: eventrecord.New(rec)}
+
+	again := Build(owner, rayv1.KindRayService, "svc-own", hashSpec("b"))
+	if err := c.Create(ctx, owner, again); err != nil {
+		t.Fatalf("Create of the owner's own cluster: %v", err)
+	}
+	if again.UID != "cluster-uid" || again.Spec.WorkerGroupSpecs[0].GroupName != "a" {
+		t.Errorf("Create left uid %q group %q, want the stored cluster's (cluster-uid, a)", again.UID, again.Spec.WorkerGroupSpecs[0].GroupName)
+	}
+	err := c.Create(ctx, owner, Build(owner, rayv1.KindRayService, "svc-stranger", hashSpec("a")))
+	if !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("Create over a stranger's cluster: %v, want AlreadyExists", err)
+	}
+	want := []string{"Warning FailedToCreateRayCluster Failed to create RayCluster ns/svc-stranger: " + errors.Unwrap(err).Error()}
+	if diff := cmp.Diff(want, recorded(rec)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

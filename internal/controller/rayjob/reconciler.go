@@ -132,7 +132,7 @@ func New(deps Deps, opts Options) *Reconciler {
 		opts.Features = validation.NoFeatureGates{}
 	}
 	r := &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder),
-		clusters:   clusterowner.Clusters{Client: deps.Client, Events: eventrecord.New(deps.Recorder)},
+		clusters:   clusterowner.Clusters{Client: deps.Client, Events: eventrecord.New(deps.Recorder), Live: deps.LiveReader},
 		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
 	}
 	r.handlers = r.stateHandlers()
