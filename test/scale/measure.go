@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
@@ -83,6 +82,12 @@ type Result struct {
 	// the operator's reads past its cache (a created Pod the cache does
 	// not show yet is read live) and anyone else's.
 	APIServerGets map[string]APILatency `json:"apiServerGets,omitempty"`
+	// TerminatedWatchers is how many watches of each resource the API
+	// server closed from the first create until all were ready because
+	// their client did not take the events in time (everyone's: the
+	// operator's, kwok's, the scheduler's...). Each is a watch started
+	// again, and the cache of its client behind meanwhile.
+	TerminatedWatchers map[string]int `json:"terminatedWatchers,omitempty"`
 	// ReadySeries is the file of the ready-over-time series (seconds since
 	// the first create, objects done), for plots.
 	ReadySeries string `json:"readySeries"`
@@ -181,9 +186,9 @@ type world struct {
 	// and the ready series.
 	cpu0   map[string]float64
 	series *readySeries
-	// api0 is the API server's latency histogram then, or why it could not
-	// be read.
-	api0    *dto.MetricFamily
+	// api0 is the API server's metrics then, or why they could not be
+	// read.
+	api0    apiMetrics
 	api0Err error
 }
 
@@ -212,8 +217,9 @@ func (w *world) stopClock(res *Result) error {
 	if err != nil {
 		return err
 	}
-	res.APIServerWrites = apiLatencies(w.api0, api, writeVerbs)
-	res.APIServerGets = apiLatencies(w.api0, api, getVerbs)
+	res.APIServerWrites = apiLatencies(w.api0.latency, api.latency, writeVerbs)
+	res.APIServerGets = apiLatencies(w.api0.latency, api.latency, getVerbs)
+	res.TerminatedWatchers = terminatedWatchers(w.api0.terminatedWatchers, api.terminatedWatchers)
 	res.ControlPlane = map[string]Usage{}
 	for name, pid := range w.cp.PIDs() {
 		rss, err := procPeakRSSMiB(pid)

@@ -88,23 +88,64 @@ type APILatency struct {
 	P99Seconds float64 `json:"p99Seconds"`
 }
 
-// scrapeAPIServer reads the API server's request latency histogram family
-// (nil when the API server has none yet).
-func scrapeAPIServer(ctx context.Context, cfg *rest.Config) (*dto.MetricFamily, error) {
+// apiMetrics are the API server's metric families a run reads.
+type apiMetrics struct {
+	// latency is the request latency histogram (nil when the API server
+	// has none yet).
+	latency *dto.MetricFamily
+	// terminatedWatchers counts, by resource, the watchers the API server
+	// closed because they did not take their events in time.
+	terminatedWatchers *dto.MetricFamily
+}
+
+// terminatedWatchersCounter is the API server's count of watchers it closed
+// for not keeping up.
+const terminatedWatchersCounter = "apiserver_terminated_watchers_total"
+
+// scrapeAPIServer reads the API server's metric families a run uses.
+func scrapeAPIServer(ctx context.Context, cfg *rest.Config) (apiMetrics, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return apiMetrics{}, err
 	}
 	body, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("scraping the API server's metrics: %w", err)
+		return apiMetrics{}, fmt.Errorf("scraping the API server's metrics: %w", err)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
+		return apiMetrics{}, fmt.Errorf("parsing the API server's metrics: %w", err)
 	}
-	return families[apiLatencyHistogram], nil
+	return apiMetrics{latency: families[apiLatencyHistogram], terminatedWatchers: families[terminatedWatchersCounter]}, nil
+}
+
+// counterValue is a counter's value, also when the scrape gave no type.
+func counterValue(m *dto.Metric) float64 {
+	if c := m.GetCounter(); c != nil {
+		return c.GetValue()
+	}
+	return m.GetUntyped().GetValue()
+}
+
+// terminatedWatchers is how many watchers of each resource the API server
+// closed for not keeping up between the scrapes before and after; only
+// resources with any.
+func terminatedWatchers(before, after *dto.MetricFamily) map[string]int {
+	counts := map[string]float64{}
+	for _, m := range before.GetMetric() {
+		counts[labelValue(m.GetLabel(), "resource")] -= counterValue(m)
+	}
+	for _, m := range after.GetMetric() {
+		counts[labelValue(m.GetLabel(), "resource")] += counterValue(m)
+	}
+	out := map[string]int{}
+	for resource, n := range counts {
+		if n > 0 {
+			out[resource] = int(n)
+		}
+	}
+	return out
 }
 
 // Verbs of the API server's histogram: the writes, and the reads of one

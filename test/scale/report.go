@@ -45,6 +45,9 @@ func row(res *Result) string {
 	for _, k := range res.RefusedWrites.Keys() {
 		writes = append(writes, fmt.Sprintf("refused %s: %d", k, res.RefusedWrites[k]))
 	}
+	for _, k := range slices.Sorted(maps.Keys(res.TerminatedWatchers)) {
+		writes = append(writes, fmt.Sprintf("watches of %s closed by the API server: %d", k, res.TerminatedWatchers[k]))
+	}
 	for _, k := range slices.Sorted(maps.Keys(res.Extra)) {
 		writes = append(writes, fmt.Sprintf("%s=%.3g", k, res.Extra[k]))
 	}

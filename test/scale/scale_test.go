@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -502,5 +504,32 @@ func TestAPIWriteLatencies(t *testing.T) {
 	gets := apiLatencies(before, after, getVerbs)
 	if len(gets) != 1 || gets["GET pods"].Requests != 7 || gets["GET pods"].P99Seconds > 0.1 {
 		t.Errorf("reads %+v, want the 7 GETs of pods, all under 0.1 s", gets)
+	}
+}
+
+func TestTerminatedWatchers(t *testing.T) {
+	parse := func(text string) *dto.MetricFamily {
+		t.Helper()
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return families[terminatedWatchersCounter]
+	}
+	before := parse(`apiserver_terminated_watchers_total{group="",resource="pods"} 3
+apiserver_terminated_watchers_total{group="ray.io",resource="rayjobs"} 2
+`)
+	after := parse(`# TYPE apiserver_terminated_watchers_total counter
+apiserver_terminated_watchers_total{group="",resource="pods"} 40
+apiserver_terminated_watchers_total{group="ray.io",resource="rayjobs"} 2
+apiserver_terminated_watchers_total{group="ray.io",resource="rayclusters"} 5
+`)
+	want := map[string]int{"pods": 37, "rayclusters": 5}
+	if diff := cmp.Diff(want, terminatedWatchers(before, after)); diff != "" {
+		t.Errorf("terminated watchers (-want +got):\n%s", diff)
+	}
+	if got := terminatedWatchers(nil, nil); len(got) != 0 {
+		t.Errorf("no counter in either scrape: %v, want none", got)
 	}
 }
