@@ -22,11 +22,9 @@ func (r *Reconciler) finalize(ctx context.Context, job *rayv1.RayJob) (ctrl.Resu
 		r.stopRayJob(ctx, job)
 	}
 	controllerutil.RemoveFinalizer(job, rayv1.RayJobStopJobFinalizer)
-	read := job.ResourceVersion
-	if err := r.Client.Update(ctx, job); err != nil {
+	if err := r.updateJob(ctx, job); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing the finalizer: %w", err)
 	}
-	r.ownWrites.Wrote(job, read)
 	return ctrl.Result{}, nil
 }
 

@@ -18,11 +18,9 @@ import (
 func (r *Reconciler) reconcileNew(ctx context.Context, s *scope) (passsteps.Result, error) {
 	if !controllerutil.ContainsFinalizer(s.job, rayv1.RayJobStopJobFinalizer) {
 		controllerutil.AddFinalizer(s.job, rayv1.RayJobStopJobFinalizer)
-		read := s.job.ResourceVersion
-		if err := r.Client.Update(ctx, s.job); err != nil {
+		if err := r.updateJob(ctx, s.job); err != nil {
 			return passsteps.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
-		r.ownWrites.Wrote(s.job, read)
 	}
 	initStatus(s.job, metav1.NewTime(r.now()))
 	return requeue()

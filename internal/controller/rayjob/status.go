@@ -99,3 +99,14 @@ func (r *Reconciler) observeExecution(s *scope, from, to rayv1.JobDeploymentStat
 	seconds := r.now().Sub(s.job.Status.StartTime.Time).Seconds()
 	r.Metrics.ObserveRayJobExecutionDuration(s.job.Name, s.job.Namespace, to, retries, seconds)
 }
+
+// updateJob writes job (its metadata and spec) and records the version it
+// replaced, which a later pass may still read from the cache.
+func (r *Reconciler) updateJob(ctx context.Context, job *rayv1.RayJob) error {
+	read := job.ResourceVersion
+	if err := r.Client.Update(ctx, job); err != nil {
+		return err
+	}
+	r.ownWrites.Wrote(job, read)
+	return nil
+}
