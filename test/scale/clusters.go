@@ -57,6 +57,9 @@ func (w *world) runBinary(ctx context.Context, res *Result, r binaryRun) error {
 	}
 	if prof != nil {
 		prof.startCPU(ctx, w.o.pprofCPUSeconds)
+		if w.o.pprofTraceSeconds > 0 {
+			prof.startTrace(ctx, w.o.pprofTraceSeconds)
+		}
 	}
 	if err := createAll(ctx, w.n, r.create); err != nil {
 		return err

@@ -65,6 +65,7 @@ func main() {
 	flag.BoolVar(&o.instant, "instant-dashboards", false, "rayjob: every dashboard answers at once (the baseline of the 1.5x goal).")
 	flag.StringVar(&o.pprofDir, "pprof-dir", "", "raycluster, this operator's binary: save its CPU profile over the first -pprof-cpu-seconds after the first create, and its heap and allocs profiles at the end, into this directory (<kind>-<N>-<label>-<profile>.pprof).")
 	flag.IntVar(&o.pprofCPUSeconds, "pprof-cpu-seconds", 30, "Length of the CPU profile with -pprof-dir; the run waits for it.")
+	flag.IntVar(&o.pprofTraceSeconds, "pprof-trace-seconds", 0, "With -pprof-dir: also save a runtime execution trace of the operator over this many seconds from the first create (<...>-trace.out; go tool trace -pprof=sched shows how long goroutines waited to run); 0 takes none.")
 	flag.StringVar(&o.compare, "compare", "", "Print comparison tables of the JSON lines in this file (see -plot) instead of running.")
 	flag.StringVar(&o.referenceLabel, "reference-label", "", "With -compare: the ratios are against the reference build's run with this label (default: the last run of a reference build, any user agent but this operator's, at that size).")
 	flag.StringVar(&o.plot, "plot", "", "With -compare: also draw the ready-over-time series of those runs into this PNG file.")
@@ -99,7 +100,7 @@ func main() {
 type options struct {
 	kinds, sizes, operatorFlags, label, jsonOut, stateDir, binary, userAgent string
 	pprofDir, compare, plot, referenceLabel, operatorEnv                     string
-	nodes, workers, namespaces, pprofCPUSeconds                              int
+	nodes, workers, namespaces, pprofCPUSeconds, pprofTraceSeconds           int
 	quietLoad                                                                float64
 	quietWait                                                                time.Duration
 	slowFraction, timeoutFraction                                            float64
@@ -157,6 +158,9 @@ func (o *options) complete() error {
 	}
 	if o.pprofDir != "" && (o.userAgent != operator.UserAgent || o.pprofCPUSeconds <= 0) {
 		return errors.New("-pprof-dir needs this operator's binary (its --pprof-bind-address; not -operator-user-agent " + o.userAgent + ") and a positive -pprof-cpu-seconds")
+	}
+	if o.pprofTraceSeconds < 0 || (o.pprofTraceSeconds > 0 && o.pprofDir == "") {
+		return errors.New("-pprof-trace-seconds needs -pprof-dir and may not be negative")
 	}
 	return nil
 }

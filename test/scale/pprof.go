@@ -15,7 +15,7 @@ import (
 // into -pprof-dir, in files named after the run: <kind>-<N>-<label>-<profile>.pprof.
 type profiler struct {
 	addr, dir, prefix string
-	cpu               chan error // the CPU profile's outcome
+	cpu, trace        chan error // the CPU profile's and the trace's outcomes
 	files             []string
 }
 
@@ -32,20 +32,35 @@ func (p *profiler) startCPU(ctx context.Context, seconds int) {
 	}()
 }
 
+// startTrace fetches a runtime execution trace over the next seconds in the
+// background (read it with go tool trace; -pprof=sched gives the time
+// goroutines waited to run).
+func (p *profiler) startTrace(ctx context.Context, seconds int) {
+	p.trace = make(chan error, 1)
+	go func() {
+		p.trace <- p.fetchAs(ctx, "trace?seconds="+strconv.Itoa(seconds), "trace", "trace.out")
+	}()
+}
+
 func (p *profiler) waitCPU(ctx context.Context) error {
-	if p.cpu == nil {
+	return errors.Join(waitFetch(ctx, p.cpu), waitFetch(ctx, p.trace))
+}
+
+// waitFetch waits for a background fetch, if one was started.
+func waitFetch(ctx context.Context, done chan error) error {
+	if done == nil {
 		return nil
 	}
 	select {
-	case err := <-p.cpu:
+	case err := <-done:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// finish waits for the CPU profile and fetches the heap and allocs
-// profiles; call it before the operator stops.
+// finish waits for the CPU profile and the trace and fetches the heap and
+// allocs profiles; call it before the operator stops.
 func (p *profiler) finish(ctx context.Context) ([]string, error) {
 	err := p.waitCPU(ctx)
 	for _, name := range []string{"heap", "allocs"} {
@@ -56,6 +71,11 @@ func (p *profiler) finish(ctx context.Context) ([]string, error) {
 
 // fetch saves /debug/pprof/<path> as <prefix>-<name>.pprof.
 func (p *profiler) fetch(ctx context.Context, path, name string) error {
+	return p.fetchAs(ctx, path, name, name+".pprof")
+}
+
+// fetchAs saves /debug/pprof/<path> as <prefix>-<suffix>.
+func (p *profiler) fetchAs(ctx context.Context, path, name, suffix string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/debug/pprof/"+path, nil)
 	if err != nil {
 		return err
@@ -71,7 +91,7 @@ func (p *profiler) fetch(ctx context.Context, path, name string) error {
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return err
 	}
-	file := filepath.Join(p.dir, p.prefix+"-"+name+".pprof")
+	file := filepath.Join(p.dir, p.prefix+"-"+suffix)
 	f, err := os.Create(file)
 	if err != nil {
 		return err

@@ -127,6 +127,7 @@ func TestOptions(t *testing.T) {
 		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 1, operatorEnv: "GOGC"},
 		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 1, operatorEnv: "=75"},
 		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 1, pprofDir: "p", pprofCPUSeconds: 30, userAgent: "kuberay-operator"}, // no pprof endpoint
+		{sizes: "1", kinds: "raycluster", nodes: 1, namespaces: 1, pprofTraceSeconds: 10},                                             // a trace needs -pprof-dir
 	} {
 		if err := bad.complete(); err == nil {
 			t.Errorf("%+v accepted", bad)
