@@ -202,7 +202,23 @@ func RefusedWriteCounts(events []Event, keep func(Event) bool) Counts {
 	return c
 }
 
-// Counts are write counts by "<verb> <resource>".
+// ListCounts counts the completed list requests of every client, by
+// "<client> <resource>", the client being its user agent up to the first
+// "/" ("kwok-v0.8.0", "kube-scheduler"). An informer lists when it starts
+// and again when it cannot resume its watch, so a count above a client's
+// informers tells that it listed everything again.
+func ListCounts(events []Event) Counts {
+	c := Counts{}
+	for _, e := range events {
+		if e.Verb == "list" && e.Stage == "ResponseComplete" {
+			agent, _, _ := strings.Cut(e.UserAgent, "/")
+			c[agent+" "+e.ResourcePath()]++
+		}
+	}
+	return c
+}
+
+// Counts are request counts by a key such as "<verb> <resource>".
 type Counts map[string]int
 
 // Total is the sum of all counts.

@@ -55,6 +55,25 @@ func TestWriteCounts(t *testing.T) {
 	}
 }
 
+// TestListCounts: completed lists of every client count by the client's
+// name (its user agent up to "/") and resource; watches and gets do not.
+func TestListCounts(t *testing.T) {
+	events, err := Parse([]byte(`{"stage":"ResponseComplete","verb":"list","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"list","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"list","userAgent":"ray-operator","objectRef":{"resource":"rayjobs"},"responseStatus":{"code":200}}
+{"stage":"ResponseStarted","verb":"list","userAgent":"ray-operator","objectRef":{"resource":"pods"}}
+{"stage":"ResponseComplete","verb":"watch","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"get","userAgent":"ray-operator","objectRef":{"resource":"pods","namespace":"ns","name":"p"},"responseStatus":{"code":200}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{"kwok-v0.8.0 pods": 2, "ray-operator rayjobs": 1}
+	if diff := cmp.Diff(want, ListCounts(events)); diff != "" {
+		t.Errorf("lists (-want +got):\n%s", diff)
+	}
+}
+
 func TestParseRejectsGarbage(t *testing.T) {
 	if _, err := Parse([]byte("{}\nnot json\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("error %v, want one naming line 2", err)

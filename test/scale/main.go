@@ -63,7 +63,7 @@ func main() {
 	flag.Float64Var(&o.timeoutFraction, "timeout-fraction", 0.02, "rayjob: fraction of dashboard requests held past the client's 2 s timeout.")
 	flag.DurationVar(&o.latency, "latency", defaultLatency, "rayjob: the typical dashboard latency.")
 	flag.BoolVar(&o.instant, "instant-dashboards", false, "rayjob: every dashboard answers at once (the baseline of the 1.5x goal).")
-	flag.StringVar(&o.pprofDir, "pprof-dir", "", "raycluster, this operator's binary: save its CPU profile over the first -pprof-cpu-seconds after the first create, and its heap and allocs profiles at the end, into this directory (<kind>-<N>-<label>-<profile>.pprof).")
+	flag.StringVar(&o.pprofDir, "pprof-dir", "", "raycluster and rayjob-binary, this operator's binary: save its CPU profile over the first -pprof-cpu-seconds after the first create, and its heap and allocs profiles at the end, into this directory (<kind>-<N>-<label>-<profile>.pprof).")
 	flag.IntVar(&o.pprofCPUSeconds, "pprof-cpu-seconds", 30, "Length of the CPU profile with -pprof-dir; the run waits for it.")
 	flag.IntVar(&o.pprofTraceSeconds, "pprof-trace-seconds", 0, "With -pprof-dir: also save a runtime execution trace of the operator over this many seconds from the first create (<...>-trace.out; go tool trace -pprof=sched shows how long goroutines waited to run); 0 takes none.")
 	flag.StringVar(&o.compare, "compare", "", "Print comparison tables of the JSON lines in this file (see -plot) instead of running.")

@@ -88,6 +88,11 @@ type Result struct {
 	// operator's, kwok's, the scheduler's...). Each is a watch started
 	// again, and the cache of its client behind meanwhile.
 	TerminatedWatchers map[string]int `json:"terminatedWatchers,omitempty"`
+	// Lists counts every client's list requests by "<client> <resource>"
+	// (auditlog.ListCounts): a client listing a resource more often than
+	// it has informers of it listed all of it again, e.g. kwok after a
+	// watch it could not resume.
+	Lists auditlog.Counts `json:"lists,omitempty"`
 	// ReadySeries is the file of the ready-over-time series (seconds since
 	// the first create, objects done), for plots.
 	ReadySeries string `json:"readySeries"`
@@ -255,9 +260,9 @@ func newClient(cp *controlplane.ControlPlane) (client.WithWatch, error) {
 }
 
 // writeCounts are a client's writes in the audit log: those that
-// succeeded, and those the API server refused.
+// succeeded, and those the API server refused; and every client's lists.
 type writeCounts struct {
-	ok, refused auditlog.Counts
+	ok, refused, lists auditlog.Counts
 }
 
 // operatorWrites counts the operator's writes in the audit log, reading
@@ -277,7 +282,7 @@ func (w *world) writesBy(ctx context.Context, userAgent string) (writeCounts, er
 			return writeCounts{}, err
 		}
 		keep := auditlog.ByUserAgent(userAgent)
-		counts := writeCounts{ok: auditlog.WriteCounts(events, keep), refused: auditlog.RefusedWriteCounts(events, keep)}
+		counts := writeCounts{ok: auditlog.WriteCounts(events, keep), refused: auditlog.RefusedWriteCounts(events, keep), lists: auditlog.ListCounts(events)}
 		if last.ok != nil && counts.ok.Total() == last.ok.Total() && counts.refused.Total() == last.refused.Total() {
 			return counts, nil
 		}
@@ -296,5 +301,8 @@ func (r *Result) setWrites(c writeCounts) {
 	r.WritesNonEvent = r.WritesTotal - c.ok.Events()
 	if len(c.refused) > 0 {
 		r.RefusedWrites = c.refused
+	}
+	if len(c.lists) > 0 {
+		r.Lists = c.lists
 	}
 }
