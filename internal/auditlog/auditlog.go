@@ -202,17 +202,15 @@ func RefusedWriteCounts(events []Event, keep func(Event) bool) Counts {
 	return c
 }
 
-// ListCounts counts the completed list requests of every client, by
-// "<client> <resource>", the client being its user agent up to the first
-// "/" ("kwok-v0.8.0", "kube-scheduler"). An informer lists when it starts
-// and again when it cannot resume its watch, so a count above a client's
-// informers tells that it listed everything again.
-func ListCounts(events []Event) Counts {
+// RefusedWritesByClient counts the refused writes of the events keep
+// selects as RefusedWriteCounts does, by "<client> <verb> <resource> <code>",
+// the client being the user agent up to the first "/" ("kwok-v0.8.0").
+func RefusedWritesByClient(events []Event, keep func(Event) bool) Counts {
 	c := Counts{}
 	for _, e := range events {
-		if e.Verb == "list" && e.Stage == "ResponseComplete" {
+		if e.IsWrite() && e.ResponseStatus != nil && e.ResponseStatus.Code >= 400 && keep(e) {
 			agent, _, _ := strings.Cut(e.UserAgent, "/")
-			c[agent+" "+e.ResourcePath()]++
+			c[fmt.Sprintf("%s %s %s %d", agent, e.Verb, e.ResourcePath(), e.ResponseStatus.Code)]++
 		}
 	}
 	return c

@@ -55,22 +55,24 @@ func TestWriteCounts(t *testing.T) {
 	}
 }
 
-// TestListCounts: completed lists of every client count by the client's
-// name (its user agent up to "/") and resource; watches and gets do not.
-func TestListCounts(t *testing.T) {
-	events, err := Parse([]byte(`{"stage":"ResponseComplete","verb":"list","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods"},"responseStatus":{"code":200}}
-{"stage":"ResponseComplete","verb":"list","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods"},"responseStatus":{"code":200}}
-{"stage":"ResponseComplete","verb":"list","userAgent":"ray-operator","objectRef":{"resource":"rayjobs"},"responseStatus":{"code":200}}
-{"stage":"ResponseStarted","verb":"list","userAgent":"ray-operator","objectRef":{"resource":"pods"}}
-{"stage":"ResponseComplete","verb":"watch","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods"},"responseStatus":{"code":200}}
-{"stage":"ResponseComplete","verb":"get","userAgent":"ray-operator","objectRef":{"resource":"pods","namespace":"ns","name":"p"},"responseStatus":{"code":200}}
+// TestRefusedWritesByClient: refused writes of the selected clients count
+// by client name (the user agent up to "/"), verb, resource and code;
+// successful ones, reads and the others' do not.
+func TestRefusedWritesByClient(t *testing.T) {
+	events, err := Parse([]byte(`{"stage":"ResponseComplete","verb":"patch","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods","subresource":"status"},"responseStatus":{"code":422}}
+{"stage":"ResponseComplete","verb":"patch","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods","subresource":"status"},"responseStatus":{"code":422}}
+{"stage":"ResponseComplete","verb":"patch","userAgent":"kwok-v0.8.0/v0.8.0 (linux/amd64)","objectRef":{"resource":"pods","subresource":"status"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"get","userAgent":"kube-scheduler/v1.36.3","objectRef":{"resource":"pods"},"responseStatus":{"code":404}}
+{"stage":"ResponseComplete","verb":"create","userAgent":"kube-scheduler/v1.36.3","objectRef":{"resource":"pods","subresource":"binding"},"responseStatus":{"code":409}}
+{"stage":"ResponseComplete","verb":"create","userAgent":"ray-operator","objectRef":{"resource":"rayclusters"},"responseStatus":{"code":409}}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Counts{"kwok-v0.8.0 pods": 2, "ray-operator rayjobs": 1}
-	if diff := cmp.Diff(want, ListCounts(events)); diff != "" {
-		t.Errorf("lists (-want +got):\n%s", diff)
+	want := Counts{"kwok-v0.8.0 patch pods/status 422": 2, "kube-scheduler create pods/binding 409": 1}
+	others := func(e Event) bool { return !ByUserAgent("ray-operator")(e) }
+	if diff := cmp.Diff(want, RefusedWritesByClient(events, others)); diff != "" {
+		t.Errorf("refused writes by client (-want +got):\n%s", diff)
 	}
 }
 

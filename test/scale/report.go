@@ -48,10 +48,8 @@ func row(res *Result) string {
 	for _, k := range slices.Sorted(maps.Keys(res.TerminatedWatchers)) {
 		writes = append(writes, fmt.Sprintf("watches of %s closed by the API server: %d", k, res.TerminatedWatchers[k]))
 	}
-	for _, k := range res.Lists.Keys() {
-		if res.Lists[k] > 1 {
-			writes = append(writes, fmt.Sprintf("lists by %s: %d", k, res.Lists[k]))
-		}
+	for _, k := range res.OthersRefusedWrites.Keys() {
+		writes = append(writes, fmt.Sprintf("refused of %s: %d", k, res.OthersRefusedWrites[k]))
 	}
 	for _, k := range slices.Sorted(maps.Keys(res.Extra)) {
 		writes = append(writes, fmt.Sprintf("%s=%.3g", k, res.Extra[k]))
