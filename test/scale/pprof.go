@@ -24,7 +24,7 @@ func newProfiler(addr, dir, kind string, n int, label string) *profiler {
 }
 
 // startCPU fetches a CPU profile over the next seconds in the background;
-// waitCPU waits for it.
+// waitStarted waits for it.
 func (p *profiler) startCPU(ctx context.Context, seconds int) {
 	p.cpu = make(chan error, 1)
 	go func() {
@@ -34,7 +34,7 @@ func (p *profiler) startCPU(ctx context.Context, seconds int) {
 
 // startTrace fetches a runtime execution trace over the next seconds in the
 // background (read it with go tool trace; -pprof=sched gives the time
-// goroutines waited to run).
+// goroutines waited to run); waitStarted waits for it.
 func (p *profiler) startTrace(ctx context.Context, seconds int) {
 	p.trace = make(chan error, 1)
 	go func() {
@@ -42,7 +42,8 @@ func (p *profiler) startTrace(ctx context.Context, seconds int) {
 	}()
 }
 
-func (p *profiler) waitCPU(ctx context.Context) error {
+// waitStarted waits for the CPU profile and the trace that were started.
+func (p *profiler) waitStarted(ctx context.Context) error {
 	return errors.Join(waitFetch(ctx, p.cpu), waitFetch(ctx, p.trace))
 }
 
@@ -62,7 +63,7 @@ func waitFetch(ctx context.Context, done chan error) error {
 // finish waits for the CPU profile and the trace and fetches the heap and
 // allocs profiles; call it before the operator stops.
 func (p *profiler) finish(ctx context.Context) ([]string, error) {
-	err := p.waitCPU(ctx)
+	err := p.waitStarted(ctx)
 	for _, name := range []string{"heap", "allocs"} {
 		err = errors.Join(err, p.fetch(ctx, name, name))
 	}
