@@ -88,6 +88,12 @@ func (e Event) Succeeded() bool {
 	return e.ResponseStatus != nil && e.ResponseStatus.Code >= 200 && e.ResponseStatus.Code < 300
 }
 
+// refusedWrite reports whether e is a write the API server answered with
+// an error (4xx or 5xx).
+func (e Event) refusedWrite() bool {
+	return e.IsWrite() && e.ResponseStatus != nil && e.ResponseStatus.Code >= 400
+}
+
 // Resource is the resource the request was about, "" for a non-resource
 // request.
 func (e Event) Resource() string {
@@ -195,7 +201,7 @@ func WriteCounts(events []Event, keep func(Event) bool) Counts {
 func RefusedWriteCounts(events []Event, keep func(Event) bool) Counts {
 	c := Counts{}
 	for _, e := range events {
-		if e.IsWrite() && e.ResponseStatus != nil && e.ResponseStatus.Code >= 400 && keep(e) {
+		if e.refusedWrite() && keep(e) {
 			c[fmt.Sprintf("%s %s %d", e.Verb, e.ResourcePath(), e.ResponseStatus.Code)]++
 		}
 	}
@@ -208,7 +214,7 @@ func RefusedWriteCounts(events []Event, keep func(Event) bool) Counts {
 func RefusedWritesByClient(events []Event, keep func(Event) bool) Counts {
 	c := Counts{}
 	for _, e := range events {
-		if e.IsWrite() && e.ResponseStatus != nil && e.ResponseStatus.Code >= 400 && keep(e) {
+		if e.refusedWrite() && keep(e) {
 			agent, _, _ := strings.Cut(e.UserAgent, "/")
 			c[fmt.Sprintf("%s %s %s %d", agent, e.Verb, e.ResourcePath(), e.ResponseStatus.Code)]++
 		}
