@@ -59,6 +59,11 @@ type Options struct {
 	// Without it kwok gives every pod one from a single /24, which more
 	// than 254 pods share.
 	KwokPodCIDR string
+	// KwokPodParallelism, when positive, is how many Pods kwok plays a stage
+	// for at once (its podPlayStageParallelism; kwok's own default is 4).
+	// Each play waits for its status patch, so kwok makes at most this many
+	// Pods Ready per API server round trip.
+	KwokPodParallelism int
 	// CRDDirs are directories of CRD manifests to install; Start returns once
 	// they are established.
 	CRDDirs []string
@@ -165,6 +170,9 @@ func (o *Options) complete() error {
 		if _, err := NodePodCIDR(o.KwokPodCIDR, o.Nodes-1); err != nil {
 			return err
 		}
+	}
+	if o.KwokPodParallelism < 0 {
+		return fmt.Errorf("kwok pod parallelism %d: want 0 (kwok's default) or more", o.KwokPodParallelism)
 	}
 	if o.KubeconfigPath == "" {
 		o.KubeconfigPath = filepath.Join(o.StateDir, "kubeconfig")

@@ -41,15 +41,22 @@ func (cp *ControlPlane) startKwok(ctx context.Context, opts *Options) error {
 	if opts.Nodes <= 0 {
 		return nil
 	}
-	stages, err := stageFiles(ctx, opts.KwokStagesDir)
+	configs, err := stageFiles(ctx, opts.KwokStagesDir)
 	if err != nil {
 		return err
+	}
+	if opts.KwokPodParallelism > 0 {
+		path := filepath.Join(opts.StateDir, "kwok-configuration.yaml")
+		if err := os.WriteFile(path, kwokConfiguration(opts.KwokPodParallelism), 0o600); err != nil {
+			return fmt.Errorf("writing kwok's configuration: %w", err)
+		}
+		configs = append([]string{path}, configs...)
 	}
 	args := []string{
 		"--kubeconfig=" + opts.KubeconfigPath,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeAnnotationValue,
-		"--config=" + strings.Join(stages, ","),
+		"--config=" + strings.Join(configs, ","),
 	}
 	if err := cp.run(opts, "kwok", opts.KwokBinary, args); err != nil {
 		return err
@@ -72,6 +79,28 @@ func (cp *ControlPlane) startKwok(ctx context.Context, opts *Options) error {
 	return cp.waitFor(ctx, "simulated nodes to be Ready", func(ctx context.Context) error {
 		return nodesReady(ctx, clientset, opts.Nodes)
 	})
+}
+
+// kwokConfiguration is a KwokConfiguration document with kwok's defaults
+// (v0.8.0) except podPlayStageParallelism. Every option is written out: kwok
+// defaults only the configuration it makes when none is given, and refuses
+// a given one whose node parallelism is left at 0.
+func kwokConfiguration(podParallelism int) []byte {
+	return fmt.Appendf(nil, `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  cidr: 10.0.0.0/24
+  manageAllNodes: false
+  enableDebuggingHandlers: true
+  enableContentionProfiling: false
+  enableProfilingHandler: true
+  podPlayStageParallelism: %d
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+`, podParallelism)
 }
 
 // KwokNodePodCIDRBits is the prefix length of each simulated node's pod

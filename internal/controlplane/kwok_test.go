@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
 )
 
 // TestCreateNodeRetriesCapacityOnConflict: when kwok updates the new node
@@ -92,5 +93,32 @@ func TestNodePodCIDR(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("NodePodCIDR(%q, %d) = %q, %v; want %q", tc.cidr, tc.i, got, err, tc.want)
 		}
+	}
+}
+
+func TestKwokConfigurationKeepsKwokDefaultsButPodParallelism(t *testing.T) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(kwokConfiguration(32), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+		"kind":       "KwokConfiguration",
+		"options": map[string]any{
+			"cidr":                            "10.0.0.0/24",
+			"manageAllNodes":                  false,
+			"enableDebuggingHandlers":         true,
+			"enableContentionProfiling":       false,
+			"enableProfilingHandler":          true,
+			"podPlayStageParallelism":         float64(32),
+			"nodePlayStageParallelism":        float64(4),
+			"nodeLeaseParallelism":            float64(4),
+			"podsOnNodeSyncParallelism":       float64(1),
+			"enablePodsOnNodeSyncListPager":   true,
+			"enablePodsOnNodeSyncStreamWatch": false,
+		},
+	}
+	if diff := cmp.Diff(want, doc); diff != "" {
+		t.Errorf("kwok configuration (-want +got):\n%s", diff)
 	}
 }

@@ -106,6 +106,9 @@ type Result struct {
 	Nodes int `json:"nodes"`
 	// Namespaces is how many namespaces the objects were spread over.
 	Namespaces int `json:"namespaces"`
+	// KwokPodParallelism is kwok's podPlayStageParallelism in the run (0:
+	// kwok's default, 4; runs before the flag existed have none).
+	KwokPodParallelism int `json:"kwokPodParallelism,omitempty"`
 	// Machine says where it ran.
 	CPUs int    `json:"cpus"`
 	Date string `json:"date"`
@@ -134,12 +137,13 @@ func measure(ctx context.Context, o *options, kind string, n int) (*Result, erro
 	nodes := nodesFor(n*(1+o.workers), o.nodes)
 	fmt.Fprintf(os.Stderr, "bench-scale: %s N=%d: load average %v; starting the control plane (%d kwok nodes) in %s\n", kind, n, load, nodes, dir)
 	cpOpts := controlplane.Options{
-		StateDir:     dir,
-		Nodes:        nodes,
-		CRDDirs:      []string{filepath.Join(o.root, "config", "crd", "bases")},
-		AuditLogPath: auditPath,
-		ComponentQPS: componentQPS,
-		StartTimeout: 5 * time.Minute,
+		StateDir:           dir,
+		Nodes:              nodes,
+		KwokPodParallelism: o.kwokPodParallelism,
+		CRDDirs:            []string{filepath.Join(o.root, "config", "crd", "bases")},
+		AuditLogPath:       auditPath,
+		ComponentQPS:       componentQPS,
+		StartTimeout:       5 * time.Minute,
 	}
 	if kind == kindRayJobBinary {
 		cpOpts.KwokPodCIDR = benchPodCIDR // a dashboard address per head Pod
@@ -161,7 +165,7 @@ func measure(ctx context.Context, o *options, kind string, n int) (*Result, erro
 	if kind == kindFloor {
 		agent = floorUserAgent
 	}
-	res := &Result{Kind: kind, N: n, Label: o.label, UserAgent: agent, OperatorEnv: o.processEnv(kind), LoadAvg: load, Nodes: nodes, Namespaces: o.namespaces, CPUs: runtimeCPUs(), Date: time.Now().UTC().Format(time.DateOnly)}
+	res := &Result{Kind: kind, N: n, Label: o.label, UserAgent: agent, OperatorEnv: o.processEnv(kind), LoadAvg: load, Nodes: nodes, Namespaces: o.namespaces, KwokPodParallelism: o.kwokPodParallelism, CPUs: runtimeCPUs(), Date: time.Now().UTC().Format(time.DateOnly)}
 	switch kind {
 	case kindRayCluster:
 		err = env.rayClusters(ctx, res)

@@ -178,14 +178,15 @@ func testJob(t *testing.T, env *testenv.Env) {
 }
 
 // TestCancelStopsEverything starts a second control plane (binaries cached),
-// checks what it exposes on this host, and that canceling Start's context
-// ends every component.
+// its kwok with a configuration of its own (nodes are Ready only if kwok
+// accepted it), checks what it exposes on this host, and that canceling
+// Start's context ends every component.
 func TestCancelStopsEverything(t *testing.T) {
 	stateDir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	begin := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{StateDir: stateDir, Nodes: 1})
+	cp, err := controlplane.Start(ctx, controlplane.Options{StateDir: stateDir, Nodes: 1, KwokPodParallelism: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +196,7 @@ func TestCancelStopsEverything(t *testing.T) {
 	}
 	checkExposure(t, cp, stateDir)
 	checkPIDs(t, cp, stateDir)
+	checkKwokConfiguration(t, cp, stateDir)
 
 	cancel()
 	select {
@@ -204,6 +206,24 @@ func TestCancelStopsEverything(t *testing.T) {
 	}
 	if left := processesUsing(t, stateDir); len(left) > 0 {
 		t.Errorf("processes left after stop: %v", left)
+	}
+}
+
+// checkKwokConfiguration checks that kwok runs with the configuration
+// KwokPodParallelism wrote, beside the stages.
+func checkKwokConfiguration(t *testing.T, cp *controlplane.ControlPlane, stateDir string) {
+	t.Helper()
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cp.PIDs()["kwok"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(stateDir, "kwok-configuration.yaml")
+	if !strings.Contains(string(cmdline), "--config="+config+",") {
+		t.Errorf("kwok runs %q, want its --config to start with %s", cmdline, config)
+	}
+	data, err := os.ReadFile(config)
+	if err != nil || !strings.Contains(string(data), "podPlayStageParallelism: 8") {
+		t.Errorf("%s holds %q (%v), want podPlayStageParallelism: 8", config, data, err)
 	}
 }
 
