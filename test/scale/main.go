@@ -55,7 +55,7 @@ func main() {
 	flag.StringVar(&o.jsonOut, "json", "", "Append each run's JSON line to this file too.")
 	flag.StringVar(&o.stateDir, "state-dir", "", "Directory for the control plane's data, logs and the audit log (default <repo>/.cache/bench-scale).")
 	flag.IntVar(&o.nodes, "nodes", 10, "Least number of kwok nodes; more are started when a size's Pods would fill them past 90 % (each holds 1,000 Pods).")
-	flag.IntVar(&o.kwokPodParallelism, "kwok-pod-parallelism", defaultKwokPodParallelism, "Pods kwok plays a stage for at once (its podPlayStageParallelism; each play waits for its status patch); 0 keeps kwok's own default, 4.")
+	flag.IntVar(&o.kwokPodParallelism, "kwok-pod-parallelism", 0, "Pods kwok plays a stage for at once (its podPlayStageParallelism; each play waits for its status patch); 0 keeps kwok's own default, 4. 16 made a 10,000-RayJob run slower (docs/dev/benchmarks.md).")
 	flag.IntVar(&o.workers, "workers", 3, "Worker Pods per RayCluster.")
 	flag.IntVar(&o.namespaces, "namespaces", 1, "Spread each run's objects round-robin over this many namespaces (bench-000, bench-001, ...); 1 puts them all in bench.")
 	flag.Float64Var(&o.quietLoad, "quiet-load", 1.5, "Before each run, wait until the 1-minute load average is below this (the last run's control plane and audit log read settle), for at most -quiet-wait; 0 does not wait.")
@@ -96,13 +96,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// defaultKwokPodParallelism keeps kwok's own podPlayStageParallelism (4).
-// Measured at 10,000 RayJobs (docs/dev/benchmarks.md): with 16, kwok made
-// Pods Ready as fast as they were created, and the run was slower (2,435
-// RayJobs Complete after 28 minutes against 7,189 with 4), because its
-// patches and their events then competed with the operator's creates.
-const defaultKwokPodParallelism = 0
 
 // options are the command's flags, parsed.
 type options struct {

@@ -213,18 +213,24 @@ func TestCancelStopsEverything(t *testing.T) {
 // KwokPodParallelism wrote, beside the stages.
 func checkKwokConfiguration(t *testing.T, cp *controlplane.ControlPlane, stateDir string) {
 	t.Helper()
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cp.PIDs()["kwok"]))
+	cmdline, err := cmdlineOf(cp.PIDs()["kwok"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	config := filepath.Join(stateDir, "kwok-configuration.yaml")
-	if !strings.Contains(string(cmdline), "--config="+config+",") {
+	if !strings.Contains(cmdline, "--config="+config+",") {
 		t.Errorf("kwok runs %q, want its --config to start with %s", cmdline, config)
 	}
 	data, err := os.ReadFile(config)
 	if err != nil || !strings.Contains(string(data), "podPlayStageParallelism: 8") {
 		t.Errorf("%s holds %q (%v), want podPlayStageParallelism: 8", config, data, err)
 	}
+}
+
+// cmdlineOf is process pid's command line, its arguments separated by NULs.
+func cmdlineOf(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return string(b), err
 }
 
 // checkPIDs checks that PIDs names each component by the process running
@@ -238,8 +244,8 @@ func checkPIDs(t *testing.T, cp *controlplane.ControlPlane, stateDir string) {
 			t.Errorf("PIDs() = %v, has no %s", pids, name)
 			continue
 		}
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil || !strings.Contains(string(cmdline), name) || !strings.Contains(string(cmdline), stateDir) {
+		cmdline, err := cmdlineOf(pid)
+		if err != nil || !strings.Contains(cmdline, name) || !strings.Contains(cmdline, stateDir) {
 			t.Errorf("pid %d of %s runs %q (%v), want %s with %s", pid, name, cmdline, err, name, stateDir)
 		}
 	}
