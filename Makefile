@@ -32,6 +32,24 @@ KUEUE_VERSION ?= v0.17.0
 # Traefik (the local cluster's Gateway API implementation), built from hack/traefik (its go.mod pins the same version).
 TRAEFIK_VERSION ?= v3.6.12
 HELM_VERSION ?= v3.22.0
+# gotestsum runs the test stages' go test: go test's own output, plus a JSON
+# record per run that the timing report reads for the slowest tests.
+GOTESTSUM_VERSION ?= v1.13.0
+
+# hack/timings.sh records where `make test`'s time goes (stages, tools built
+# on first use, go test packages) when RAY_OPERATOR_TIMINGS names a record;
+# `make test` sets it and prints the record at the end.
+TIMINGS := $(CURDIR)/hack/timings.sh
+TIMED_TOOL = $(TIMINGS) run tool $(notdir $@) --
+GOTEST_TIMES := 2>&1 | $(TIMINGS) gotest
+# GO_TEST runs go test under gotestsum (go test's own output), keeping the
+# JSON events in .cache/test-json/ for the report's slowest tests;
+# $(call GO_TEST,NAME) names the file when a target runs go test twice.
+TEST_JSON := $(CURDIR)/.cache/test-json
+GO_TEST = $(GOTESTSUM) --format standard-quiet --jsonfile-timing-events $(TEST_JSON)/$@$(if $(1),-$(1)).json --
+GO_TEST_TOOLS := $(GOTESTSUM) | $(TEST_JSON)
+$(TEST_JSON):
+	mkdir -p $@
 
 TOOLS := $(CACHE)/tools
 CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -48,6 +66,7 @@ CERT_MANAGER := $(TOOLS)/cert-manager-controller-$(CERT_MANAGER_VERSION)
 KUEUE := $(TOOLS)/kueue-$(KUEUE_VERSION)
 TRAEFIK := $(TOOLS)/traefik-$(TRAEFIK_VERSION)
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
+GOTESTSUM := $(TOOLS)/gotestsum-$(GOTESTSUM_VERSION)
 
 .PHONY: all
 all: build
@@ -72,54 +91,58 @@ build: ## Build bin/ray-operator and bin/ray-local (the local module's), stamped
 ##@ Tools
 
 $(CONTROLLER_GEN):
-	mkdir -p $(TOOLS)/tmp-cg && GOBIN=$(TOOLS)/tmp-cg go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mkdir -p $(TOOLS)/tmp-cg && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-cg go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(TOOLS)/tmp-cg/controller-gen $@ && rmdir $(TOOLS)/tmp-cg
 
 $(CODE_GENERATOR):
 	rm -rf $(TOOLS)/tmp-codegen && mkdir -p $(TOOLS)/tmp-codegen
-	GOBIN=$(TOOLS)/tmp-codegen go install $(foreach c,$(CODE_GENERATOR_CMDS),k8s.io/code-generator/cmd/$(c)@$(CODE_GENERATOR_VERSION))
+	$(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-codegen go install $(foreach c,$(CODE_GENERATOR_CMDS),k8s.io/code-generator/cmd/$(c)@$(CODE_GENERATOR_VERSION))
 	mv $(TOOLS)/tmp-codegen $@
 
 $(OPENAPI_GEN):
-	mkdir -p $(TOOLS)/tmp-oag && GOBIN=$(TOOLS)/tmp-oag go install k8s.io/kube-openapi/cmd/openapi-gen@$(KUBE_OPENAPI_VERSION)
+	mkdir -p $(TOOLS)/tmp-oag && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-oag go install k8s.io/kube-openapi/cmd/openapi-gen@$(KUBE_OPENAPI_VERSION)
 	mv $(TOOLS)/tmp-oag/openapi-gen $@ && rmdir $(TOOLS)/tmp-oag
 
 $(GOLANGCI_LINT):
-	mkdir -p $(TOOLS)/tmp-gl && GOBIN=$(TOOLS)/tmp-gl go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mkdir -p $(TOOLS)/tmp-gl && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-gl go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(TOOLS)/tmp-gl/golangci-lint $@ && rmdir $(TOOLS)/tmp-gl
 
 $(KWOK):
-	mkdir -p $(TOOLS)/tmp-kwok && GOBIN=$(TOOLS)/tmp-kwok go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+	mkdir -p $(TOOLS)/tmp-kwok && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-kwok go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 	mv $(TOOLS)/tmp-kwok/kwok $@ && rmdir $(TOOLS)/tmp-kwok
 
 $(COREDNS):
-	mkdir -p $(TOOLS)/tmp-coredns && GOBIN=$(TOOLS)/tmp-coredns go install github.com/coredns/coredns@$(COREDNS_VERSION)
+	mkdir -p $(TOOLS)/tmp-coredns && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-coredns go install github.com/coredns/coredns@$(COREDNS_VERSION)
 	mv $(TOOLS)/tmp-coredns/coredns $@ && rmdir $(TOOLS)/tmp-coredns
 
 $(METRICS_SERVER):
-	mkdir -p $(TOOLS)/tmp-metrics-server && GOBIN=$(TOOLS)/tmp-metrics-server go install sigs.k8s.io/metrics-server/cmd/metrics-server@$(METRICS_SERVER_VERSION)
+	mkdir -p $(TOOLS)/tmp-metrics-server && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-metrics-server go install sigs.k8s.io/metrics-server/cmd/metrics-server@$(METRICS_SERVER_VERSION)
 	mv $(TOOLS)/tmp-metrics-server/metrics-server $@ && rmdir $(TOOLS)/tmp-metrics-server
 
 # cert-manager publishes its controller's main package in a module that
 # go install cannot build (replace directive), so a small main in
 # hack/cert-manager-controller runs its certificate and issuer loops.
 $(CERT_MANAGER): hack/cert-manager-controller/main.go hack/cert-manager-controller/go.mod
-	mkdir -p $(TOOLS) && cd hack/cert-manager-controller && go build -o $@.tmp . && mv $@.tmp $@
+	mkdir -p $(TOOLS) && cd hack/cert-manager-controller && $(TIMED_TOOL) go build -o $@.tmp . && mv $@.tmp $@
 
 # Kueue's manager is the main package of its own module; hack/kueue's go.mod
 # names it as a tool, so its dependencies are pinned there (Kueue's go.mod has
 # no replace directives to mirror).
 $(KUEUE): hack/kueue/go.mod hack/kueue/go.sum
-	mkdir -p $(TOOLS) && cd hack/kueue && go build -o $@.tmp sigs.k8s.io/kueue/cmd/kueue && mv $@.tmp $@
+	mkdir -p $(TOOLS) && cd hack/kueue && $(TIMED_TOOL) go build -o $@.tmp sigs.k8s.io/kueue/cmd/kueue && mv $@.tmp $@
 
 # Traefik's main package is in its own module; hack/traefik's go.mod names
 # it as a tool and repeats the replace and exclude directives of Traefik's
 # go.mod, which do not apply to a module that requires it.
 $(TRAEFIK): hack/traefik/go.mod hack/traefik/go.sum
-	mkdir -p $(TOOLS) && cd hack/traefik && go build -o $@.tmp github.com/traefik/traefik/v3/cmd/traefik && mv $@.tmp $@
+	mkdir -p $(TOOLS) && cd hack/traefik && $(TIMED_TOOL) go build -o $@.tmp github.com/traefik/traefik/v3/cmd/traefik && mv $@.tmp $@
+
+$(GOTESTSUM):
+	mkdir -p $(TOOLS)/tmp-gotestsum && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-gotestsum go install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
+	mv $(TOOLS)/tmp-gotestsum/gotestsum $@ && rmdir $(TOOLS)/tmp-gotestsum
 
 $(HELM):
-	mkdir -p $(TOOLS)/tmp-helm && GOBIN=$(TOOLS)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mkdir -p $(TOOLS)/tmp-helm && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(TOOLS)/tmp-helm/helm $@ && rmdir $(TOOLS)/tmp-helm
 
 .PHONY: helm
@@ -127,7 +150,7 @@ helm: $(HELM) ## Install the pinned helm (used by the chart tests) and print its
 	@echo $(HELM)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(HELM) ## Install pinned tools into the cache.
+tools: $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(HELM) $(GOTESTSUM) ## Install pinned tools into the cache.
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, scheduler, controller-manager, kube-proxy and kubectl (cached).
@@ -240,7 +263,25 @@ UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./pkg/... ./examples/... ./test/s
 LOCAL_UNIT_PKGS = ./cmd/... ./internal/... ./test/soak/
 
 .PHONY: test
-test: check-repository verify-generated lint test-unit test-helm test-integration test-monitoring test-e2e ## Everything CI runs: repository checks, generated files, lint, unit, Helm chart, integration (envtest), monitoring and e2e (real Ray).
+TEST_STAGES := check-repository verify-generated lint test-unit test-helm test-integration test-monitoring test-e2e
+# hack/prefetch.sh installs, beside the first stages, what only later ones use
+# and what waits on the network more than on the CPU (Debian packages, Ray
+# from PyPI); a stage that needs it first waits on the same locks.
+# The record of the run under way; `make test` prints it at the end, beside
+# the previous run's (kept in $(CACHE)/test-times/), and copies the
+# printout to .cache/test-times.txt.
+TEST_TIMINGS := $(CURDIR)/.cache/test-times.tsv
+
+test: ## Everything CI runs, stage by stage (repository checks, generated files, lint, unit, Helm chart, integration (envtest), monitoring and e2e (real Ray)), then where the time went.
+	@export RAY_OPERATOR_TIMINGS=$(TEST_TIMINGS) RAY_OPERATOR_TEST_JSON=$(TEST_JSON) RAY_OPERATOR_GOTESTSUM=$(GOTESTSUM); \
+	$(TIMINGS) begin; rm -rf $(TEST_JSON); rc=0; \
+	$(TIMINGS) run stage "prefetch (background)" -- hack/prefetch.sh >.cache/prefetch.log 2>&1 & prefetch=$$!; \
+	for stage in $(TEST_STAGES); do \
+		echo "== make $$stage"; \
+		$(TIMINGS) run stage $$stage -- $(MAKE) --no-print-directory $$stage || { rc=$$?; echo "== make $$stage failed"; break; }; \
+	done; \
+	wait $$prefetch || echo "== prefetch failed (the stages install what they need themselves): .cache/prefetch.log"; \
+	$(TIMINGS) report; exit $$rc
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the three modules (operator, local, test/monitoring).
@@ -264,26 +305,26 @@ check-large-files: ## Fail when a tracked file over 1 MiB is not in hack/large-f
 	hack/check-large-files.sh
 
 .PHONY: test-unit
-test-unit: ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).
+test-unit: $(GO_TEST_TOOLS) ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).
 	hack/node-packages.sh
-	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
-	cd $(LOCAL_MODULE) && go test $(GO_TEST_FLAGS) $(LOCAL_UNIT_PKGS)
+	$(GO_TEST) $(GO_TEST_FLAGS) $(UNIT_PKGS) $(GOTEST_TIMES)
+	cd $(LOCAL_MODULE) && $(call GO_TEST,local) $(GO_TEST_FLAGS) $(LOCAL_UNIT_PKGS) $(GOTEST_TIMES)
 
 .PHONY: test-helm
-test-helm: $(HELM) ## The Helm chart with the pinned helm: lint, golden renders, values mapped to the operator's flags (no API server).
-	RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) ./test/helm/...
+test-helm: $(HELM) $(GO_TEST_TOOLS) ## The Helm chart with the pinned helm: lint, golden renders, values mapped to the operator's flags (no API server).
+	RAY_OPERATOR_HELM="$(HELM)" $(GO_TEST) $(GO_TEST_FLAGS) ./test/helm/... $(GOTEST_TIMES)
 
 .PHONY: test-monitoring
-test-monitoring: k8s-binaries $(HELM) ## The monitoring module (test/monitoring): the dashboard's and alerts' PromQL against a real operator's /metrics (envtest), the rules with Prometheus' rule loader, the kustomize and Helm monitoring objects against the Prometheus Operator's CRDs.
-	cd $(MONITORING_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../../hack/k8s-binaries.sh)" RAY_OPERATOR_HELM="$(HELM)" go test $(GO_TEST_FLAGS) -timeout 10m ./...
+test-monitoring: k8s-binaries $(HELM) $(GO_TEST_TOOLS) ## The monitoring module (test/monitoring): the dashboard's and alerts' PromQL against a real operator's /metrics (envtest), the rules with Prometheus' rule loader, the kustomize and Helm monitoring objects against the Prometheus Operator's CRDs.
+	cd $(MONITORING_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../../hack/k8s-binaries.sh)" RAY_OPERATOR_HELM="$(HELM)" $(GO_TEST) $(GO_TEST_FLAGS) -timeout 10m ./... $(GOTEST_TIMES)
 
 .PHONY: test-integration
-test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) ## envtest suites against a real kube-apiserver and etcd, with client-go's cache mutation detector (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
+test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) $(GO_TEST_TOOLS) ## envtest suites against a real kube-apiserver and etcd, with client-go's cache mutation detector (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
 	hack/node-packages.sh
 	KUBE_CACHE_MUTATION_DETECTOR=true RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
-		go test $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/...
+		$(GO_TEST) $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/... $(GOTEST_TIMES)
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
-		go test $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/integration/...
+		$(call GO_TEST,local) $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/integration/... $(GOTEST_TIMES)
 
 # CHAOS_LIFECYCLES and CHAOS_SEED size and seed `make chaos` (a random seed
 # when empty). `make test` runs the same suite with 100 lifecycles among the
@@ -297,12 +338,12 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
 .PHONY: test-e2e
-test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
+test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(GO_TEST_TOOLS) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	hack/node-packages.sh
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
-		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
+		$(GO_TEST) $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/... $(GOTEST_TIMES)
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" RAY_OPERATOR_TRAEFIK="$(TRAEFIK)" \
-		go test $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/...
+		$(call GO_TEST,local) $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/... $(GOTEST_TIMES)
 
 .PHONY: soak
 # SOAK_DURATION is how long `make soak` cycles RayJobs, SOAK_UPGRADE_EVERY

@@ -18,7 +18,4 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "local node packages missing (${missing[*]}); install them as root to run real pods" >&2
 	exit 0
 fi
-echo "installing ${missing[*]} with apt-get (first run only)" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update >&2
-apt-get install -y "${missing[@]}" >&2
+"$(dirname "$0")/apt-install.sh" "${missing[@]}"

@@ -29,8 +29,7 @@ if ! "$python" -c 'import ensurepip' 2>/dev/null; then
 		echo "$python has no venv module: install Debian's python3-venv" >&2
 		exit 1
 	fi
-	echo "installing python3-venv with apt-get (first run only)" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv >&2
+	"$(dirname "$0")/apt-install.sh" python3-venv
 fi
 mkdir -p "$cache"
 # One install at a time per machine; later callers wait and then find it done.
@@ -43,7 +42,8 @@ if [[ "$(cat "$marker" 2>/dev/null)" != "$layout" ]]; then
 	rm -rf "$dir"
 	mkdir -p "$cache"
 	"$python" -m venv "$dir" >&2
-	"$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+	"$(dirname "$0")/timings.sh" run tool "ray-venv-$ray_version" -- \
+		"$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
 		--only-binary=:all: "$requirement" >&2
 	"$dir/bin/python" "$(dirname "$0")/relocatable-venv.py" "$dir" >&2
 	"$dir/bin/ray" --version >&2

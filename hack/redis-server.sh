@@ -7,9 +7,6 @@
 set -euo pipefail
 
 if ! command -v redis-server >/dev/null 2>&1; then
-	echo "installing redis-server with apt-get (first run only)" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update >&2
-	apt-get install -y redis-server >&2
+	"$(dirname "$0")/apt-install.sh" redis-server
 fi
 command -v redis-server

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs on first use, in the background of `make test`'s first stages,
+# what the later stages need and what spends its time on the network rather
+# than the CPU: the local node's Debian packages, redis-server and Ray from
+# PyPI. Each script takes its own lock, so a stage that reaches one first
+# waits for it here instead of installing twice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+hack/node-packages.sh
+hack/redis-server.sh >/dev/null
+hack/ray-venv.sh >/dev/null
