@@ -59,6 +59,7 @@ func (r *Reconciler) endFailedSubmission(ctx context.Context, job *rayv1.RayJob,
 	case errors.Is(err, dashboard.ErrNotFound), errors.Is(err, dashboard.ErrAuthSecretMissing):
 		failSubmission(job, failure)
 	case errors.Is(err, dashboard.ErrAgain):
+		// No answer yet; the next pass asks again.
 	case errors.As(err, &dashErr):
 		return r.dashboardFailedElse(ctx, job, dashErr, func(job *rayv1.RayJob) {
 			failSubmission(job, failure+"; the Ray job's status is unknown: "+r.statusCheckTimeoutMessage(job))
