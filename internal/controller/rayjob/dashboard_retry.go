@@ -57,8 +57,15 @@ func (e *errBackingOff) Error() string {
 // requeue after controller-runtime's rate limiter: 5 ms at first, and up to
 // 16 minutes after a long outage). The first failure also starts the
 // status check timeout: the pass requeues no later than its end, and a
-// failure after it fails the RayJob (status_check.go).
+// failure after it fails the RayJob with JobStatusCheckTimeoutExceeded
+// (status_check.go).
 func (r *Reconciler) dashboardFailed(ctx context.Context, job *rayv1.RayJob, err *dashboardError) (passsteps.Result, error) {
+	return r.dashboardFailedElse(ctx, job, err, r.failStatusCheckTimedOut)
+}
+
+// dashboardFailedElse is dashboardFailed with another end: timedOut ends
+// the RayJob once the status check timeout has passed.
+func (r *Reconciler) dashboardFailedElse(ctx context.Context, job *rayv1.RayJob, err *dashboardError, timedOut func(*rayv1.RayJob)) (passsteps.Result, error) {
 	wait := r.dashFailures.Fail(dashboardCall(job), r.now(), err.reason, err.Error()).Wait
 	message := fmt.Sprintf("%v (retrying in %s)", err, wait)
 	ctrl.LoggerFrom(ctx).Info("Ray dashboard request failed; backing off", "error", err.Error(), "retryAfter", wait)
@@ -68,7 +75,7 @@ func (r *Reconciler) dashboardFailed(ctx context.Context, job *rayv1.RayJob, err
 	job.Status.Message = message
 	left := r.noteStatusCheckFailed(job)
 	if left <= 0 {
-		r.failStatusCheckTimedOut(job)
+		timedOut(job)
 		return requeue()
 	}
 	return passsteps.Result{RequeueAfter: min(wait, left)}, nil

@@ -14,7 +14,8 @@ import (
 
 // reconcileRunning follows a submitted Ray job. The RayJob ends (Complete or
 // Failed) when the Ray job is final and, in the modes with a submitter, the
-// submitter has finished too; a failed submitter fails it earlier.
+// submitter has finished too; a failed submitter ends it earlier
+// (endFailedSubmission).
 func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.Result, error) {
 	job := s.job
 	if suspendIfRequested(job) || r.failIfActiveDeadlinePassed(job) || r.finishIfGracePeriodPassed(job) {
@@ -32,8 +33,11 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, s *scope) (passsteps.
 		if sub, err = r.observeSubmitter(ctx, job, cluster); err != nil {
 			return passsteps.Result{}, err
 		}
-		if sub.failed {
+		if sub.headGone {
 			return requeue()
+		}
+		if sub.failure != "" {
+			return r.endFailedSubmission(ctx, job, cluster, sub.failure)
 		}
 	}
 	// KubeRay applies the submitter-finished timeout before asking the

@@ -57,9 +57,14 @@ func statusCheckSucceeded(job *rayv1.RayJob) {
 // in UTC (KubeRay prints it in the operator's local time zone) so that the
 // message does not depend on where the operator runs.
 func (r *Reconciler) failStatusCheckTimedOut(job *rayv1.RayJob) {
-	since := job.Status.JobStatusCheckFailureStartTime
 	job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
 	job.Status.Reason = rayv1.JobStatusCheckTimeoutExceeded
-	job.Status.Message = fmt.Sprintf("Job status checks have been failing since %v; exceeded timeout of %ds",
-		since.UTC().Format(time.DateTime), int(r.opts.StatusCheckTimeout/time.Second))
+	job.Status.Message = r.statusCheckTimeoutMessage(job)
+}
+
+// statusCheckTimeoutMessage says since when the dashboard requests of the
+// RayJob have been failing and that the timeout has passed.
+func (r *Reconciler) statusCheckTimeoutMessage(job *rayv1.RayJob) string {
+	return fmt.Sprintf("Job status checks have been failing since %v; exceeded timeout of %ds",
+		job.Status.JobStatusCheckFailureStartTime.UTC().Format(time.DateTime), int(r.opts.StatusCheckTimeout/time.Second))
 }

@@ -23,8 +23,12 @@ import (
 // submitterState is what the submitter (batch Job or sidecar container) of a
 // Running RayJob shows.
 type submitterState struct {
-	// failed is set when the submitter failed and the RayJob was failed.
-	failed bool
+	// headGone is set when the SidecarMode head Pod, and with it the
+	// submitter, is gone; the RayJob was failed.
+	headGone bool
+	// failure, when not empty, says how the submitter failed: the message of
+	// SubmissionFailed. endFailedSubmission decides what the RayJob becomes.
+	failure string
 	// finishedAt is when the submitter ended, nil while it runs.
 	finishedAt *time.Time
 }
@@ -84,8 +88,9 @@ func (r *Reconciler) deleteSubmitterJob(ctx context.Context, job *rayv1.RayJob) 
 	return false, nil
 }
 
-// observeSubmitter reads the submitter of a Running RayJob and fails the
-// RayJob when the submitter failed.
+// observeSubmitter reads the submitter of a Running RayJob. A failed
+// submitter is reported (failure), not acted on: whether the RayJob failed
+// to submit or its Ray job ran to an end is endFailedSubmission's decision.
 func (r *Reconciler) observeSubmitter(ctx context.Context, job *rayv1.RayJob, cluster *rayv1.RayCluster) (submitterState, error) {
 	if job.Spec.EffectiveSubmissionMode() == rayv1.SidecarMode {
 		return r.observeSidecar(ctx, job, cluster)
@@ -96,8 +101,7 @@ func (r *Reconciler) observeSubmitter(ctx context.Context, job *rayv1.RayJob, cl
 	}
 	state := submitterState{}
 	if cond := jobCondition(batchJob, batchv1.JobFailed); cond != nil {
-		state.failed = true
-		failSubmission(job, fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", cond.Reason, cond.Message))
+		state.failure = fmt.Sprintf("Job submission has failed. Reason: %s. Message: %s", cond.Reason, cond.Message)
 	}
 	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed} {
 		if cond := jobCondition(batchJob, t); cond != nil && !cond.LastTransitionTime.IsZero() {
@@ -118,7 +122,7 @@ func (r *Reconciler) observeSidecar(ctx context.Context, job *rayv1.RayJob, clus
 		job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
 		job.Status.Reason = rayv1.AppFailed
 		job.Status.Message = "Ray head pod not found."
-		return submitterState{failed: true}, nil
+		return submitterState{headGone: true}, nil
 	}
 	status := sidecarStatus(head)
 	if status == nil {
@@ -129,51 +133,52 @@ func (r *Reconciler) observeSidecar(ctx context.Context, job *rayv1.RayJob, clus
 		state.finishedAt = &t.FinishedAt.Time
 	}
 	if r.sidecarRestartEnabled() {
-		state.failed = failIfRestartsExhausted(job, status)
+		state.failure = restartsExhausted(job, status)
 	} else {
-		state.failed = failIfSidecarFailed(job, status)
+		state.failure = sidecarFailure(status)
 	}
 	return state, nil
 }
 
-// failIfSidecarFailed fails the RayJob when the submitter container, which
-// never restarts, exited non-zero.
-func failIfSidecarFailed(job *rayv1.RayJob, status *corev1.ContainerStatus) bool {
+// sidecarFailure says how the submitter container, which never restarts,
+// failed: it exited non-zero. Empty when it did not fail.
+func sidecarFailure(status *corev1.ContainerStatus) string {
 	t := status.State.Terminated
 	if t == nil || t.ExitCode == 0 {
-		return false
+		return ""
 	}
-	failSubmission(job, fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
-		submitter.ContainerName, t.ExitCode, t.Reason))
-	return true
+	return fmt.Sprintf("Ray head pod container %s terminated with exit code %d: %s",
+		submitter.ContainerName, t.ExitCode, t.Reason)
 }
 
-// failIfRestartsExhausted fails the RayJob of a restartable submitter
-// container (SidecarSubmitterRestart) once it has failed and restarted
-// submitter.DefaultBackoffLimit times, as KubeRay does: a non-zero exit alone
-// is transient, the kubelet restarts the container. SidecarMode refuses
-// spec.submitterConfig, so the limit is always the default.
-func failIfRestartsExhausted(job *rayv1.RayJob, status *corev1.ContainerStatus) bool {
+// restartsExhausted says how a restartable submitter container
+// (SidecarSubmitterRestart) failed once it has failed and restarted
+// submitter.DefaultBackoffLimit times, as KubeRay counts it: a non-zero exit
+// alone is transient, the kubelet restarts the container. SidecarMode
+// refuses spec.submitterConfig, so the limit is always the default. Empty
+// when it did not fail (yet).
+func restartsExhausted(job *rayv1.RayJob, status *corev1.ContainerStatus) string {
 	if status.LastTerminationState.Terminated == nil {
-		return false
+		return ""
 	}
 	if t := status.State.Terminated; t != nil && t.ExitCode == 0 {
-		return false
+		return ""
 	}
 	limit := submitter.DefaultBackoffLimit
 	if job.Spec.SubmitterConfig != nil && job.Spec.SubmitterConfig.BackoffLimit != nil {
 		limit = *job.Spec.SubmitterConfig.BackoffLimit
 	}
 	if status.RestartCount < limit {
-		return false
+		return ""
 	}
-	failSubmission(job, fmt.Sprintf("Ray head pod submitter container %s terminated after exceeding the maximum restart count",
-		submitter.ContainerName))
-	return true
+	return fmt.Sprintf("Ray head pod submitter container %s terminated after exceeding the maximum restart count",
+		submitter.ContainerName)
 }
 
-// failSubmission fails a RayJob whose submitter failed. When the Ray job
-// itself was already seen failing, the application is to blame.
+// failSubmission fails a RayJob whose submitter failed (message: how), as
+// KubeRay does: SubmissionFailed, unless the Ray job itself was already
+// seen failing, then the application is to blame (AppFailed, Ray's message
+// kept).
 func failSubmission(job *rayv1.RayJob, message string) {
 	job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusFailed
 	if job.Status.JobStatus == rayv1.JobStatusFailed {

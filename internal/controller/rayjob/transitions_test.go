@@ -348,9 +348,11 @@ func TestRunning(t *testing.T) {
 				}
 			},
 		},
-		"Ray job failed and the submitter Job failed, seen together: SubmissionFailed": {
+		// KubeRay: SubmissionFailed; here the dashboard is asked first
+		// (endFailedSubmission, issue #53).
+		"Ray job failed and the submitter Job failed, seen together: AppFailed": {
 			job: makeJob(inState(rayv1.JobDeploymentStatusRunning)), objs: running(batchv1.JobFailed), setup: withRayJob(rayv1.JobStatusFailed),
-			wantState: rayv1.JobDeploymentStatusFailed, wantReason: rayv1.SubmissionFailed,
+			wantState: rayv1.JobDeploymentStatusFailed, wantReason: rayv1.AppFailed,
 		},
 		"Ray job failed, seen before the submitter failed: AppFailed": {
 			job:       makeJob(inState(rayv1.JobDeploymentStatusRunning), jobStatus(rayv1.JobStatusFailed)),

@@ -279,9 +279,12 @@ func (lc *lifecycle) expect() expectation {
 			reasons: []rayv1.JobFailedReason{rayv1.SubmissionFailed}, failed: failed + 1}
 	case lc.mode == rayv1.SidecarMode:
 		// The sidecar's `ray job submit` exits 1 when the job FAILED. A pass
-		// that sees the exit before the dashboard's FAILED blames the
-		// submission, as KubeRay's does; checkTerminal pairs the reason
-		// with the status.
+		// that sees the exit before the dashboard's FAILED asks the
+		// dashboard first (issue #53; KubeRay blames the submission at
+		// once) and blames the application; a job Ray forgot meanwhile, or
+		// a dashboard failing until the status check timeout, still
+		// leaves the submission to blame. check pairs the reason with the
+		// status.
 		return expectation{deployment: rayv1.JobDeploymentStatusFailed,
 			jobStatuses: append([]rayv1.JobStatus{rayv1.JobStatusFailed}, nonTerminal...),
 			reasons:     []rayv1.JobFailedReason{rayv1.AppFailed, rayv1.SubmissionFailed}, failed: failed + 1}
