@@ -62,6 +62,7 @@ func NewHTTPClient(baseURL, authToken string, opts ...Option) (*HTTPClient, erro
 	for _, opt := range opts {
 		opt(c)
 	}
+	c.http = refusingRedirects(c.http)
 	return c, nil
 }
 
@@ -106,7 +107,7 @@ func (h *HTTPClient) do(ctx context.Context, c call) error {
 	}
 	resp, err := h.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("ray dashboard %s %s: %w", c.method, c.path, err)
+		return fmt.Errorf("ray dashboard %s %s: %w", c.method, c.path, requestError(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
