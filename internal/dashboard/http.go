@@ -24,9 +24,6 @@ const (
 
 	jobsPath              = "/api/jobs/"
 	serveApplicationsPath = "/api/serve/applications/"
-	// maxResponseBody caps how much of an answer is read; job logs are the
-	// largest answers.
-	maxResponseBody = 64 << 20
 )
 
 // HTTPClient is a Client for one dashboard over HTTP.
@@ -42,7 +39,7 @@ var _ Client = (*HTTPClient)(nil)
 type Option func(*HTTPClient)
 
 // WithHTTPClient sends requests through c (for a proxy or a custom transport)
-// instead of a plain client with DefaultTimeout.
+// instead of a plain client with DefaultTimeout and bounded answer headers.
 func WithHTTPClient(c *http.Client) Option {
 	return func(h *HTTPClient) { h.http = c }
 }
@@ -57,11 +54,12 @@ func NewHTTPClient(baseURL, authToken string, opts ...Option) (*HTTPClient, erro
 	c := &HTTPClient{
 		baseURL:   normalized,
 		authToken: authToken,
-		http:      &http.Client{Timeout: DefaultTimeout},
+		http:      &http.Client{Timeout: DefaultTimeout, Transport: directTransport},
 	}
 	for _, opt := range opts {
 		opt(c)
 	}
+	c.http = refusingRedirects(c.http)
 	return c, nil
 }
 
@@ -106,24 +104,41 @@ func (h *HTTPClient) do(ctx context.Context, c call) error {
 	}
 	resp, err := h.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("ray dashboard %s %s: %w", c.method, c.path, err)
+		return fmt.Errorf("ray dashboard %s %s: %w", c.method, c.path, requestError(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	if err != nil {
+	read, err := readAnswer(ctx, resp, MaxAnswerBytes, h.budgetWait())
+	switch {
+	case errors.Is(err, ErrAnswerTooLarge):
+		return fmt.Errorf("ray dashboard %s %s: %w", c.method, c.path, err)
+	case err != nil:
 		return fmt.Errorf("ray dashboard %s %s: reading answer: %w", c.method, c.path, err)
 	}
+	defer read.release()
+	body := read.body
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return newHTTPError(c, resp.StatusCode, body)
 	}
 	if c.out == nil {
 		return nil
 	}
+	if err := checkShape(body); err != nil {
+		return fmt.Errorf("ray dashboard %s %s: %w", c.method, c.path, err)
+	}
 	if err := json.Unmarshal(body, c.out); err != nil {
 		return fmt.Errorf("ray dashboard %s %s: unparsable answer (status %d): %w: %q",
 			c.method, c.path, resp.StatusCode, err, snippet(body))
 	}
 	return nil
+}
+
+// budgetWait is how long a large answer may wait for its share of the
+// answer budget: the client's timeout, which would end its reading anyway.
+func (h *HTTPClient) budgetWait() time.Duration {
+	if h.http.Timeout > 0 {
+		return h.http.Timeout
+	}
+	return DefaultTimeout
 }
 
 // newRequest builds the HTTP request for c, with the auth header when a

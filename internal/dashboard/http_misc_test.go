@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -77,12 +78,13 @@ func TestDefaultTimeout(t *testing.T) {
 	if c.http.Timeout != DefaultTimeout {
 		t.Errorf("timeout = %v, want %v", c.http.Timeout, DefaultTimeout)
 	}
-	custom := &http.Client{}
+	custom := &http.Client{Timeout: 42 * time.Second}
 	c, err = NewHTTPClient("127.0.0.1:8265", "", WithHTTPClient(custom))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.http != custom {
+	// A copy of it that refuses redirects (TestHandedInClientFollowsNoRedirect).
+	if c.http.Timeout != custom.Timeout || c.http.CheckRedirect == nil {
 		t.Error("WithHTTPClient was not used")
 	}
 }

@@ -41,6 +41,9 @@ func NewKubeProxy(cfg *rest.Config) (*KubeProxy, error) {
 		return nil, fmt.Errorf("building the API server proxy client: %w", err)
 	}
 	client.Timeout = KubeProxyTimeout
+	// client's transport adds the operator's credentials to every request,
+	// whatever its host: it must follow no redirect a head answers with.
+	client = refusingRedirects(client)
 	host := strings.TrimRight(cfg.Host, "/")
 	if !strings.Contains(host, "://") {
 		host = "https://" + host

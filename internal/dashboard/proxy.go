@@ -31,7 +31,7 @@ var ErrNoPodIP = errors.New("the Pod has no IP yet")
 // DirectProxyCheck checks the proxy at http://<pod IP>:<port>/-/healthz
 // with the given timeout.
 func DirectProxyCheck(timeout time.Duration) ProxyChecker {
-	httpClient := &http.Client{Timeout: timeout}
+	httpClient := refusingRedirects(&http.Client{Timeout: timeout, Transport: directTransport})
 	return func(ctx context.Context, pod *corev1.Pod, port int32) error {
 		if pod.Status.PodIP == "" {
 			return fmt.Errorf("serve proxy health check of Pod %s/%s: %w", pod.Namespace, pod.Name, ErrNoPodIP)
@@ -51,7 +51,7 @@ func answersOK(ctx context.Context, c *http.Client, url string) error {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return fmt.Errorf("serve proxy health check: %w", err)
+		return fmt.Errorf("serve proxy health check: %w", requestError(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode == http.StatusOK {

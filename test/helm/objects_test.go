@@ -129,7 +129,14 @@ func TestWebhookObjects(t *testing.T) {
 		t.Errorf("webhook Role rules (-want +got):\n%s", diff)
 	}
 	clusterRole := installcheck.Convert[rbacv1.ClusterRole](t, installcheck.Find(t, objs, "ClusterRole", "", helmchart.ReleaseName+"-webhook"))
-	wantClusterRole := []rbacv1.PolicyRule{{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"}, Verbs: []string{"get", "list", "update", "watch"}}}
+	// Updates only of its own configuration, the one --webhook-configuration-name names.
+	wantClusterRole := []rbacv1.PolicyRule{
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"}, Verbs: []string{"list", "watch"}},
+		{
+			APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
+			ResourceNames: []string{vwc.Name}, Verbs: []string{"get", "update"},
+		},
+	}
 	if diff := cmp.Diff(wantClusterRole, clusterRole.Rules); diff != "" {
 		t.Errorf("webhook ClusterRole rules (-want +got):\n%s", diff)
 	}
@@ -140,6 +147,43 @@ func TestWebhookObjects(t *testing.T) {
 		if strings.Contains(o.GetName(), "webhook") {
 			t.Errorf("rendered by default: %s %s", o.GetKind(), o.GetName())
 		}
+	}
+}
+
+// TestWebhookClusterRoleWritesOnlyItsConfiguration: whatever the chart's
+// names, the webhook ClusterRole lets the operator update (and get) only
+// the ValidatingWebhookConfiguration the chart installs and names in
+// --webhook-configuration-name, and no verb there is left unlimited but the
+// informer's list and watch.
+func TestWebhookClusterRoleWritesOnlyItsConfiguration(t *testing.T) {
+	for _, fullname := range []string{"", "tenant-ray"} {
+		t.Run("fullnameOverride="+fullname, func(t *testing.T) {
+			objs := render(t, release("webhook", "crds.install=false", "fullnameOverride="+fullname))
+			name := fullname
+			if name == "" {
+				name = helmchart.ReleaseName
+			}
+			d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, name))
+			var flag string
+			for _, arg := range d.Spec.Template.Spec.Containers[0].Args {
+				if v, ok := strings.CutPrefix(arg, "--webhook-configuration-name="); ok {
+					flag = v
+				}
+			}
+			installcheck.Find(t, objs, "ValidatingWebhookConfiguration", "", flag)
+			role := installcheck.Convert[rbacv1.ClusterRole](t, installcheck.Find(t, objs, "ClusterRole", "", name+"-webhook"))
+			for _, rule := range role.Rules {
+				if len(rule.ResourceNames) == 0 {
+					if diff := cmp.Diff([]string{"list", "watch"}, rule.Verbs); diff != "" {
+						t.Errorf("verbs on every configuration (-want +got):\n%s", diff)
+					}
+					continue
+				}
+				if diff := cmp.Diff([]string{flag}, rule.ResourceNames); diff != "" {
+					t.Errorf("resourceNames (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }
 

@@ -38,9 +38,20 @@ const (
 	FaultSlow Fault = "slow response"
 	// FaultGone is a 404: the dashboard does not know the job (any more).
 	FaultGone Fault = "job gone"
+	// FaultHuge is a hostile head: a 200 answer of HugeAnswerBytes of
+	// small JSON objects, shaped for the request (a job list, a job whose
+	// runtime_env nests them, Serve applications), sent without a
+	// Content-Length.
+	FaultHuge Fault = "huge answer"
 )
 
-// Faults lists every Fault.
+// HugeAnswerBytes is the size of a FaultHuge answer: more than
+// dashboard.MaxAnswerBytes, and less than the 64 MiB the client read and
+// decoded in full before it had that bound.
+const HugeAnswerBytes = 20_000_000
+
+// Faults lists every Fault but FaultHuge, which streams megabytes for each
+// request and is tested on its own.
 var Faults = []Fault{FaultServerError, FaultTimeout, FaultRefused, FaultGarbage, FaultSlow, FaultGone}
 
 // OpServeProxyHealth is the health check of a head Pod's Serve proxy
@@ -57,6 +68,11 @@ const FaultClientTimeout = 100 * time.Millisecond
 // faultTraceback is the body of a FaultServerError answer.
 const faultTraceback = "Traceback (most recent call last):\n  File \"dashboard/modules/job/job_head.py\", line 1, in get_job_info\n" +
 	"ray.exceptions.RpcError: failed to connect to all addresses; GCS unavailable"
+
+// FaultHandler misbehaves as fault says on every request, as a head
+// would; with FaultRefused it answers 418 (a refused connection is no
+// answer).
+func FaultHandler(fault Fault) http.Handler { return faultHandler(fault) }
 
 // faultHandler misbehaves as fault says on every request.
 func faultHandler(fault Fault) http.HandlerFunc {
@@ -82,6 +98,8 @@ func faultHandler(fault Fault) http.HandlerFunc {
 			<-r.Context().Done()
 		case FaultGone:
 			http.Error(w, "Job does not exist", http.StatusNotFound)
+		case FaultHuge:
+			writeHuge(w, r.URL.Path)
 		default:
 			http.Error(w, "dashboardtest: unknown fault "+string(fault), http.StatusTeapot)
 		}
@@ -187,4 +205,38 @@ func (f *Fake) SetFault(op Op, fault Fault, jobID string) error {
 	err := FaultError(context.Background(), fault, op, jobID)
 	f.SetError(op, err)
 	return err
+}
+
+// writeHuge writes a FaultHuge answer to a request for path: HugeAnswerBytes
+// of "{}" (each a Go value of up to a few hundred bytes once decoded) where
+// the answer to path holds objects, written from one reused buffer.
+func writeHuge(w http.ResponseWriter, path string) {
+	prefix, element, suffix := "[", "{},", "{}]"
+	switch {
+	case strings.HasSuffix(path, "/api/serve/applications/"):
+		prefix, element, suffix = `{"applications": {`, `"%d": {},`, `"": {}}}`
+	case !strings.HasSuffix(path, "/api/jobs/"):
+		prefix, suffix = `{"status": "RUNNING", "runtime_env": {"a": [`, "{}]}}"
+	}
+	before, after, counted := strings.Cut(element, "%d")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	buf := append(make([]byte, 0, 80<<10), prefix...)
+	written := 0
+	for i := 0; written+len(buf) < HugeAnswerBytes; i++ {
+		buf = append(buf, before...)
+		if counted {
+			buf = strconv.AppendInt(buf, int64(i), 10)
+			buf = append(buf, after...)
+		}
+		if len(buf) >= 64<<10 {
+			n, err := w.Write(buf)
+			if err != nil {
+				return
+			}
+			written += n
+			buf = buf[:0]
+		}
+	}
+	_, _ = w.Write(append(buf, suffix...))
 }

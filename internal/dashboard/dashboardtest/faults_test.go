@@ -2,12 +2,15 @@ package dashboardtest
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -246,5 +249,23 @@ func TestServeServer(t *testing.T) {
 				t.Errorf("b failed too: %v", err)
 			}
 		})
+	}
+}
+
+// TestFaultHuge: a huge answer of small objects is refused by the real
+// client for each call that decodes one, as too large.
+func TestFaultHuge(t *testing.T) {
+	srv := httptest.NewServer(faultHandler(FaultHuge))
+	t.Cleanup(srv.Close)
+	c, err := dashboard.NewHTTPClient(srv.URL, "", dashboard.WithHTTPClient(&http.Client{Timeout: time.Minute}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, path := range map[Op]string{OpGetJobInfo: "/api/jobs/j", OpListJobs: "/api/jobs/", OpGetServeDetails: "/api/serve/applications/"} {
+		err := callOp(t.Context(), c, op, "j")
+		want := fmt.Sprintf("ray dashboard GET %s: answer too large: more than %d bytes", path, dashboard.MaxAnswerBytes)
+		if !errors.Is(err, dashboard.ErrAnswerTooLarge) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", op, err, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package installcheck
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,17 +18,35 @@ import (
 // Access is one request a ServiceAccount may or may not make.
 type Access struct {
 	Group, Resource, Verb, Namespace string
+	// Name is the object the request is about; "" for any (and for list,
+	// watch and create).
+	Name string
 }
 
-// RuleAccesses expands rules into one Access per group, resource and verb,
-// in namespace ("" for cluster-wide).
+// String says what a is: verb, resource (and name), group and namespace.
+func (a Access) String() string {
+	what := a.Resource
+	if a.Name != "" {
+		what += " " + a.Name
+	}
+	return fmt.Sprintf("%s %s (group %q) in %q", a.Verb, what, a.Group, a.Namespace)
+}
+
+// RuleAccesses expands rules into one Access per group, resource, verb and
+// resource name, in namespace ("" for cluster-wide).
 func RuleAccesses(rules []rbacv1.PolicyRule, namespace string) []Access {
 	var out []Access
 	for _, r := range rules {
+		names := r.ResourceNames
+		if len(names) == 0 {
+			names = []string{""}
+		}
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				for _, v := range r.Verbs {
-					out = append(out, Access{g, res, v, namespace})
+					for _, name := range names {
+						out = append(out, Access{Group: g, Resource: res, Verb: v, Namespace: namespace, Name: name})
+					}
 				}
 			}
 		}
@@ -40,9 +59,9 @@ func RuleAccesses(rules []rbacv1.PolicyRule, namespace string) []Access {
 func LeaderElectionAccesses(id Identity) []Access {
 	var out []Access
 	for _, v := range []string{"get", "create", "update"} {
-		out = append(out, Access{"coordination.k8s.io", "leases", v, id.Namespace})
+		out = append(out, Access{Group: "coordination.k8s.io", Resource: "leases", Verb: v, Namespace: id.Namespace})
 	}
-	return append(out, Access{"", "events", "create", id.Namespace})
+	return append(out, Access{Resource: "events", Verb: "create", Namespace: id.Namespace})
 }
 
 // CheckAllowed asks the API server, for each access, whether id may make
@@ -55,10 +74,10 @@ func CheckAllowed(t testing.TB, c client.Client, id Identity, accesses []Access)
 	}
 	for _, a := range accesses {
 		if !Allowed(t, c, id, a) {
-			t.Errorf("%s may not %s %s (group %q) in %q", id.User(), a.Verb, a.Resource, a.Group, a.Namespace)
+			t.Errorf("%s may not %s", id.User(), a)
 		}
 	}
-	CheckDenied(t, c, id, []Access{{"", "nodes", "delete", ""}})
+	CheckDenied(t, c, id, []Access{{Resource: "nodes", Verb: "delete"}})
 }
 
 // CheckDenied checks that id may make none of accesses.
@@ -66,7 +85,7 @@ func CheckDenied(t testing.TB, c client.Client, id Identity, accesses []Access) 
 	t.Helper()
 	for _, a := range accesses {
 		if Allowed(t, c, id, a) {
-			t.Errorf("%s may %s %s (group %q) in %q", id.User(), a.Verb, a.Resource, a.Group, a.Namespace)
+			t.Errorf("%s may %s", id.User(), a)
 		}
 	}
 }
@@ -80,7 +99,7 @@ func Allowed(t testing.TB, c client.Client, id Identity, a Access) bool {
 		User:   id.User(),
 		Groups: id.Groups(),
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Group: a.Group, Resource: res, Subresource: sub, Verb: a.Verb, Namespace: a.Namespace,
+			Group: a.Group, Resource: res, Subresource: sub, Verb: a.Verb, Namespace: a.Namespace, Name: a.Name,
 		},
 	}}
 	if err := c.Create(t.Context(), sar); err != nil {

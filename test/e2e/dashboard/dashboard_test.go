@@ -127,6 +127,10 @@ func TestJobsAgainstRealRay(t *testing.T) {
 		}
 	})
 
+	t.Run("Ray redirects none of the client's requests", func(t *testing.T) {
+		checkNoRedirect(t, head.DashboardURL, "", clientRequests)
+	})
+
 	t.Run("list and delete", func(t *testing.T) {
 		jobs, err := c.ListJobs(t.Context())
 		if err != nil {
@@ -173,6 +177,12 @@ func TestTokenAuthAgainstRealRay(t *testing.T) {
 				t.Errorf("token %q: %v; want 401 or 403", tok, err)
 			}
 		}
+	})
+
+	t.Run("Ray redirects none of the client's requests, with or without the token", func(t *testing.T) {
+		checkNoRedirect(t, head.DashboardURL, "", clientRequests)
+		checkNoRedirect(t, head.DashboardURL, "wrong-token", clientRequests)
+		checkNoRedirect(t, head.DashboardURL, token, clientRequests)
 	})
 
 	t.Run("with x-ray-authorization a job runs", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,8 +41,9 @@ func TestServeAgainstRealRay(t *testing.T) {
 	head := rayhead.Start(t, rayhead.Options{Env: []string{"PYTHONPATH=" + appDir}})
 	c := client(t, head.DashboardURL, "")
 
+	servePort := testenv.FreePorts(t, 1)[0]
 	config, err := json.Marshal(map[string]any{
-		"http_options": map[string]any{"host": "127.0.0.1", "port": testenv.FreePorts(t, 1)[0]},
+		"http_options": map[string]any{"host": "127.0.0.1", "port": servePort},
 		"applications": []map[string]any{{"name": "app1", "route_prefix": "/", "import_path": "e2e_serve_app:app"}},
 	})
 	if err != nil {
@@ -57,6 +59,13 @@ func TestServeAgainstRealRay(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"app": "RUNNING", "Hello": "HEALTHY"}, got); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
+	// Neither the dashboard's Serve API nor the Serve proxy's health check
+	// redirects (the client refuses redirects, dashboard.ErrRedirect); only
+	// GETs, which leave the applications alone.
+	checkNoRedirect(t, head.DashboardURL, "", gets(clientRequests))
+	checkNoRedirect(t, fmt.Sprintf("http://127.0.0.1:%d", servePort), "",
+		[]string{"GET " + dashboard.ServeProxyHealthPath, "GET " + dashboard.ServeProxyHealthPath + "/", "GET /", "GET /nope"})
+
 	details, err := c.GetServeDetails(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
@@ -36,6 +37,9 @@ type world struct {
 	dash  *dashboardtest.Fake
 	clock *clocktesting.FakeClock
 	op    *testenv.Operator
+	// dashboards, when set before the operator starts, replaces
+	// dash.Provider.
+	dashboards dashboard.ClientProvider
 }
 
 // newWorld starts an operator watching a fresh namespace.
@@ -73,7 +77,11 @@ func (w *world) startRayJob(cacheOpts cache.Options, mutate ...func(*rayjob.Opti
 		m(&opts)
 	}
 	w.op = testenv.StartOperator(w.T, w.Env, cacheOpts, func(mgr manager.Manager) error {
-		return rayjob.NewForManager(mgr, rayjob.Deps{Clock: w.clock, Dashboards: w.dash.Provider()}, opts).SetupWithManager(mgr, 1)
+		dashboards := w.dashboards
+		if dashboards == nil {
+			dashboards = w.dash.Provider()
+		}
+		return rayjob.NewForManager(mgr, rayjob.Deps{Clock: w.clock, Dashboards: dashboards}, opts).SetupWithManager(mgr, 1)
 	})
 }
 

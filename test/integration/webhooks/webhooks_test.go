@@ -1,7 +1,9 @@
 // Package webhooks_test runs the operator's validating webhooks behind a
 // real kube-apiserver: objects go through the API server's admission path,
 // which calls the webhook server over HTTPS with the CA bundle the operator
-// put into the ValidatingWebhookConfiguration itself (no cert-manager).
+// put into the ValidatingWebhookConfiguration itself (no cert-manager). The
+// operator runs as the ServiceAccount of config/default-with-webhooks, with
+// only the permissions that install grants.
 package webhooks_test
 
 import (
@@ -21,8 +23,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,15 +35,22 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/webhooks"
 )
 
 const (
-	configurationName = "ray-operator-itest-webhooks"
+	// configurationName is the configuration config/webhook installs and
+	// its ClusterRole lets the operator write.
+	configurationName = webhooks.DefaultConfigurationName
 	certNamespace     = "ray-system"
 	waitTimeout       = 60 * time.Second
 )
+
+// operatorID is the ServiceAccount config/default-with-webhooks runs the
+// operator as; the test's operator runs as it, with that install's RBAC.
+var operatorID = installcheck.Identity{Namespace: certNamespace, ServiceAccount: "kuberay-operator"}
 
 // world is an API server with the webhook configuration installed and an
 // operator that serves only webhooks (no controllers).
@@ -75,6 +86,7 @@ func start(t *testing.T) *world {
 	}
 	w.create(cfg)
 	w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: certNamespace}})
+	installRBAC(t, env)
 	w.runOperator(webhooks.Options{
 		Enabled: true, Port: port, CertDir: t.TempDir(), CertManagement: webhooks.CertsInternal,
 		Namespace: certNamespace, SecretName: webhooks.DefaultSecretName, ServiceName: webhooks.DefaultServiceName,
@@ -83,8 +95,24 @@ func start(t *testing.T) *world {
 	return w
 }
 
+// installRBAC installs the ServiceAccount, roles and bindings of
+// config/default-with-webhooks: the generated ClusterRole and the webhook
+// Role and ClusterRole, which let the operator write its own configuration
+// only.
+func installRBAC(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	var rbac []*unstructured.Unstructured
+	for _, obj := range installcheck.Kustomize(t, "default-with-webhooks") {
+		switch obj.GetKind() {
+		case "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			rbac = append(rbac, obj)
+		}
+	}
+	installcheck.Apply(t, env, rbac)
+}
+
 // runOperator starts operator.New with webhooks only, as the binary would
-// with ENABLE_WEBHOOKS=true.
+// with ENABLE_WEBHOOKS=true, as operatorID.
 func (w *world) runOperator(hooks webhooks.Options) {
 	cfg := configv1alpha1.Configuration{MetricsAddr: "0", ProbeAddr: w.probeAddr, EnableLeaderElection: ptr.To(false)}
 	configv1alpha1.SetDefaults(&cfg)
@@ -96,7 +124,7 @@ func (w *world) runOperator(hooks webhooks.Options) {
 	mgr, err := operator.New(operator.Settings{
 		Config: cfg, Knobs: configv1alpha1.DefaultKnobs(), Features: gate,
 		Webhooks: hooks, Controllers: []operator.Controller{},
-	}, w.env.Config)
+	}, impersonating(w.env.Config, operatorID))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -380,4 +408,11 @@ func must[T any](v T, err error) T {
 		panic(fmt.Sprintf("unexpected error: %v", err))
 	}
 	return v
+}
+
+// impersonating is cfg acting as id.
+func impersonating(cfg *rest.Config, id installcheck.Identity) *rest.Config {
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: id.User(), Groups: id.Groups()}
+	return as
 }

@@ -185,7 +185,8 @@ func generatedCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefin
 
 // installWithWebhooks installs the chart again (the CRDs kept from before)
 // with webhook.enabled and checks that the operator may keep its serving
-// certificate and the webhooks' CA bundle, and that the API server now sends
+// certificate and the CA bundle of its own webhook configuration (and write
+// no other), and that the API server now sends
 // RayClusters to the webhook: with no operator serving it and the policy
 // Fail, a create is refused.
 func installWithWebhooks(t *testing.T, env *testenv.Env, kubeconfig string) {
@@ -197,21 +198,18 @@ func installWithWebhooks(t *testing.T, env *testenv.Env, kubeconfig string) {
 	for _, verb := range []string{"create", "get", "list", "update", "watch"} {
 		allowed = append(allowed, installcheck.Access{Resource: "secrets", Verb: verb, Namespace: helmchart.ReleaseNamespace})
 	}
-	for _, verb := range []string{"get", "list", "update", "watch"} {
-		allowed = append(allowed, installcheck.Access{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: verb})
-	}
 	for _, a := range allowed {
 		if !installcheck.Allowed(t, env.Client, helmchart.Operator(), a) {
 			t.Errorf("with webhook.enabled, %s may not %s %s in %q", helmchart.Operator().User(), a.Verb, a.Resource, a.Namespace)
 		}
 	}
+	installcheck.CheckWebhookConfigurationWrites(t, env, helmchart.Operator(), helmchart.ReleaseName+"-validating-webhook-configuration")
 	// Updating Secrets anywhere is in the operator's ClusterRole, as in
 	// KubeRay's (mTLS: the Secrets cert-manager writes get an owner
 	// reference); the webhook's Role adds no verb outside its namespace.
 	installcheck.CheckDenied(t, env.Client, helmchart.Operator(), []installcheck.Access{
 		{Resource: "secrets", Verb: "patch", Namespace: "some-user-namespace"},
 		{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: "delete"},
-		{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verb: "update"},
 	})
 
 	cluster := installcheck.Sample(t, "ray-cluster.minimal.yaml")
