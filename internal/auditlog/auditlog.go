@@ -26,13 +26,29 @@ rules:
 - level: Metadata
 `
 
+// ReceivedPolicy is Policy with the RequestReceived stage: each request
+// also has a line written before the API server acts on it, so a request
+// whose answer never came (its client was killed) shows too. Lines of one
+// request share their AuditID.
+const ReceivedPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: Metadata
+`
+
 // APIServerArgs writes Policy beside logPath and returns the kube-apiserver
 // flags (without "--") that make it write JSON lines to logPath. Blocking
 // mode writes each line before the request is answered, so a client that
 // has its answer finds the line once the API server has flushed it.
 func APIServerArgs(logPath string) (map[string]string, error) {
+	return APIServerArgsWithPolicy(logPath, Policy)
+}
+
+// APIServerArgsWithPolicy is APIServerArgs with the given policy (Policy
+// or ReceivedPolicy).
+func APIServerArgsWithPolicy(logPath, policyText string) (map[string]string, error) {
 	policy := logPath + ".policy.yaml"
-	if err := os.WriteFile(policy, []byte(Policy), 0o600); err != nil {
+	if err := os.WriteFile(policy, []byte(policyText), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the audit policy: %w", err)
 	}
 	return map[string]string{
@@ -50,6 +66,7 @@ func APIServerArgs(logPath string) (map[string]string, error) {
 
 // Event is the part of an audit log line this package reads.
 type Event struct {
+	AuditID   string `json:"auditID"`
 	Stage     string `json:"stage"`
 	Verb      string `json:"verb"`
 	UserAgent string `json:"userAgent"`
@@ -82,6 +99,10 @@ func (e Event) IsWrite() bool {
 	}
 	return false
 }
+
+// IsReceived reports whether e is the RequestReceived line of a request
+// (ReceivedPolicy logs them).
+func (e Event) IsReceived() bool { return e.Stage == "RequestReceived" }
 
 // Succeeded reports whether the API server answered with a 2xx code.
 func (e Event) Succeeded() bool {

@@ -18,11 +18,13 @@ const sample = `{"stage":"ResponseComplete","verb":"create","userAgent":"ray-ope
 {"stage":"Panic","verb":"update","userAgent":"ray-operator/v1","objectRef":{"resource":"pods"}}
 {"stage":"ResponseComplete","verb":"delete","userAgent":"ray-operator/v1","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200}}
 {"stage":"ResponseComplete","verb":"create","userAgent":"ray-operator/v1","objectRef":{"resource":"services","subresource":"proxy","namespace":"ns"},"responseStatus":{"code":200}}
+{"auditID":"a1","stage":"RequestReceived","verb":"create","userAgent":"ray-operator/v1","objectRef":{"resource":"pods","namespace":"ns"}}
 {"stage":"ResponseComp`
 
 // TestWriteCounts: only completed, successful writes of the selected
-// client count (a call through a proxy subresource is none); a line still
-// being written is left for the next read.
+// client count (a call through a proxy subresource is none, nor the line of
+// a request received); a line still being written is left for the next
+// read.
 func TestWriteCounts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(sample), 0o600); err != nil {
@@ -32,8 +34,11 @@ func TestWriteCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 9 {
-		t.Fatalf("%d events, want 9 (the unterminated line left out)", len(events))
+	if len(events) != 10 {
+		t.Fatalf("%d events, want 10 (the unterminated line left out)", len(events))
+	}
+	if last := events[9]; !last.IsReceived() || last.AuditID != "a1" || events[0].IsReceived() {
+		t.Errorf("the RequestReceived line reads as %+v", last)
 	}
 	got := WriteCounts(events, ByUserAgent("ray-operator"))
 	want := Counts{"create pods": 1, "patch rayclusters/status": 1, "create events": 1, "delete pods": 1}

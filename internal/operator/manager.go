@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,16 @@ import (
 const (
 	// LeaderElectionID is the name of the leader election Lease, as KubeRay's.
 	LeaderElectionID = "ray-operator-leader"
+	// LeaseDuration, RenewDeadline and RetryPeriod time leader election:
+	// controller-runtime's defaults, which KubeRay keeps. A candidate takes
+	// over a Lease LeaseDuration after it last saw it change; the leader
+	// renews every RetryPeriod (jittered, client-go's
+	// leaderelection.JitterFactor) and gives up leading when it has not
+	// renewed for RenewDeadline. The failover test derives its bounds from
+	// them.
+	LeaseDuration = 15 * time.Second
+	RenewDeadline = 10 * time.Second
+	RetryPeriod   = 2 * time.Second
 	// UserAgent identifies the operator to the API server.
 	UserAgent = "ray-operator"
 	// readyzCacheTimeout bounds how long a readiness probe waits for the
@@ -191,6 +202,9 @@ func managerOptions(c configv1alpha1.Configuration, hooks webhooks.Options, sche
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       c.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 ptr.To(LeaseDuration),
+		RenewDeadline:                 ptr.To(RenewDeadline),
+		RetryPeriod:                   ptr.To(RetryPeriod),
 	}
 	if hooks.Enabled {
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: hooks.Host, Port: hooks.Port, CertDir: hooks.CertDir})

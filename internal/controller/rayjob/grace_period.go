@@ -19,6 +19,11 @@ const submitterFinishedTimeout = 30 * time.Second
 // otherwise fail a Ray job that succeeded.
 const submitterAnswerGrace = 30 * time.Second
 
+// SubmitterDecisionDelay is the longest a Running RayJob whose submitter
+// finished stays undecided while its dashboard does not answer, for tests
+// that bound their waits on the controller.
+const SubmitterDecisionDelay = submitterFinishedTimeout + submitterAnswerGrace
+
 // finishIfGracePeriodPassed ends a RayJob still Running although its Ray job
 // ended longer than the transition grace period ago (the submitter never
 // finished, for instance because the cluster went away): Complete, or Failed

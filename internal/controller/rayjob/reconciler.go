@@ -34,7 +34,13 @@ import (
 
 // defaultRequeue is how often a RayJob in a non-final state is looked at
 // again even without a watch event: the dashboard is polled, not watched.
+// A pass that finds no answer in the job info cache (AsyncJobInfoQuery)
+// looks again after it too.
 const defaultRequeue = 3 * time.Second
+
+// RequeueInterval is defaultRequeue, for tests that must give the
+// controller time for a second look (the RayJob chaos suite's kills).
+const RequeueInterval = defaultRequeue
 
 // ExecutionObserver records the kuberay_job_execution_duration_seconds metric
 // and forgets the metrics of deleted RayJobs. internal/metrics implements it.

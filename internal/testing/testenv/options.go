@@ -80,9 +80,10 @@ func WithCertManagerCRDs() Option {
 	}
 }
 
-// WithAuditLog makes the API server write an audit log (JSON lines, one
-// per request at the Metadata level: user, verb, resource, object, time) to
-// path, so that tests can tell who wrote what. Bare API server only.
+// WithAuditLog makes the API server write an audit log (JSON lines, two
+// per request at the Metadata level, when it is received and when it is
+// answered: user, verb, resource, object, time) to path, so that tests can
+// tell who wrote what. Bare API server only.
 func WithAuditLog(path string) Option {
 	return func(s *settings) { s.auditLog = path }
 }

@@ -291,9 +291,10 @@ func (e *Env) Namespace(t testing.TB) string {
 }
 
 // configureAudit makes api write its audit log to path as JSON lines, with
-// the policy written beside it.
+// the policy written beside it: auditlog.ReceivedPolicy, so that a test
+// sees the requests of a client it killed that were never answered.
 func configureAudit(api *envtest.APIServer, path string) error {
-	flags, err := auditlog.APIServerArgs(path)
+	flags, err := auditlog.APIServerArgsWithPolicy(path, auditlog.ReceivedPolicy)
 	if err != nil {
 		return err
 	}

@@ -266,6 +266,12 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// NodeHostNames are the machine-wide names of what the node of a cluster
+// with state directory stateDir makes (see sandbox.HostNames).
+func NodeHostNames(stateDir string) (sandbox.HostNames, error) {
+	return sandbox.NamesOf(sandbox.HostConfig{StateDir: hostStateDir(stateDir)})
+}
+
 // hostStateDir is where the node keeps its pods' sandboxes.
 func hostStateDir(stateDir string) string { return filepath.Join(stateDir, "node") }
 

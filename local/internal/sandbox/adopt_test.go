@@ -198,6 +198,7 @@ const adoptPodCIDR = "10.250.16.0/24"
 func TestKilledHostIsAdopted(t *testing.T) {
 	cfg := testHostConfig(t, 16)
 	ctx := testContext(t, 2*time.Minute)
+	claimHost(t, cfg)
 	child, stdout := startHelper(ctx, t, "TestAdoptHelper", adoptStateEnv+"="+cfg.StateDir, crashBridgeEnv+"="+cfg.BridgeName)
 	ready, err := readyLine(stdout)
 	if err != nil {

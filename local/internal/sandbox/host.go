@@ -27,7 +27,8 @@ var DefaultPodCIDR = netip.MustParsePrefix("10.244.0.0/16")
 type HostConfig struct {
 	// StateDir is required; everything the host keeps on disk lives under it
 	// (pods/<uid>/..., runc/ for runc's state), except the machine-wide
-	// record of kernel settings under /run/ray-operator-sandbox.
+	// record of kernel settings under /run/ray-operator-sandbox and of the
+	// processes running hosts under /run/ray-local/owners.
 	StateDir string
 	// BridgeName is the Linux bridge of the pods; default "rayop0".
 	BridgeName string
@@ -60,6 +61,7 @@ type HostConfig struct {
 // external, the pods' network (see Network).
 type Host struct {
 	cfg     HostConfig
+	owners  ownerRegistry
 	names   names
 	runc    runcCLI
 	monitor monitorPaths
@@ -77,7 +79,9 @@ type Host struct {
 	closed    bool
 }
 
-// NewHost sweeps what an earlier run under the same StateDir and BridgeName
+// NewHost records itself on the machine, sweeping what hosts whose
+// processes died left under other state directories (see ownerRegistry);
+// it sweeps what an earlier run under the same StateDir and BridgeName
 // left behind (runc containers, cgroups, mounts under StateDir, pod network
 // namespaces and veths) or, with Adopt, what it does not adopt of that;
 // then, unless the network is external, it sets up the pods' network as
@@ -93,6 +97,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	}
 	h := &Host{
 		cfg:       cfg,
+		owners:    defaultOwners(cfg.Log),
 		names:     newNames(cfg.StateDir, cfg.BridgeName),
 		runc:      runcCLI{binary: cfg.RuncBinary, root: filepath.Join(cfg.StateDir, "runc")},
 		monitor:   newNames(cfg.StateDir, cfg.BridgeName).monitorPaths(),
@@ -103,12 +108,12 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		sandboxes: map[string]*Sandbox{},
 		detached:  make(chan struct{}),
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "pods"), 0o755); err != nil {
-		return nil, err
+	if err := h.owners.enter(ctx, cfg, roleHost); err != nil {
+		return nil, fmt.Errorf("recording the host on the machine: %w", err)
 	}
 	kept, err := h.takeOver(ctx)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, h.owners.leave(h.names, roleHost))
 	}
 	h.spawner = newSpawner()
 	if err := h.setUpNetwork(kept.any()); err != nil {
@@ -123,6 +128,9 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 // leaves the run directory and the exit watcher ready. It returns what it
 // adopted.
 func (h *Host) takeOver(ctx context.Context) (adopted, error) {
+	if err := os.MkdirAll(filepath.Join(h.cfg.StateDir, "pods"), 0o755); err != nil {
+		return adopted{}, err
+	}
 	if !h.cfg.Adopt {
 		if err := h.sweep(ctx, adopted{}); err != nil {
 			return adopted{}, fmt.Errorf("sweep what an earlier run left: %w", err)
@@ -211,7 +219,10 @@ func (h *Host) PodCIDR() netip.Prefix { return h.cfg.PodCIDR }
 
 // Detach lets go of the host and stops nothing: its sandboxes and
 // containers run on, for a later host with Adopt to take over, as
-// containers run on when a kubelet stops. The host cannot be used after.
+// containers run on when a kubelet stops. Its record on the machine stays
+// (see ownerRegistry): what it leaves is kept for adoption while this
+// process runs, and swept by the next start on the machine after. The host
+// cannot be used after.
 func (h *Host) Detach() error {
 	h.mu.Lock()
 	if h.closed {
@@ -259,6 +270,10 @@ func (h *Host) Close(ctx context.Context) error {
 		removeUnmounted(h.runc.root),
 		removeRunDir(h.names.runDir()),
 	)
+	if err := errors.Join(errs...); err == nil {
+		// Whatever failed to go stays recorded, for a later start to sweep.
+		errs = append(errs, h.owners.leave(h.names, roleHost))
+	}
 	if h.spawner != nil {
 		h.spawner.stop()
 	}

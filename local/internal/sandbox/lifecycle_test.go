@@ -161,7 +161,10 @@ func TestCrashHelper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, out, _ := startBash(t, s, "main", "echo pid=$$; exec sleep infinity")
+		// The log goes to the parent's directory: a killed process's own
+		// temporary directories stay.
+		logPath := func(spec *ContainerSpec) { spec.LogPath = filepath.Join(stateDir, fmt.Sprintf("main-%d.log", i)) }
+		_, out, _ := startBash(t, s, "main", "echo pid=$$; exec sleep infinity", logPath)
 		if err := out.waitFor(context.Background(), "pid="); err != nil {
 			t.Fatal(err)
 		}
@@ -180,6 +183,7 @@ func TestCrashedHostIsSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testContext(t, 2*time.Minute)
+	claimHost(t, cfg)
 	child, stdout := startHelper(ctx, t, "TestCrashHelper", crashStateEnv+"="+cfg.StateDir, crashBridgeEnv+"="+cfg.BridgeName)
 	if err := waitForLine(stdout, "READY"); err != nil {
 		_ = child.Process.Kill()

@@ -53,3 +53,35 @@ func (n names) nftTable() string { return "ray_operator_local_" + n.bridge }
 func containerID(uid, name string, attempt int) string {
 	return podKey(uid) + "-" + name + "-" + strconv.Itoa(attempt)
 }
+
+// HostNames are the machine-wide names of what a host makes, so that a
+// test can find that host's objects, and only its, among other hosts'.
+// Bridge and NftTable are shared by every host with the same BridgeName
+// (one at a time: the local cluster's host lock); the others carry the
+// host's tag.
+type HostNames struct {
+	// NetnsPrefix starts the names of its pods' network namespaces under
+	// /run/netns; VethPrefix those of their host-side veths.
+	NetnsPrefix, VethPrefix string
+	// CgroupParent is the cgroup, below each hierarchy's root, of its
+	// containers.
+	CgroupParent string
+	// RunDir holds its containers' mounted roots.
+	RunDir string
+	// Bridge is its pods' bridge; NftTable its nftables table (family ip).
+	Bridge, NftTable string
+}
+
+// NamesOf returns the names of a host with cfg's StateDir and BridgeName
+// (default DefaultBridgeName).
+func NamesOf(cfg HostConfig) (HostNames, error) {
+	cfg, err := networkDefaults(cfg)
+	if err != nil {
+		return HostNames{}, err
+	}
+	n := newNames(cfg.StateDir, cfg.BridgeName)
+	return HostNames{
+		NetnsPrefix: n.netnsNamePrefix(), VethPrefix: n.vethPrefix(), CgroupParent: n.cgroupParent(),
+		RunDir: n.runDir(), Bridge: n.bridge, NftTable: n.nftTable(),
+	}, nil
+}

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/vishvananda/netlink"
@@ -24,6 +26,7 @@ type Network struct {
 	gateway netip.Addr
 	names   names
 	sysctls sysctlRegistry
+	owners  ownerRegistry
 	log     logr.Logger
 
 	mu         sync.Mutex
@@ -31,10 +34,16 @@ type Network struct {
 	closed     bool
 }
 
-// NewNetwork removes the bridge and nftables table an earlier run with the
-// same StateDir and BridgeName left (their pods' veths, namespaces and
-// containers are the node's to sweep, see NewHost) and sets the network up
-// again. It reads StateDir, BridgeName, PodCIDR and Log of cfg.
+// deadSweepTimeout bounds the sweep of dead hosts' leftovers at a
+// network's start (see ownerRegistry).
+const deadSweepTimeout = 2 * time.Minute
+
+// NewNetwork records itself on the machine, sweeping what hosts whose
+// processes died left (see ownerRegistry), removes the bridge and nftables
+// table an earlier run with the same StateDir and BridgeName left (their
+// pods' veths, namespaces and containers are the node's to sweep, see
+// NewHost) and sets the network up again. It reads StateDir, BridgeName,
+// PodCIDR and Log of cfg.
 func NewNetwork(cfg HostConfig) (*Network, error) {
 	cfg, err := networkDefaults(cfg)
 	if err != nil {
@@ -55,10 +64,16 @@ func newNetwork(cfg HostConfig, keepBridge bool) (*Network, error) {
 		bridge: cfg.BridgeName, cidr: cfg.PodCIDR, gateway: pool.gateway,
 		names:   newNames(cfg.StateDir, cfg.BridgeName),
 		sysctls: sysctlRegistry{dir: defaultSysctlRegistryDir, settings: hostSysctls},
+		owners:  defaultOwners(cfg.Log),
 		log:     cfg.Log,
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadSweepTimeout)
+	defer cancel()
+	if err := n.owners.enter(ctx, cfg, roleNetwork); err != nil {
+		return nil, fmt.Errorf("recording the pod network on the machine: %w", err)
+	}
 	if err := n.sweep(keepBridge); err != nil {
-		return nil, fmt.Errorf("sweep the pod network an earlier run left: %w", err)
+		return nil, errors.Join(fmt.Errorf("sweep the pod network an earlier run left: %w", err), n.owners.leave(n.names, roleNetwork))
 	}
 	if err := n.setUp(); err != nil {
 		return nil, errors.Join(err, n.Close())
@@ -131,7 +146,10 @@ func (n *Network) Close() error {
 	if sysctlsSet {
 		errs = append(errs, n.sysctls.release(n.names.tag))
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err // recorded still, for a later start to sweep
+	}
+	return n.owners.leave(n.names, roleNetwork)
 }
 
 // checkExternalNetwork fails unless the bridge of a network made by another

@@ -69,9 +69,25 @@ func newTestHost(t testing.TB, k int) *Host {
 }
 
 // assertNothingLeft checks the host has no trace of a host with cfg: no
-// netns, mount under StateDir, bridge, veth, nftables table, runc state or
-// cgroup.
+// netns, mount under StateDir, bridge, veth, nftables table, runc state,
+// pod directory, conmon process or cgroup.
 func assertNothingLeft(t testing.TB, cfg HostConfig) {
+	t.Helper()
+	assertMachineClean(t, cfg)
+	if _, err := os.Stat(filepath.Join(cfg.StateDir, "runc")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("runc state %s is left (%v)", filepath.Join(cfg.StateDir, "runc"), err)
+	}
+	pods, _ := os.ReadDir(filepath.Join(cfg.StateDir, "pods"))
+	if len(pods) > 0 {
+		t.Errorf("pod directories are left: %v", pods)
+	}
+}
+
+// assertMachineClean checks the machine has no trace of a host with cfg
+// outside its state directory's files: no netns, mount under StateDir or
+// the run directory, bridge, veth, nftables table, conmon process or
+// cgroup.
+func assertMachineClean(t testing.TB, cfg HostConfig) {
 	t.Helper()
 	n := newNames(cfg.StateDir, cfg.BridgeName)
 	entries, _ := os.ReadDir(netnsDir)
@@ -80,8 +96,10 @@ func assertNothingLeft(t testing.TB, cfg HostConfig) {
 			t.Errorf("netns %s is left", e.Name())
 		}
 	}
-	if points, err := mountsUnder(cfg.StateDir); err != nil || len(points) > 0 {
-		t.Errorf("mounts under %s are left: %v (%v)", cfg.StateDir, points, err)
+	for _, dir := range []string{cfg.StateDir, n.runDir()} {
+		if points, err := mountsUnder(dir); err != nil || len(points) > 0 {
+			t.Errorf("mounts under %s are left: %v (%v)", dir, points, err)
+		}
 	}
 	links, err := listLinks()
 	if err != nil {
@@ -95,13 +113,6 @@ func assertNothingLeft(t testing.TB, cfg HostConfig) {
 	}
 	if exists, err := nftTableExists(n.nftTable()); err != nil || exists {
 		t.Errorf("nftables table %s is left (%v)", n.nftTable(), err)
-	}
-	if _, err := os.Stat(filepath.Join(cfg.StateDir, "runc")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("runc state %s is left (%v)", filepath.Join(cfg.StateDir, "runc"), err)
-	}
-	pods, _ := os.ReadDir(filepath.Join(cfg.StateDir, "pods"))
-	if len(pods) > 0 {
-		t.Errorf("pod directories are left: %v", pods)
 	}
 	if monitors := processesWithArg("--root=" + filepath.Join(cfg.StateDir, "runc")); len(monitors) > 0 {
 		t.Errorf("conmon processes of the host are left: %v", monitors)
@@ -166,10 +177,12 @@ var testEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 func startBash(t testing.TB, s *Sandbox, name, script string, mutate ...func(*ContainerSpec)) (*Container, *output, *output) {
 	t.Helper()
 	stdout, stderr := newOutput(), newOutput()
-	spec := ContainerSpec{Name: name, Args: []string{"bash", "-c", script}, Env: testEnv,
-		LogPath: filepath.Join(t.TempDir(), name+".log")}
+	spec := ContainerSpec{Name: name, Args: []string{"bash", "-c", script}, Env: testEnv}
 	for _, m := range mutate {
 		m(&spec)
+	}
+	if spec.LogPath == "" {
+		spec.LogPath = filepath.Join(t.TempDir(), name+".log")
 	}
 	c, err := s.Start(context.Background(), spec)
 	if err != nil {

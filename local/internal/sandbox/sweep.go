@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/vishvananda/netns"
 )
 
@@ -20,43 +22,109 @@ const netnsDir = "/run/netns"
 // objects, then files. The bridge and the nftables table are the
 // Network's (see newNetwork).
 func (h *Host) sweep(ctx context.Context, kept adopted) error {
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"runc containers", func(ctx context.Context) error { return h.sweepRuncContainers(ctx, kept) }},
-		{"cgroups", func(ctx context.Context) error { return h.sweepCgroups(ctx, kept) }},
-		{"mounts", func(context.Context) error { return h.sweepMounts(kept) }},
-		{"network namespaces", func(context.Context) error { return h.sweepNetns(kept) }},
-		{"veths", func(context.Context) error { return h.sweepVeths(kept) }},
-		{"files", func(context.Context) error { return h.sweepFiles(kept) }},
-	}
+	return runSteps([]step{
+		{"runc containers", func() error { return h.sweepRuncContainers(ctx, kept) }},
+		{"cgroups", func() error { return h.sweepCgroups(ctx, kept) }},
+		{"mounts", func() error { return h.sweepMounts(kept) }},
+		{"network namespaces", func() error { return h.sweepNetns(kept) }},
+		{"veths", func() error { return h.sweepVeths(kept) }},
+		{"files", func() error { return h.sweepFiles(kept) }},
+	})
+}
+
+// step is one step of a sweep.
+type step struct {
+	name string
+	run  func() error
+}
+
+// runSteps runs every step, even after one failed, and joins their errors.
+func runSteps(steps []step) error {
 	var errs []error
-	for _, step := range steps {
-		if err := step.run(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", step.name, err))
+	for _, s := range steps {
+		if err := s.run(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// deadHost is a host every process of which died (see ownerRegistry).
+type deadHost struct {
+	stateDir string
+	names    names
+	// ownsStateDir and ownsNetwork say that no live host shares its state
+	// directory (its runc root, the mounts under it) or its bridge (and
+	// nftables table).
+	ownsStateDir, ownsNetwork bool
+}
+
+// sweep removes what the dead host left: its runc containers and cgroups
+// (killing what still runs in them), the mounts under its run and state
+// directories, its pods' network namespaces and veths, its run directory
+// and its bridge, nftables table and share of the kernel settings, each
+// unless a live host shares it. Files under the state directory stay: the
+// directory is its user's, and a host started on it again sweeps them.
+func (d deadHost) sweep(ctx context.Context, log logr.Logger) error {
+	n := d.names
+	var steps []step
+	add := func(when bool, name string, run func() error) {
+		if when {
+			steps = append(steps, step{name, run})
+		}
+	}
+	add(d.ownsStateDir, "runc containers", func() error { return sweepDeadRunc(ctx, d.stateDir, log) })
+	add(true, "cgroups", func() error { return removeCgroupTree(ctx, n.cgroupParent()) })
+	add(true, "run directory mounts", func() error { return unmountAll(n.runDir()) })
+	add(d.ownsStateDir, "state directory mounts", func() error { return unmountAll(d.stateDir) })
+	add(true, "network namespaces", func() error { return sweepNetnsOf(n, nil, log) })
+	add(true, "veths", func() error { return sweepVethsOf(n, nil) })
+	add(true, "run directory", func() error { return removeUnmounted(n.runDir()) })
+	add(d.ownsNetwork, "network", func() error { return closeDeadNetwork(n) })
+	return runSteps(steps)
+}
+
+// sweepDeadRunc force-deletes the containers in the runc root of a dead
+// host's state directory; without runc on PATH, removing the host's
+// cgroups kills them instead.
+func sweepDeadRunc(ctx context.Context, stateDir string, log logr.Logger) error {
+	binary, err := exec.LookPath(DefaultRuncBinary)
+	if err != nil {
+		return nil
+	}
+	return sweepRuncRoot(ctx, runcCLI{binary: binary, root: filepath.Join(stateDir, "runc")}, nil, log)
+}
+
+// closeDeadNetwork removes a dead network's nftables table and bridge and
+// gives its share of the kernel settings back (see sysctlRegistry).
+func closeDeadNetwork(n names) error {
+	sysctls := sysctlRegistry{dir: defaultSysctlRegistryDir, settings: hostSysctls}
+	return errors.Join(deleteNftTable(n.nftTable()), deleteLinkIfExists(n.bridge), sysctls.release(n.tag))
+}
+
 // sweepRuncContainers force-deletes every container in the host's runc
 // root that was not adopted.
 func (h *Host) sweepRuncContainers(ctx context.Context, kept adopted) error {
-	if _, err := os.Stat(h.runc.root); errors.Is(err, os.ErrNotExist) {
+	return sweepRuncRoot(ctx, h.runc, kept.containers, h.cfg.Log)
+}
+
+// sweepRuncRoot force-deletes every container in r's root but those in
+// keep; a missing root has none.
+func sweepRuncRoot(ctx context.Context, r runcCLI, keep map[string]bool, log logr.Logger) error {
+	if _, err := os.Stat(r.root); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	ids, err := h.runc.list(ctx)
+	ids, err := r.list(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, id := range ids {
-		if kept.containers[id] {
+		if keep[id] {
 			continue
 		}
-		h.cfg.Log.Info("Sweeping runc container of an earlier run", "id", id)
-		errs = append(errs, h.runc.forceDelete(ctx, id))
+		log.Info("Sweeping runc container of an earlier run", "id", id)
+		errs = append(errs, r.forceDelete(ctx, id))
 	}
 	return errors.Join(errs...)
 }
@@ -103,7 +171,11 @@ func (h *Host) sweepMounts(kept adopted) error {
 
 // sweepNetns deletes the named network namespaces of this host but the
 // adopted ones.
-func (h *Host) sweepNetns(kept adopted) error {
+func (h *Host) sweepNetns(kept adopted) error { return sweepNetnsOf(h.names, kept.netns, h.cfg.Log) }
+
+// sweepNetnsOf deletes the named network namespaces of a host with names n
+// but those in keep.
+func sweepNetnsOf(n names, keep map[string]bool, log logr.Logger) error {
 	entries, err := os.ReadDir(netnsDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -113,8 +185,8 @@ func (h *Host) sweepNetns(kept adopted) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), h.names.netnsNamePrefix()) && !kept.netns[e.Name()] {
-			h.cfg.Log.Info("Sweeping network namespace of an earlier run", "netns", e.Name())
+		if strings.HasPrefix(e.Name(), n.netnsNamePrefix()) && !keep[e.Name()] {
+			log.Info("Sweeping network namespace of an earlier run", "netns", e.Name())
 			errs = append(errs, deleteNetns(e.Name()))
 		}
 	}
@@ -138,14 +210,18 @@ func deleteNetns(name string) error {
 // sweepVeths deletes the host-side veths of this host (their peers went with
 // the network namespaces, which usually takes the pair along), but the
 // adopted ones.
-func (h *Host) sweepVeths(kept adopted) error {
+func (h *Host) sweepVeths(kept adopted) error { return sweepVethsOf(h.names, kept.veths) }
+
+// sweepVethsOf deletes the host-side veths of a host with names n but those
+// in keep.
+func sweepVethsOf(n names, keep map[string]bool) error {
 	links, err := listLinks()
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, l := range links {
-		if l.Type() == "veth" && strings.HasPrefix(l.Attrs().Name, h.names.vethPrefix()) && !kept.veths[l.Attrs().Name] {
+		if l.Type() == "veth" && strings.HasPrefix(l.Attrs().Name, n.vethPrefix()) && !keep[l.Attrs().Name] {
 			errs = append(errs, deleteLinkIfExists(l.Attrs().Name))
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // hostSysctls are the kernel settings the host needs, as /proc/sys paths:
@@ -135,20 +133,7 @@ func (r sysctlRegistry) liveHosts() (int, error) {
 }
 
 // lock takes the registry's file lock, creating the directory if needed.
-func (r sysctlRegistry) lock() (func(), error) {
-	if err := os.MkdirAll(r.dir, 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(r.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("lock %s: %w", r.dir, err)
-	}
-	return func() { _ = f.Close() }, nil
-}
+func (r sysctlRegistry) lock() (func(), error) { return lockDir(r.dir) }
 
 // processIdentity is "<pid> <start time>": a PID alone may be reused.
 func processIdentity(pid int) string {

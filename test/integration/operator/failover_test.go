@@ -3,9 +3,7 @@ package operator_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,27 +11,41 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/auditlog"
+	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
-// failoverDeadline bounds the takeover: the Lease (15 s) expiring plus a
-// retry period (2 s), with room for a loaded machine.
-const failoverDeadline = 40 * time.Second
+// takeoverBound bounds the time from the leader's death to the other
+// operator's holding the Lease on an idle machine: the other takes over
+// operator.LeaseDuration after it last saw the Lease change, which it sees
+// at its next try (every RetryPeriod, jittered by up to JitterFactor more)
+// and then waits for the try after the expiry; the dead leader's last
+// renewal came before its death.
+var takeoverBound = operator.LeaseDuration + 2*time.Duration(float64(operator.RetryPeriod)*(1+leaderelection.JitterFactor))
+
+// loadMargin is what a loaded 2-core machine may add to a wait for a
+// signal (API server answers, process scheduling): it only bounds how long
+// a broken run waits before it fails.
+const loadMargin = 30 * time.Second
+
+// leaseDeadline bounds each wait for a Lease holder.
+var leaseDeadline = takeoverBound + loadMargin
 
 // auditDeadline bounds the wait for the audit log to catch up.
-const auditDeadline = 10 * time.Second
+const auditDeadline = loadMargin
 
 // TestLeaderFailover runs two operator binaries with leader election against
 // one API server, each as its own user so that the API server's audit log
 // tells their requests apart. Only the leader writes; when the leader is
 // killed (SIGKILL, no Lease release) in the middle of creating a cluster's
-// Pods, the other takes over once the Lease expires and finishes the work
-// with no duplicate Pod.
+// Pods, the other takes over once the Lease expires (never earlier) and
+// finishes the work with no duplicate Pod.
 func TestLeaderFailover(t *testing.T) {
 	binary := buildOperator(t)
 	auditLog := filepath.Join(t.TempDir(), "audit.log")
@@ -41,10 +53,7 @@ func TestLeaderFailover(t *testing.T) {
 	a := startOperator(t, binary, userKubeconfig(t, env, "operator-a"))
 	waitReady(t, a)
 	leaderA := waitLeaseHolder(t, env.Client, "")
-	kb := userKubeconfig(t, env, "operator-b")
-	injected := filepath.Join(filepath.Dir(kb), "INJECT")
-	_ = os.Rename(kb, injected)
-	b := startOperator(t, binary, injected)
+	b := startOperator(t, binary, userKubeconfig(t, env, "operator-b"))
 	waitReady(t, b)
 
 	ns := env.Namespace(t)
@@ -58,9 +67,9 @@ func TestLeaderFailover(t *testing.T) {
 	}
 	killed := time.Now()
 	_ = a.cmd.Wait()
-	waitLeaseHolder(t, env.Client, leaderA)
-	failover := time.Since(killed)
-	t.Logf("leader killed; the other operator holds the Lease %v later", failover)
+	t.Logf("leader killed with %d of the 31 Pods of cluster during", countPods(t, env.Client, ns, "during"))
+	waitTakeover(t, env.Client, leaderA)
+	t.Logf("the other operator holds the Lease %v after the kill", time.Since(killed))
 
 	waitPods(t, env.Client, ns, "during", 31)
 	// A cluster created after the takeover gets its Pods: the new leader
@@ -71,7 +80,7 @@ func TestLeaderFailover(t *testing.T) {
 		t.Errorf("cluster during has %d Pods after the failover, want 31", n)
 	}
 
-	checkAudit(t, env.Client, auditLog, ns)
+	checkAudit(t, auditLog, ns)
 }
 
 // userKubeconfig writes a kubeconfig of a new cluster-admin user.
@@ -88,18 +97,56 @@ func userKubeconfig(t *testing.T, env *testenv.Env, user string) string {
 // notHolder and returns it.
 func waitLeaseHolder(t *testing.T, c client.Client, notHolder string) string {
 	t.Helper()
-	last := ""
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, failoverDeadline, true, func(ctx context.Context) (bool, error) {
-		var lease coordinationv1.Lease
-		if err := c.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, &lease); err == nil {
-			last = ptr.Deref(lease.Spec.HolderIdentity, "")
+	return ptr.Deref(pollLease(t, c, func(l *coordinationv1.Lease) bool {
+		holder := ptr.Deref(l.Spec.HolderIdentity, "")
+		return holder != "" && holder != notHolder
+	}).Spec.HolderIdentity, "")
+}
+
+// waitTakeover waits until a holder other than old holds the Lease, and
+// checks that it took the Lease no earlier than the Lease's duration after
+// old's last renewal (the last the test saw, which is at least as late as
+// the last the new holder saw): a candidate that did not wait for the
+// Lease to expire would lead beside a live leader.
+func waitTakeover(t *testing.T, c client.Client, old string) {
+	t.Helper()
+	var lastRenew time.Time
+	lease := pollLease(t, c, func(l *coordinationv1.Lease) bool {
+		if holder := ptr.Deref(l.Spec.HolderIdentity, ""); holder == old || holder == "" {
+			if l.Spec.RenewTime != nil {
+				lastRenew = l.Spec.RenewTime.Time
+			}
+			return false
 		}
-		return last != "" && last != notHolder, nil
+		return true
+	})
+	if lastRenew.IsZero() {
+		t.Fatalf("the Lease was never seen renewed by %q", old)
+	}
+	if got := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second; got != operator.LeaseDuration {
+		t.Errorf("Lease duration %v, want operator.LeaseDuration %v", got, operator.LeaseDuration)
+	}
+	// MicroTime keeps microseconds: allow for the rounding of both times.
+	if acquired := lease.Spec.AcquireTime; acquired == nil || acquired.Sub(lastRenew) < operator.LeaseDuration-time.Millisecond {
+		t.Errorf("%s acquired the Lease at %v, its last renewal by %s was at %v: less than the Lease duration %v apart",
+			ptr.Deref(lease.Spec.HolderIdentity, ""), acquired, old, lastRenew, operator.LeaseDuration)
+	}
+}
+
+// pollLease polls the leader Lease until done holds and returns it.
+func pollLease(t *testing.T, c client.Client, done func(*coordinationv1.Lease) bool) *coordinationv1.Lease {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, leaseDeadline, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, lease); err != nil {
+			return false, nil
+		}
+		return done(lease), nil
 	})
 	if err != nil {
-		t.Fatalf("lease holder still %q after %v", last, failoverDeadline)
+		t.Fatalf("lease holder still %q after %v", ptr.Deref(lease.Spec.HolderIdentity, ""), leaseDeadline)
 	}
-	return last
+	return lease
 }
 
 // createCluster creates a RayCluster with one worker group of n workers.
@@ -149,7 +196,7 @@ func waitPodsAtLeast(t *testing.T, c client.Client, ns, cluster string, n int) {
 func waitPodCount(t *testing.T, c client.Client, ns, cluster string, ok func(int) bool, want string) {
 	t.Helper()
 	got := 0
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, failoverDeadline+readyDeadline, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, leaseDeadline+readyDeadline, true, func(context.Context) (bool, error) {
 		got = countPods(t, c, ns, cluster)
 		return ok(got), nil
 	})
@@ -159,74 +206,83 @@ func waitPodCount(t *testing.T, c client.Client, ns, cluster string, ok func(int
 }
 
 // checkAudit reads the API server's audit log: operator-b wrote nothing
-// but Lease updates until it held the Lease; every Pod in ns has one
-// successful creation in the log, but for those of the killed leader's
-// last round of creates, which were stored while the leader was gone to
-// read the answers (the API server logs no successful response to a client
-// that is gone); and both operators created Pods (the log does tell them
-// apart).
-func checkAudit(t *testing.T, c client.Client, path, ns string) {
+// but Lease updates until it held the Lease; the successful Pod creations
+// in ns are no more than the Pods (no duplicate), and with the killed
+// leader's creations that got no successful answer (its last round, sent
+// concurrently, can be stored while it is gone to read the answers) they
+// account for every Pod; both operators created Pods.
+func checkAudit(t *testing.T, path, ns string) {
 	t.Helper()
 	const pods = 2 + 31 + 2
-	events, bLeader, byA := readAuditUntil(t, c, path, ns, pods)
-	podCreates := map[string]int{}
+	events, bLeader, creates := readAuditUntil(t, path, ns, pods)
 	for _, e := range events {
-		if !e.IsWrite() || !strings.HasPrefix(e.User.Username, "operator-") {
-			continue
-		}
-		if e.User.Username == "operator-b" && e.StageTimestamp.Time.Before(bLeader) && e.Resource() != "leases" {
+		if e.User.Username == "operator-b" && e.IsWrite() && e.StageTimestamp.Time.Before(bLeader) && e.Resource() != "leases" {
 			t.Errorf("operator-b wrote %s %s before it led", e.Verb, e.Resource())
 		}
-		if isPodCreation(e, ns) {
-			podCreates[e.User.Username]++
-		}
 	}
+	a, b, lost := creates.ok["operator-a"], creates.ok["operator-b"], creates.unanswered["operator-a"]
 	switch {
-	case podCreates["operator-b"] != pods-byA:
-		t.Errorf("operator-b has %d successful Pod creations in the audit log for the %d Pods created after it led", podCreates["operator-b"], pods-byA)
-	case podCreates["operator-a"] > byA:
-		t.Errorf("operator-a has %d successful Pod creations for the %d Pods created before it was killed (a duplicate)", podCreates["operator-a"], byA)
-	case podCreates["operator-a"] < byA:
-		t.Logf("%d Pods of operator-a have no successful creation in the audit log: the leader's in-flight round", byA-podCreates["operator-a"])
+	case a+b > pods:
+		t.Errorf("%d successful Pod creations (operator-a %d, operator-b %d) for %d Pods: a duplicate", a+b, a, b, pods)
+	case a+b+lost < pods:
+		t.Errorf("%d Pods, but %d successful creations (operator-a %d, operator-b %d) and %d unanswered ones of the killed leader", pods, a+b, a, b, lost)
 	}
-	if podCreates["operator-a"] == 0 || podCreates["operator-b"] == 0 {
-		t.Errorf("Pod creations by user: %v, want both operators", podCreates)
+	if a+lost == 0 || b == 0 {
+		t.Errorf("Pod creations by user: %v, want both operators", creates.ok)
 	}
-	t.Logf("Pod creations by user: %v; %d Pods created before operator-b led", podCreates, byA)
+	t.Logf("successful Pod creations by user: %v; %d of operator-a unanswered", creates.ok, lost)
 }
 
-// leaderGap is less than the time between the killing of the leader and the
-// other operator's first Lease write, which the Lease's 15 s duration
-// bounds from below, and more than the second a Pod's creation timestamp
-// rounds away: a Pod created before operator-b's first Lease write less
-// leaderGap is operator-a's.
-const leaderGap = 5 * time.Second
+// podCreates counts the Pod creations of one namespace by user: those the
+// API server answered with success, and those it received but answered
+// otherwise or not at all (yet).
+type podCreates struct {
+	ok, unanswered map[string]int
+}
+
+// countPodCreates counts the Pod creations in ns (the log has each
+// request's RequestReceived line: testenv's audit policy).
+func countPodCreates(events []auditlog.Event, ns string) podCreates {
+	answered := map[string]bool{}
+	for _, e := range events {
+		if e.IsWrite() && isPodCreation(e, ns) && e.Succeeded() {
+			answered[e.AuditID] = true
+		}
+	}
+	c := podCreates{ok: map[string]int{}, unanswered: map[string]int{}}
+	for _, e := range events {
+		switch {
+		case e.IsWrite() && isPodCreation(e, ns) && e.Succeeded():
+			c.ok[e.User.Username]++
+		case e.IsReceived() && isPodCreation(e, ns) && !answered[e.AuditID]:
+			c.unanswered[e.User.Username]++
+		}
+	}
+	return c
+}
 
 // readAuditUntil reads the audit log until it records operator-b's first
-// Lease write and a successful creation by operator-b of each of the Pods
-// (of pods in ns) created after it, or a deadline passes. It returns what
-// it read last (the caller checks it), the time of that Lease write and how
-// many Pods were created before it. The API server writes an event's
-// ResponseComplete stage after the client has its answer, so the last
-// creations can reach the log a moment after their Pods are visible.
-func readAuditUntil(t *testing.T, c client.Client, path, ns string, pods int) ([]auditlog.Event, time.Time, int) {
+// Lease write, every Pod creation operator-b sent has its answer, and the
+// creations account for pods Pods, or a deadline passes. It returns what
+// it read last (the caller checks it), the time of that Lease write and
+// the creations. The API server writes an answer's line before the client
+// has it, but the Pod is visible to others a moment earlier.
+func readAuditUntil(t *testing.T, path, ns string, pods int) ([]auditlog.Event, time.Time, podCreates) {
 	t.Helper()
 	var events []auditlog.Event
 	var bLeader time.Time
-	byA := 0
+	var creates podCreates
 	_ = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, auditDeadline, true, func(context.Context) (bool, error) {
 		events = readAudit(t, path)
 		bLeader = firstLeaseWrite(events, "operator-b")
-		if bLeader.IsZero() {
-			return false, nil
-		}
-		byA = podsCreatedBefore(t, c, ns, bLeader.Add(-leaderGap))
-		return podCreations(events, ns, "operator-b") >= pods-byA, nil
+		creates = countPodCreates(events, ns)
+		seen := creates.ok["operator-a"] + creates.ok["operator-b"] + creates.unanswered["operator-a"]
+		return !bLeader.IsZero() && creates.unanswered["operator-b"] == 0 && seen >= pods, nil
 	})
 	if bLeader.IsZero() {
 		t.Fatal("the audit log shows no Lease write by operator-b")
 	}
-	return events, bLeader, byA
+	return events, bLeader, creates
 }
 
 // firstLeaseWrite is the time of user's first successful Lease write, zero
@@ -240,35 +296,9 @@ func firstLeaseWrite(events []auditlog.Event, user string) time.Time {
 	return time.Time{}
 }
 
-// podsCreatedBefore counts the Pods in ns created before t.
-func podsCreatedBefore(t *testing.T, c client.Client, ns string, before time.Time) int {
-	t.Helper()
-	pods := &corev1.PodList{}
-	if err := c.List(t.Context(), pods, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, p := range pods.Items {
-		if p.CreationTimestamp.Time.Before(before) {
-			n++
-		}
-	}
-	return n
-}
-
+// isPodCreation reports whether e is a line of a Pod creation in ns.
 func isPodCreation(e auditlog.Event, ns string) bool {
-	return e.IsWrite() && e.Verb == "create" && e.Resource() == "pods" && e.Succeeded() && e.Namespace() == ns
-}
-
-// podCreations counts user's successful Pod creations in ns.
-func podCreations(events []auditlog.Event, ns, user string) int {
-	n := 0
-	for _, e := range events {
-		if e.User.Username == user && isPodCreation(e, ns) {
-			n++
-		}
-	}
-	return n
+	return e.Verb == "create" && e.ResourcePath() == "pods" && e.Namespace() == ns
 }
 
 // readAudit parses the complete lines of the audit log.

@@ -15,13 +15,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/submitter"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
 // stepTimeout bounds each wait of a user: a RayJob that does not get there
-// in that time, through kills and dashboard faults, is stuck.
-const stepTimeout = 2 * time.Minute
+// in that time, through kills and dashboard faults, is stuck. It is twice
+// the longest the operator may leave a RayJob as it is (a dashboard
+// back-off at its cap; a finished submitter's timeout and answer grace)
+// plus the longest the kill schedule keeps it from acting (2 min 25.5 s
+// in all): derived from the operator's constants, so that a longer back-off
+// or grace there cannot make the suite fail while the operator is right.
+const stepTimeout = 2*max(dashboard.DefaultRetryMax, rayjob.SubmitterDecisionDelay) + longestProgressGap
 
 // errEnded: the RayJob reached a terminal state while its user waited for
 // something else (a deadline, or a wrong ending the final check reports).

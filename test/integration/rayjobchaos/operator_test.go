@@ -18,6 +18,8 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
+	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
+	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
@@ -130,7 +132,7 @@ func (op *chaosOperator) loop() {
 			return
 		}
 		began := time.Now()
-		timer := time.NewTimer(time.Duration(300+op.rng.IntN(3700)) * time.Millisecond)
+		timer := time.NewTimer(op.lifetime(n))
 		cause := ""
 		select {
 		case <-timer.C:
@@ -149,15 +151,52 @@ func (op *chaosOperator) loop() {
 		select {
 		case <-op.stop:
 			return
-		case <-time.After(time.Duration(op.rng.IntN(300)) * time.Millisecond):
+		case <-time.After(time.Duration(op.rng.Int64N(int64(restartPause)))):
 		}
 	}
 }
 
-// start builds and starts incarnation n.
+// progressPeriod is how long the operator must live for the RayJob
+// controller to act on an answer it asked for: a pass that finds none in the
+// job info cache (AsyncJobInfoQuery: an empty cache at every start) looks
+// again rayjob.RequeueInterval later, and the cache polls a job every
+// dashboard.CachePollInterval. Killed sooner every time, the operator would
+// never act on a Running RayJob's job info but at the submitter-finished
+// timeout (30 s), and RayJobs without a submitter would wait for an
+// incarnation that happened to live long enough, on end: the users' waits
+// then failed on a kill schedule, not on the operator.
+const progressPeriod = rayjob.RequeueInterval + dashboard.CachePollInterval
+
+// The kill schedule: an incarnation lives shortLife to longestShortLife
+// unless a write kills it first; every longLivedEvery-th lives a
+// progressPeriod and up to a third more, and is killed at no write; the
+// next starts up to restartPause later.
+const (
+	shortLife        = 300 * time.Millisecond
+	longestShortLife = 4 * time.Second
+	longLivedEvery   = 5
+	restartPause     = 300 * time.Millisecond
+)
+
+// longestProgressGap bounds the time from the end of one long-lived
+// incarnation to the end of the next: how long the schedule can keep the
+// operator from acting on an answer.
+const longestProgressGap = (longLivedEvery-1)*(longestShortLife+restartPause) + restartPause + progressPeriod*4/3
+
+// lifetime draws when incarnation n is killed, unless a write kills it
+// first.
+func (op *chaosOperator) lifetime(n int) time.Duration {
+	if n%longLivedEvery == 0 {
+		return progressPeriod + time.Duration(op.rng.Int64N(int64(progressPeriod/3)))
+	}
+	return shortLife + time.Duration(op.rng.Int64N(int64(longestShortLife-shortLife)))
+}
+
+// start builds and starts incarnation n; but a long-lived one, it may die
+// at one of its first 25 writes.
 func (op *chaosOperator) start(n int) (*incarnation, error) {
 	inc := &incarnation{n: n, ks: testenv.NewKillSwitch(), cause: make(chan string, 1)}
-	if op.rng.IntN(3) > 0 {
+	if op.rng.IntN(3) > 0 && n%longLivedEvery != 0 {
 		inc.killAt, inc.killBefore = int64(1+op.rng.IntN(25)), op.rng.IntN(2) == 0
 	}
 	cfg := inc.ks.Config(op.env.Config)

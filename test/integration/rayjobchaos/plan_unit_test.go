@@ -1,8 +1,11 @@
 package rayjobchaos_test
 
 import (
+	"math/rand/v2"
 	"testing"
+	"time"
 
+	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
@@ -30,5 +33,30 @@ func TestPlans(t *testing.T) {
 				t.Errorf("%v: no expectation", lc)
 			}
 		}
+	}
+}
+
+// TestKillScheduleLetsTheOperatorAct: every longLivedEvery-th incarnation
+// lives at least progressPeriod, the others less than longestShortLife, so
+// that no stretch without a long-lived one exceeds longestProgressGap, and
+// a user waits long enough for that stretch and the operator's own longest
+// wait. No API server needed.
+func TestKillScheduleLetsTheOperatorAct(t *testing.T) {
+	op := &chaosOperator{rng: rand.New(rand.NewPCG(1, 2))}
+	stretch := time.Duration(0)
+	for n := 1; n <= 1000; n++ {
+		life := op.lifetime(n)
+		stretch += life + restartPause
+		switch long := n%longLivedEvery == 0; {
+		case long && (life < progressPeriod || stretch > longestProgressGap):
+			t.Fatalf("long-lived incarnation %d lives %v after a stretch of %v; want at least %v, the stretch at most %v", n, life, stretch, progressPeriod, longestProgressGap)
+		case long:
+			stretch = 0
+		case life < shortLife || life >= longestShortLife:
+			t.Fatalf("incarnation %d lives %v, want %v to %v", n, life, shortLife, longestShortLife)
+		}
+	}
+	if stepTimeout < longestProgressGap+2*rayjob.SubmitterDecisionDelay {
+		t.Errorf("stepTimeout %v is shorter than the kill schedule's gap and the operator's longest wait", stepTimeout)
 	}
 }

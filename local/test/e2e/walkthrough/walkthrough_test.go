@@ -40,7 +40,7 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	requireRealPods(t)
 	root := installcheck.ModuleRoot(t)
 	stateDir := t.TempDir()
-	before := observeHost(t, stateDir, nil)
+	c := clusterOf(t, stateDir)
 	run := startRayLocal(t, root, stateDir, "--metrics-addr=0", "--health-probe-bind-address=0")
 	kubectl := kubectlIn(t, run.kubeconfig)
 
@@ -54,14 +54,36 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	if logs := kubectl("logs", "job/rayjob-k8s-job-mode"); !strings.Contains(logs, "'CPU'") {
 		t.Fatalf("kubectl logs of the submitter lack the entrypoint's output:\n%s", logs)
 	}
-	during := observeHost(t, stateDir, nil)
-	if len(during.netns) == 0 || len(during.processes) == 0 || len(during.mounts) == 0 {
-		t.Fatalf("while running, the host shows no pod network namespace, process or mount of the cluster: %+v", during)
-	}
+	// ray-local holds the host lock: the shared objects are its own.
+	during := c.observeHost(t, nil, true)
+	requireEveryKind(t, c, during)
 	run.interrupt(t)
-	after := observeHost(t, stateDir, during.netnsInodes())
-	if left := after.newSince(before); left != "" {
+	after := c.observeHost(t, during.netnsInodes(), false)
+	if left := after.String(); left != "" {
 		t.Fatalf("after Ctrl-C, ray-local left behind:\n%s", left)
+	}
+}
+
+// requireEveryKind fails t unless the running cluster shows objects of
+// every kind the leftover check looks for: a check that finds none of a
+// kind while the cluster runs would pass whatever is left after.
+func requireEveryKind(t *testing.T, c cluster, s hostState) {
+	t.Helper()
+	shared := map[string]bool{}
+	for _, item := range s.shared {
+		shared[item] = true
+	}
+	for what, seen := range map[string]bool{
+		"pod network namespace": len(s.netns) > 0, "veth": len(s.veths) > 0, "mount": len(s.mounts) > 0,
+		"cgroup": len(s.cgroups) > 0, "process": len(s.processes) > 0, "bridge " + c.host.Bridge: shared[c.host.Bridge],
+		"nftables table " + c.host.NftTable: shared["ip "+c.host.NftTable], "nftables table " + kubeProxyTable: shared["ip "+kubeProxyTable],
+	} {
+		if !seen {
+			t.Errorf("while running, the host shows no %s of the cluster; it shows:\n%s", what, s)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 }
 
