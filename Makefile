@@ -62,9 +62,17 @@ GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KWOK := $(TOOLS)/kwok-$(KWOK_VERSION)
 COREDNS := $(TOOLS)/coredns-$(COREDNS_VERSION)
 METRICS_SERVER := $(TOOLS)/metrics-server-$(METRICS_SERVER_VERSION)
-CERT_MANAGER := $(TOOLS)/cert-manager-controller-$(CERT_MANAGER_VERSION)
-KUEUE := $(TOOLS)/kueue-$(KUEUE_VERSION)
-TRAEFIK := $(TOOLS)/traefik-$(TRAEFIK_VERSION)
+# The tools built from a module of hack/ are named for the content of the
+# files they are built from, not compared by time: a fresh clone's files are
+# all newer than the cache, which rebuilt (relinked) each of them on every
+# CI run.
+# The name without the hash links to the newest build: ray-local finds
+# its add-ons there when no RAY_OPERATOR_* variable names them.
+source_hash = $(shell cat $(1) | sha256sum | cut -c1-12)
+LINK_VERSIONED = ln -sfn $(notdir $@) $(patsubst %-$(lastword $(subst -, ,$(notdir $@))),%,$@)
+CERT_MANAGER := $(TOOLS)/cert-manager-controller-$(CERT_MANAGER_VERSION)-$(call source_hash,hack/cert-manager-controller/main.go hack/cert-manager-controller/go.mod hack/cert-manager-controller/go.sum)
+KUEUE := $(TOOLS)/kueue-$(KUEUE_VERSION)-$(call source_hash,hack/kueue/go.mod hack/kueue/go.sum)
+TRAEFIK := $(TOOLS)/traefik-$(TRAEFIK_VERSION)-$(call source_hash,hack/traefik/go.mod hack/traefik/go.sum)
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
 GOTESTSUM := $(TOOLS)/gotestsum-$(GOTESTSUM_VERSION)
 
@@ -122,20 +130,23 @@ $(METRICS_SERVER):
 # cert-manager publishes its controller's main package in a module that
 # go install cannot build (replace directive), so a small main in
 # hack/cert-manager-controller runs its certificate and issuer loops.
-$(CERT_MANAGER): hack/cert-manager-controller/main.go hack/cert-manager-controller/go.mod
+$(CERT_MANAGER):
 	mkdir -p $(TOOLS) && cd hack/cert-manager-controller && $(TIMED_TOOL) go build -o $@.tmp . && mv $@.tmp $@
+	$(LINK_VERSIONED)
 
 # Kueue's manager is the main package of its own module; hack/kueue's go.mod
 # names it as a tool, so its dependencies are pinned there (Kueue's go.mod has
 # no replace directives to mirror).
-$(KUEUE): hack/kueue/go.mod hack/kueue/go.sum
+$(KUEUE):
 	mkdir -p $(TOOLS) && cd hack/kueue && $(TIMED_TOOL) go build -o $@.tmp sigs.k8s.io/kueue/cmd/kueue && mv $@.tmp $@
+	$(LINK_VERSIONED)
 
 # Traefik's main package is in its own module; hack/traefik's go.mod names
 # it as a tool and repeats the replace and exclude directives of Traefik's
 # go.mod, which do not apply to a module that requires it.
-$(TRAEFIK): hack/traefik/go.mod hack/traefik/go.sum
+$(TRAEFIK):
 	mkdir -p $(TOOLS) && cd hack/traefik && $(TIMED_TOOL) go build -o $@.tmp github.com/traefik/traefik/v3/cmd/traefik && mv $@.tmp $@
+	$(LINK_VERSIONED)
 
 $(GOTESTSUM):
 	mkdir -p $(TOOLS)/tmp-gotestsum && $(TIMED_TOOL) env GOBIN=$(TOOLS)/tmp-gotestsum go install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
