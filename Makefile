@@ -274,7 +274,14 @@ UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./pkg/... ./examples/... ./test/s
 LOCAL_UNIT_PKGS = ./cmd/... ./internal/... ./test/soak/
 
 .PHONY: test
-TEST_STAGES := check-repository verify-generated lint test-unit test-helm test-integration test-monitoring test-e2e
+# The first stages run before the lanes split: verify-generated rewrites
+# the CRDs and the chart's files, which the other stages read.
+FIRST_STAGES := check-repository verify-generated
+CPU_STAGES := lint test-unit test-helm test-integration test-monitoring
+E2E_STAGES := test-e2e
+# Every tool the stages use, built before the lanes split (two makes
+# building one tool at once would race on its temporary directory).
+TEST_TOOLS := $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(HELM) $(GOTESTSUM)
 # hack/prefetch.sh installs, beside the first stages, what only later ones use
 # and what waits on the network more than on the CPU (Debian packages, Ray
 # from PyPI); a stage that needs it first waits on the same locks.
@@ -287,10 +294,12 @@ test: ## Everything CI runs, stage by stage (repository checks, generated files,
 	@export RAY_OPERATOR_TIMINGS=$(TEST_TIMINGS) RAY_OPERATOR_TEST_JSON=$(TEST_JSON) RAY_OPERATOR_GOTESTSUM=$(GOTESTSUM); \
 	$(TIMINGS) begin; rm -rf $(TEST_JSON); rc=0; \
 	$(TIMINGS) run stage "prefetch (background)" -- hack/prefetch.sh >.cache/prefetch.log 2>&1 & prefetch=$$!; \
-	for stage in $(TEST_STAGES); do \
+	for stage in $(FIRST_STAGES); do \
 		echo "== make $$stage"; \
 		$(TIMINGS) run stage $$stage -- $(MAKE) --no-print-directory $$stage || { rc=$$?; echo "== make $$stage failed"; break; }; \
 	done; \
+	[ $$rc -ne 0 ] || $(TIMINGS) run stage tools -- $(MAKE) --no-print-directory $(TEST_TOOLS) k8s-binaries || rc=$$?; \
+	[ $$rc -ne 0 ] || hack/test-lanes.sh "$(MAKE)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
 	wait $$prefetch || echo "== prefetch failed (the stages install what they need themselves): .cache/prefetch.log"; \
 	$(TIMINGS) report; exit $$rc
 
