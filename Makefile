@@ -274,7 +274,20 @@ UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./pkg/... ./examples/... ./test/s
 LOCAL_UNIT_PKGS = ./cmd/... ./internal/... ./test/soak/
 
 .PHONY: test
-TEST_STAGES := check-repository verify-generated lint test-unit test-helm test-integration test-monitoring test-e2e
+# The first stages run before the lanes split: verify-generated rewrites
+# the CRDs and the chart's files, which the other stages read.
+FIRST_STAGES := check-repository verify-generated
+# The second lane holds everything that runs real pods or Ray on this
+# machine's node network (one local cluster at a time: hostlock).
+CPU_STAGES := lint test-unit-operator test-helm test-integration-operator test-monitoring
+E2E_STAGES := test-unit-local test-integration-local test-e2e
+# TEST_LANES=2 runs the two lists at once (hack/test-stages.sh): the real-Ray
+# suites mostly wait, so the CPU-bound stages fit beside them. Off by default
+# until it has as many green runs as the serial order.
+TEST_LANES ?= 1
+# Every tool the stages use, built before the lanes split (two makes
+# building one tool at once would race on its temporary directory).
+TEST_TOOLS := $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(HELM) $(GOTESTSUM)
 # hack/prefetch.sh installs, beside the first stages, what only later ones use
 # and what waits on the network more than on the CPU (Debian packages, Ray
 # from PyPI); a stage that needs it first waits on the same locks.
@@ -287,10 +300,7 @@ test: ## Everything CI runs, stage by stage (repository checks, generated files,
 	@export RAY_OPERATOR_TIMINGS=$(TEST_TIMINGS) RAY_OPERATOR_TEST_JSON=$(TEST_JSON) RAY_OPERATOR_GOTESTSUM=$(GOTESTSUM); \
 	$(TIMINGS) begin; rm -rf $(TEST_JSON); rc=0; \
 	$(TIMINGS) run stage "prefetch (background)" -- hack/prefetch.sh >.cache/prefetch.log 2>&1 & prefetch=$$!; \
-	for stage in $(TEST_STAGES); do \
-		echo "== make $$stage"; \
-		$(TIMINGS) run stage $$stage -- $(MAKE) --no-print-directory $$stage || { rc=$$?; echo "== make $$stage failed"; break; }; \
-	done; \
+	TEST_TOOLS="$(TEST_TOOLS) k8s-binaries" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
 	wait $$prefetch || echo "== prefetch failed (the stages install what they need themselves): .cache/prefetch.log"; \
 	$(TIMINGS) report; exit $$rc
 
@@ -316,9 +326,14 @@ check-large-files: ## Fail when a tracked file over 1 MiB is not in hack/large-f
 	hack/check-large-files.sh
 
 .PHONY: test-unit
-test-unit: $(GO_TEST_TOOLS) ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).
-	hack/node-packages.sh
+test-unit: test-unit-operator test-unit-local ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).
+
+.PHONY: test-unit-operator test-unit-local
+test-unit-operator: $(GO_TEST_TOOLS) ## The operator module's unit tests.
 	$(GO_TEST) $(GO_TEST_FLAGS) $(UNIT_PKGS) $(GOTEST_TIMES)
+
+test-unit-local: $(GO_TEST_TOOLS) ## The local module's unit tests (the sandbox's as root, with runc and namespaces).
+	hack/node-packages.sh
 	cd $(LOCAL_MODULE) && $(call GO_TEST,local) $(GO_TEST_FLAGS) $(LOCAL_UNIT_PKGS) $(GOTEST_TIMES)
 
 .PHONY: test-helm
@@ -330,10 +345,15 @@ test-monitoring: k8s-binaries $(HELM) $(GO_TEST_TOOLS) ## The monitoring module 
 	cd $(MONITORING_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../../hack/k8s-binaries.sh)" RAY_OPERATOR_HELM="$(HELM)" $(GO_TEST) $(GO_TEST_FLAGS) -timeout 10m ./... $(GOTEST_TIMES)
 
 .PHONY: test-integration
-test-integration: k8s-binaries $(KWOK) $(HELM) $(COREDNS) $(GO_TEST_TOOLS) ## envtest suites against a real kube-apiserver and etcd, with client-go's cache mutation detector (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
-	hack/node-packages.sh
+test-integration: test-integration-operator test-integration-local ## envtest suites against a real kube-apiserver and etcd, with client-go's cache mutation detector (the Helm chart installed with helm among them; the node network suite, as root, with kube-proxy, CoreDNS and nft installed by apt-get when missing).
+
+.PHONY: test-integration-operator test-integration-local
+test-integration-operator: k8s-binaries $(KWOK) $(HELM) $(COREDNS) $(GO_TEST_TOOLS) ## The operator module's envtest suites.
 	KUBE_CACHE_MUTATION_DETECTOR=true RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		$(GO_TEST) $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/... $(GOTEST_TIMES)
+
+test-integration-local: k8s-binaries $(COREDNS) $(GO_TEST_TOOLS) ## The local module's node and node-network suites (as root).
+	hack/node-packages.sh
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		$(call GO_TEST,local) $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/integration/... $(GOTEST_TIMES)
 
