@@ -297,7 +297,8 @@ TEST_TOOLS := $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT
 TEST_TIMINGS := $(CURDIR)/.cache/test-times.tsv
 
 test: ## Everything CI runs, stage by stage (repository checks, generated files, lint, unit, Helm chart, integration (envtest), monitoring and e2e (real Ray)), then where the time went.
-	@export RAY_OPERATOR_TIMINGS=$(TEST_TIMINGS) RAY_OPERATOR_TEST_JSON=$(TEST_JSON) RAY_OPERATOR_GOTESTSUM=$(GOTESTSUM); \
+	@$(if $(findstring n,$(firstword -$(MAKEFLAGS))),echo "make test: no dry run (its stages are makes of their own: make -n STAGE)"; exit 0;) \
+	export RAY_OPERATOR_TIMINGS=$(TEST_TIMINGS) RAY_OPERATOR_TEST_JSON=$(TEST_JSON) RAY_OPERATOR_GOTESTSUM=$(GOTESTSUM); \
 	$(TIMINGS) begin; rm -rf $(TEST_JSON); rc=0; \
 	$(TIMINGS) run stage "prefetch (background)" -- hack/prefetch.sh >.cache/prefetch.log 2>&1 & prefetch=$$!; \
 	TEST_TOOLS="$(TEST_TOOLS) k8s-binaries" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
