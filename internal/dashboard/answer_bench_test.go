@@ -4,14 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ray-operator/ray-operator/internal/dashboard"
+	"github.com/ray-operator/ray-operator/internal/testing/heappeak"
 )
 
 // hostileAnswer is a 200 answer of about size bytes: prefix, element
@@ -85,42 +84,6 @@ func sized(a hostileAnswer, size int, declareLength bool) hostileAnswer {
 	return a
 }
 
-// heapSampler records the largest heap (bytes of heap objects, live or not
-// yet swept) seen while it runs, sampling every 100 µs.
-type heapSampler struct {
-	stop chan struct{}
-	done sync.WaitGroup
-	peak uint64
-}
-
-func startHeapSampler() *heapSampler {
-	h := &heapSampler{stop: make(chan struct{})}
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		tick := time.NewTicker(100 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(sample)
-			h.peak = max(h.peak, sample[0].Value.Uint64())
-			select {
-			case <-h.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return h
-}
-
-// Stop ends the sampling and returns the peak.
-func (h *heapSampler) Stop() uint64 {
-	close(h.stop)
-	h.done.Wait()
-	return h.peak
-}
-
 // BenchmarkHostileAnswer measures one poll of a head that answers with
 // small JSON objects (see TestHostileAnswersAreRefused): B/op is what the
 // poll allocates, peak-heap-MB the largest heap seen while the polls ran
@@ -154,7 +117,7 @@ func BenchmarkHostileAnswer(b *testing.B) {
 			}
 			refused := 0.0
 			b.ReportAllocs()
-			sampler := startHeapSampler()
+			sampler := heappeak.Start(100 * time.Microsecond)
 			for b.Loop() {
 				if calls[bc.call](b.Context(), c) != nil {
 					refused = 1

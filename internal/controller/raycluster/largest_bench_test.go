@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
-	"runtime/metrics"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,45 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/testing/heappeak"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
-
-// heapSampler records the largest heap (bytes of heap objects, live or not
-// yet swept) seen while it runs, sampling every 100 µs.
-type heapSampler struct {
-	stop chan struct{}
-	done sync.WaitGroup
-	peak uint64
-}
-
-func startHeapSampler() *heapSampler {
-	h := &heapSampler{stop: make(chan struct{})}
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		tick := time.NewTicker(100 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(sample)
-			h.peak = max(h.peak, sample[0].Value.Uint64())
-			select {
-			case <-h.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return h
-}
-
-// Stop ends the sampling and returns the peak.
-func (h *heapSampler) Stop() uint64 {
-	close(h.stop)
-	h.done.Wait()
-	return h.peak
-}
 
 // liveHeap is the heap after a collection.
 func liveHeap() uint64 {
@@ -112,7 +75,7 @@ func BenchmarkLargestRayCluster(b *testing.B) {
 		runtime.KeepAlive(kept)
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
-		sampler := startHeapSampler()
+		sampler := heappeak.Start(100 * time.Microsecond)
 		for b.Loop() {
 			if err := json.Unmarshal(data, &rayv1.RayCluster{}); err != nil {
 				b.Fatal(err)
@@ -131,7 +94,7 @@ func BenchmarkLargestRayCluster(b *testing.B) {
 			status := rc.Status.DeepCopy()
 			status.State = rayv1.Ready
 			b.ReportAllocs()
-			sampler := startHeapSampler()
+			sampler := heappeak.Start(100 * time.Microsecond)
 			for b.Loop() {
 				before, after := statusOnly(rc), statusOnly(rc)
 				before.Status, after.Status = rc.Status, *status
@@ -155,7 +118,7 @@ func BenchmarkLargestRayCluster(b *testing.B) {
 			b.StopTimer()
 			r, c, rc := largestCluster(b)
 			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(rc)}
-			sampler := startHeapSampler()
+			sampler := heappeak.Start(100 * time.Microsecond)
 			b.StartTimer()
 			if _, err := r.Reconcile(ctx, req); err != nil {
 				b.Fatal(err)
@@ -183,7 +146,7 @@ func BenchmarkLargestRayCluster(b *testing.B) {
 		}
 		settle(ctx, b, r, req)
 		b.ReportAllocs()
-		sampler := startHeapSampler()
+		sampler := heappeak.Start(100 * time.Microsecond)
 		for b.Loop() {
 			res, err := r.Reconcile(ctx, req)
 			if err != nil {
