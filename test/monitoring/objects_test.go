@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
@@ -45,7 +43,7 @@ type monitoringSet struct {
 // TestKustomizeMonitoring builds config/default-with-monitoring and checks
 // its monitoring objects.
 func TestKustomizeMonitoring(t *testing.T) {
-	set := newSet(t, kustomizeBuild(t, "default-with-monitoring"), kustomizeNamespace, kustomizeName, kustomizeName+"-dashboard")
+	set := newSet(t, installcheck.Kustomize(t, "default-with-monitoring"), kustomizeNamespace, kustomizeName, kustomizeName+"-dashboard")
 	checkSet(t, set)
 	if args := set.deployment.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--enable-metrics") {
 		t.Errorf("the Deployment's args %v lack --enable-metrics", args)
@@ -63,7 +61,7 @@ func TestHelmMonitoring(t *testing.T) {
 	defaults := helmRender(t, helmchart.Release{Name: helmchart.ReleaseName, Namespace: helmchart.ReleaseNamespace, Set: enable})
 	set := newSet(t, defaults, helmchart.ReleaseNamespace, helmchart.ReleaseName, helmchart.ReleaseName+"-dashboard")
 	checkSet(t, set)
-	kustomized := newSet(t, kustomizeBuild(t, "default-with-monitoring"), kustomizeNamespace, kustomizeName, kustomizeName+"-dashboard")
+	kustomized := newSet(t, installcheck.Kustomize(t, "default-with-monitoring"), kustomizeNamespace, kustomizeName, kustomizeName+"-dashboard")
 	if diff := cmp.Diff(kustomized.rule.Spec, set.rule.Spec); diff != "" {
 		t.Errorf("the chart's default PrometheusRule differs from config/components/monitoring's (-kustomize +helm):\n%s", diff)
 	}
@@ -99,7 +97,7 @@ func TestMonitoringObjectsMatchTheCRDs(t *testing.T) {
 	enable := []string{"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true"}
 	valuesFile := filepath.Join(installcheck.ModuleRoot(t), "test", "helm", "testdata", "monitoring.values.yaml")
 	installs := map[string][]*unstructured.Unstructured{
-		"kustomize":        kustomizeBuild(t, "default-with-monitoring"),
+		"kustomize":        installcheck.Kustomize(t, "default-with-monitoring"),
 		"helm defaults":    helmRender(t, helmchart.Release{Name: helmchart.ReleaseName, Namespace: helmchart.ReleaseNamespace, Set: enable}),
 		"helm values file": helmRender(t, helmchart.Release{Name: helmchart.ReleaseName, Namespace: helmchart.ReleaseNamespace, ValuesFiles: []string{valuesFile}}),
 	}
@@ -220,31 +218,8 @@ func ruleGroups(t *testing.T, rule *monitoringv1.PrometheusRule) []byte {
 // kustomizePrometheusRule is config/default-with-monitoring's PrometheusRule.
 func kustomizePrometheusRule(t *testing.T) *monitoringv1.PrometheusRule {
 	t.Helper()
-	objs := kustomizeBuild(t, "default-with-monitoring")
+	objs := installcheck.Kustomize(t, "default-with-monitoring")
 	return installcheck.Convert[monitoringv1.PrometheusRule](t, installcheck.Find(t, objs, "PrometheusRule", kustomizeNamespace, kustomizeName))
-}
-
-// kustomizeBuild builds config/<dir> as `kustomize build` does.
-func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	path := filepath.Join(installcheck.ModuleRoot(t), "config", dir)
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), path)
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", path, err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, r := range resources.Resources() {
-		data, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, u)
-	}
-	return objs
 }
 
 // helmRender renders the chart for r with the pinned helm.
