@@ -277,17 +277,24 @@ LOCAL_UNIT_PKGS = ./cmd/... ./internal/... ./test/soak/
 # The first stages run before the lanes split: verify-generated rewrites
 # the CRDs and the chart's files, which the other stages read.
 FIRST_STAGES := check-repository verify-generated
-# The second lane holds everything that runs real pods or Ray on this
-# machine's node network (one local cluster at a time: hostlock).
-CPU_STAGES := lint test-unit-operator test-helm test-integration-operator test-monitoring
-E2E_STAGES := test-unit-local test-integration-local test-e2e
-# TEST_LANES=2 runs the two lists at once (hack/test-stages.sh): the real-Ray
-# suites mostly wait, so the CPU-bound stages fit beside them. Off by default
-# until it has as many green runs as the serial order.
-TEST_LANES ?= 1
-# Every tool the stages use, built before the lanes split (two makes
-# building one tool at once would race on its temporary directory).
-TEST_TOOLS := $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(GOLANGCI_LINT) $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(HELM) $(GOTESTSUM)
+# The second lane holds what runs on this machine's node network, the local
+# cluster's (one at a time: hostlock): its e2e suites take three quarters of
+# `make test` and mostly wait on Ray. The first lane holds the rest,
+# CPU-bound stages and the suites that run real pods or Ray beside a local
+# cluster without its lock (the node's own bridge, table and queue; Ray
+# heads on the host).
+CPU_STAGES := lint test-unit-operator test-unit-local test-helm test-integration-operator test-integration-node test-monitoring test-e2e-operator
+E2E_STAGES := test-integration-clusternet test-e2e-local
+# TEST_LANES=2 (the default, what CI runs) runs the two lists at once
+# (hack/test-stages.sh); TEST_LANES=1 one after the other.
+TEST_LANES ?= 2
+# The tools the stages use: those of both lanes built before they split
+# (two makes building one tool at once would race on its temporary
+# directory), then each lane's own as its first stage, so that on a new
+# machine one lane's builds overlap the other's.
+TEST_TOOLS := $(CONTROLLER_GEN) $(CODE_GENERATOR) $(OPENAPI_GEN) $(COREDNS) $(GOTESTSUM) k8s-binaries
+TEST_TOOLS_CPU := $(GOLANGCI_LINT) $(KWOK) $(HELM)
+TEST_TOOLS_E2E := $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK)
 # hack/prefetch.sh installs, beside the first stages, what only later ones use
 # and what waits on the network more than on the CPU (Debian packages, Ray
 # from PyPI); a stage that needs it first waits on the same locks.
@@ -301,7 +308,7 @@ test: ## Everything CI runs, stage by stage (repository checks, generated files,
 	export RAY_OPERATOR_TIMINGS=$(TEST_TIMINGS) RAY_OPERATOR_TEST_JSON=$(TEST_JSON) RAY_OPERATOR_GOTESTSUM=$(GOTESTSUM); \
 	$(TIMINGS) begin; rm -rf $(TEST_JSON); rc=0; \
 	$(TIMINGS) run stage "prefetch (background)" -- hack/prefetch.sh >.cache/prefetch.log 2>&1 & prefetch=$$!; \
-	TEST_TOOLS="$(TEST_TOOLS) k8s-binaries" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
+	TEST_TOOLS="$(TEST_TOOLS)" TEST_TOOLS_CPU="$(TEST_TOOLS_CPU)" TEST_TOOLS_E2E="$(TEST_TOOLS_E2E)" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
 	wait $$prefetch || echo "== prefetch failed (the stages install what they need themselves): .cache/prefetch.log"; \
 	$(TIMINGS) report; exit $$rc
 
@@ -353,10 +360,18 @@ test-integration-operator: k8s-binaries $(KWOK) $(HELM) $(COREDNS) $(GO_TEST_TOO
 	KUBE_CACHE_MUTATION_DETECTOR=true RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		$(GO_TEST) $(GO_TEST_FLAGS) -p 2 -timeout 20m ./test/integration/... $(GOTEST_TIMES)
 
-test-integration-local: k8s-binaries $(COREDNS) $(GO_TEST_TOOLS) ## The local module's node and node-network suites (as root).
+test-integration-local: test-integration-node test-integration-clusternet ## The local module's node and node-network suites (as root).
+
+.PHONY: test-integration-node test-integration-clusternet
+test-integration-node: k8s-binaries $(GO_TEST_TOOLS) ## The local node against envtest (as root, runc installed by apt-get when missing): pods, volumes, probes, NetworkPolicies, a disconnection past the grace period.
+	hack/node-packages.sh
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" \
+		$(GO_TEST) $(GO_TEST_FLAGS) -timeout 20m ./test/integration/node/ $(GOTEST_TIMES)
+
+test-integration-clusternet: k8s-binaries $(COREDNS) $(GO_TEST_TOOLS) ## The local cluster's node network (as root: bridge, kube-proxy, CoreDNS, nft; the machine-wide lock).
 	hack/node-packages.sh
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
-		$(call GO_TEST,local) $(GO_TEST_FLAGS) -p 1 -timeout 20m ./test/integration/... $(GOTEST_TIMES)
+		$(GO_TEST) $(GO_TEST_FLAGS) -timeout 20m ./test/integration/clusternet/ $(GOTEST_TIMES)
 
 # CHAOS_LIFECYCLES and CHAOS_SEED size and seed `make chaos` (a random seed
 # when empty). `make test` runs the same suite with 100 lifecycles among the
@@ -369,13 +384,21 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_CHAOS_LIFECYCLES=$(CHAOS_LIFECYCLES) $(if $(CHAOS_SEED),RAY_OPERATOR_CHAOS_SEED=$(CHAOS_SEED)) \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
-.PHONY: test-e2e
-test-e2e: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(GO_TEST_TOOLS) ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
-	hack/node-packages.sh
+.PHONY: test-e2e test-e2e-operator test-e2e-local
+test-e2e: test-e2e-operator test-e2e-local ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset).
+
+test-e2e-operator: k8s-binaries $(COREDNS) $(GO_TEST_TOOLS) ## The operator module's suites against a Ray head on this host (dashboard client, RayService with real Serve) and a real redis-server (GCS cleanup). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
 		$(GO_TEST) $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/... $(GOTEST_TIMES)
+
+# E2E_PARALLEL is how many of a local e2e package's waiting tests (those
+# that call t.Parallel) run at once on its one cluster.
+E2E_PARALLEL ?= 3
+
+test-e2e-local: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) $(GO_TEST_TOOLS) ## The local cluster with real Ray pods (local/test/e2e), one package (one cluster) at a time, E2E_PARALLEL (3) of its waiting tests at once.
+	hack/node-packages.sh
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" RAY_OPERATOR_TRAEFIK="$(TRAEFIK)" \
-		$(call GO_TEST,local) $(GO_TEST_FLAGS) -p 1 -timeout 30m ./test/e2e/... $(GOTEST_TIMES)
+		$(GO_TEST) $(GO_TEST_FLAGS) -p 1 -parallel $(E2E_PARALLEL) -timeout 30m ./test/e2e/... $(GOTEST_TIMES)
 
 .PHONY: soak
 # SOAK_DURATION is how long `make soak` cycles RayJobs, SOAK_UPGRADE_EVERY

@@ -14,7 +14,8 @@
 # installed on first use: its build, module downloads included) or package
 # (a `go test` package's own run time, as go test prints it; building the
 # test binary is not in it) or test (a test of 20 s or more, from the
-# gotestsum records in RAY_OPERATOR_TEST_JSON). Without RAY_OPERATOR_TIMINGS nothing is
+# gotestsum records in RAY_OPERATOR_TEST_JSON) or total (`make test`'s wall
+# time from begin to report: with two lanes, less than the stages' sum). Without RAY_OPERATOR_TIMINGS nothing is
 # recorded: `run` and `gotest` only run and copy.
 set -euo pipefail
 
@@ -66,7 +67,7 @@ report_table() {
 		BEGIN { if (prev != "") while ((getline l < prev) > 0) { split(l, f, "\t"); before[f[1] "\t" f[2]] = f[3] } }
 		{ kind[NR] = $1; name[NR] = $2; secs[NR] = $3; status[NR] = $4; total[$1] += $3 }
 		END {
-			n = split("stage tool package test", kinds, " ")
+			n = split("total stage tool package test", kinds, " ")
 			for (k = 1; k <= n; k++) {
 				if (!(kinds[k] in total)) continue
 				printf "\n%s (sum %.0f s)\n", kinds[k], total[kinds[k]]
@@ -107,6 +108,7 @@ add_slowest_tests() {
 
 cmd_report() {
 	[[ -n "$record" && -f "$record" ]] || { echo "timings: no record (RAY_OPERATOR_TIMINGS)" >&2; return 0; }
+	[[ -s "$record.start" ]] && add total "make test" "$(elapsed "$(cat "$record.start")")" 0
 	add_slowest_tests
 	mkdir -p "$history" .cache
 	local previous
@@ -128,6 +130,7 @@ begin)
 	[[ -n "$record" ]] || { echo "timings: RAY_OPERATOR_TIMINGS is not set" >&2; exit 2; }
 	mkdir -p "$(dirname "$record")"
 	: >"$record"
+	now >"$record.start"
 	;;
 run) shift && cmd_run "$@" ;;
 gotest) cmd_gotest ;;

@@ -159,7 +159,15 @@ func (cp *ControlPlane) startControllers(opts *Options, creds *credentials, sche
 		"--controllers=*,-serviceaccount-token",
 		"--service-cluster-ip-range="+serviceClusterIPRange,
 		"--use-service-account-credentials=false",
-	), append(workloadControllerManagerArgs(), opts.Network.controllerManagerArgs(creds)...)...))
+	), append(workloadControllerManagerArgs(), append(opts.Network.controllerManagerArgs(creds), nodeMonitorArgs(opts)...)...)...))
+}
+
+// nodeMonitorArgs are kube-controller-manager's node lifecycle flags of opts.
+func nodeMonitorArgs(opts *Options) []string {
+	if opts.NodeMonitorGracePeriod <= 0 {
+		return nil
+	}
+	return []string{"--node-monitor-grace-period=" + opts.NodeMonitorGracePeriod.String()}
 }
 
 // waitControllersHealthy waits until kube-scheduler and

@@ -87,6 +87,11 @@ type Options struct {
 	// (see NodeNetwork). Nil runs none of it and keeps the API server on
 	// 127.0.0.1.
 	Network *NodeNetwork
+	// NodeMonitorGracePeriod, when positive, is kube-controller-manager's
+	// --node-monitor-grace-period (its default is 50 s): how long a Node's
+	// Lease may go unrenewed before the Node is marked Unknown and its pods
+	// Ready=False. Its nodes must renew their Leases several times within it.
+	NodeMonitorGracePeriod time.Duration
 	// Addons run on a control plane without a Network (with one, list them
 	// in Network.Addons): prepared and started as the network's are, once
 	// the API server answers, with a Host whose Network is nil.

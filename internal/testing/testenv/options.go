@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"io"
+	"time"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,13 +16,16 @@ type settings struct {
 	schemeAdders []func(*runtime.Scheme) error
 	crdDirs      []string
 	crdDirsSet   bool
-	gatewayAPI   bool
-	podGroups    bool
-	certManager  bool
-	auditLog     string
-	full         bool
-	nodes        int
-	log          io.Writer
+	// nodeMonitorGrace is the full control plane's node-monitor grace
+	// period (0: kube-controller-manager's default).
+	nodeMonitorGrace time.Duration
+	gatewayAPI       bool
+	podGroups        bool
+	certManager      bool
+	auditLog         string
+	full             bool
+	nodes            int
+	log              io.Writer
 }
 
 // Option changes how Start and New start the environment.
@@ -98,6 +102,12 @@ func WithFullControlPlane(nodes int) Option {
 		s.full = true
 		s.nodes = nodes
 	}
+}
+
+// WithNodeMonitorGracePeriod sets the full control plane's
+// node-monitor grace period (controlplane.Options.NodeMonitorGracePeriod).
+func WithNodeMonitorGracePeriod(d time.Duration) Option {
+	return func(s *settings) { s.nodeMonitorGrace = d }
 }
 
 // WithLog sends the control-plane processes' output to w (default: discarded,

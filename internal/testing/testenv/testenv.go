@@ -244,6 +244,8 @@ func (e *Env) startFull(s *settings, crdDirs []string) error {
 		Nodes:    s.nodes,
 		CRDDirs:  crdDirs,
 		Log:      s.log,
+
+		NodeMonitorGracePeriod: s.nodeMonitorGrace,
 	})
 	if err != nil {
 		return errors.Join(err, os.RemoveAll(stateDir))

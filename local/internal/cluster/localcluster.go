@@ -225,6 +225,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		Network: &controlplane.NodeNetwork{
 			NodeIP: network.Gateway(), PodCIDR: network.PodCIDR(), NodeName: opts.NodeName, Addons: addons,
 		},
+		NodeMonitorGracePeriod: node.NodeMonitorGracePeriod,
 	})
 	if err != nil {
 		return err

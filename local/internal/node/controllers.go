@@ -25,6 +25,18 @@ type controllers struct {
 	objectInf informers.SharedInformerFactory
 }
 
+// LeaseDuration is the duration of the Node's Lease; virtual-kubelet's node
+// controller renews it every quarter of that (4 s), as a kubelet renews its
+// 40 s Lease every 10 s.
+const LeaseDuration = 16 * time.Second
+
+// NodeMonitorGracePeriod is the node-monitor grace period (kube-controller-
+// manager's --node-monitor-grace-period) that suits the node: five
+// renewals of its Lease, the ratio of a kubelet's defaults (10 s renewals,
+// 50 s). A control plane that gives it marks a node that stopped
+// renewing Unknown after 20 s instead of 50.
+const NodeMonitorGracePeriod = 5 * LeaseDuration / 4
+
 // newControllers builds the node controller (Lease v1) and the pod
 // controller of provider.
 func newControllers(cfg Config, client kubernetes.Interface, prov *provider, recorder record.EventRecorder) (*controllers, error) {
@@ -35,7 +47,7 @@ func newControllers(cfg Config, client kubernetes.Interface, prov *provider, rec
 	objectInf := informers.NewSharedInformerFactory(client, time.Minute)
 	nodeSpec := nodeObject(cfg)
 	nc, err := node.NewNodeController(node.NaiveNodeProvider{}, &nodeSpec, client.CoreV1().Nodes(),
-		node.WithNodeEnableLeaseV1(client.CoordinationV1().Leases(corev1.NamespaceNodeLease), node.DefaultLeaseDuration))
+		node.WithNodeEnableLeaseV1(client.CoordinationV1().Leases(corev1.NamespaceNodeLease), int32(LeaseDuration/time.Second)))
 	if err != nil {
 		return nil, fmt.Errorf("creating the node controller: %w", err)
 	}

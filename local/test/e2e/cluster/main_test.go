@@ -6,9 +6,10 @@
 //
 // Tests that start Ray and then mostly wait (idle thresholds, upgrade
 // deadlines, certificate renewal, rolling batches, restarts) call
-// t.Parallel(): go test runs them after the others, two at a time
-// (-parallel defaults to GOMAXPROCS), on a node that advertises more CPUs
-// than the machine has (e2eutil.ParallelCapacity) so that both fit. The
+// t.Parallel(): go test runs them after the others, three at a time
+// (`make test-e2e-local` passes -parallel $(E2E_PARALLEL), 3; go test's
+// default is GOMAXPROCS), on a node that advertises more CPUs than the
+// machine has (e2eutil.ParallelCapacity) so that all of them fit. The
 // rest run one after another, alone on the machine's two CPUs: they
 // measure the node (metrics, isolation), time a crash and its restart, or
 // are short.

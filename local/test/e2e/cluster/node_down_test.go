@@ -13,13 +13,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 )
 
 // nodeDownSteps is how many 10 s steps nodeDownRayJob runs
-// (its range(9)): the outage, from the first step's end past the
-// node-monitor grace period (50 s) to the node's start, ends while it
-// still runs.
-const nodeDownSteps = 9
+// (its range(7)): the outage, from the first step's end past the
+// node-monitor grace period (localnode.NodeMonitorGracePeriod, 20 s) to
+// the node's start, about 30 s, ends while it still runs.
+const nodeDownSteps = 7
+
+// kubeDefaultNodeMonitorGrace is kube-controller-manager's default
+// node-monitor grace period.
+const kubeDefaultNodeMonitorGrace = 50 * time.Second
 
 // nodeDownRayJob runs nodeDownSteps 10 s tasks one after
 // another on the worker (only it has the worker_slot resource).
@@ -33,7 +38,7 @@ spec:
   entrypoint: >-
     python -c "import time, ray; ray.init();
     step = ray.remote(resources={'worker_slot': 1})(lambda i: time.sleep(10) or i * i);
-    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(9)]"
+    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(7)]"
   rayClusterSpec:
     rayVersion: "2.52.0"
     headGroupSpec:
@@ -181,6 +186,12 @@ func (s *suite) stopNodeAgent(ctx context.Context, t *testing.T, pods map[string
 		t.Fatalf("the Node was not marked Unknown: %v", err)
 	}
 	t.Logf("Node Ready=Unknown %v after KillNode", time.Since(began).Round(time.Second))
+	// The local cluster's grace period (20 s, plus a node-monitor period
+	// of 5 s) is honoured: kube-controller-manager's default would take
+	// 50 s at the least.
+	if unknown := time.Since(began); unknown >= kubeDefaultNodeMonitorGrace {
+		t.Errorf("the Node was marked Unknown %v after KillNode: the node-monitor grace period %v is not applied", unknown.Round(time.Second), localnode.NodeMonitorGracePeriod)
+	}
 	err = poll(ctx, func() (bool, error) {
 		for role, p := range pods {
 			now := s.podObject(ctx, t, p.Namespace, p.Name)

@@ -5,7 +5,8 @@
 // Kueue's objects and checks what Kueue and the operator do with them.
 // Each test has its own namespace, ClusterQueue and LocalQueue. Those that
 // wait for real Ray jobs (admission in turn, preemption, MultiKueue) call
-// t.Parallel() and run two at a time after the others; the node advertises
+// t.Parallel() and run at once after the others (`make test-e2e-local`
+// runs E2E_PARALLEL, 3, waiting tests at a time); the node advertises
 // more CPUs than the machine has (e2eutil.ParallelCapacity) so that their
 // Pods fit at once. Kueue's quotas, not the node, bound what runs.
 package kueue_test

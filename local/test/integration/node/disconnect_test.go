@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+
+	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 )
 
 // sleepers is how many pods besides "steady" testDisconnect keeps running
@@ -60,7 +62,7 @@ func mainContainer(p *corev1.Pod) corev1.ContainerStatus {
 }
 
 // testDisconnect stops the node agent's API side for longer than the
-// node-monitor grace period (kube-controller-manager's default, 50 s): the
+// node-monitor grace period (localnode.NodeMonitorGracePeriod, 20 s): the
 // Node turns Unknown and its pod Ready=False, the kubelet API is gone, a
 // pod deleted meanwhile stays Terminating; after Reconnect the running
 // pod is reported again with the same container, start time and restart
@@ -89,6 +91,11 @@ func testDisconnect(t *testing.T, c *cluster) {
 	unknownAfter := waitNodeReady(t, c, corev1.ConditionUnknown, timeout)
 	marked := waitPod(t, c, "steady", "Ready=False", func(p *corev1.Pod) bool { return readyCondition(p).Status == corev1.ConditionFalse })
 	t.Logf("node Unknown %v after Disconnect; steady pod marked Ready=False (%s) %v after it", unknownAfter.Round(time.Second), readyCondition(marked).Reason, time.Since(disconnected).Round(time.Second))
+	// The grace period the control plane was given, not kube-controller-
+	// manager's default (50 s), decided it.
+	if unknownAfter >= 50*time.Second {
+		t.Errorf("the Node turned Unknown %v after Disconnect: the node-monitor grace period %v was not applied", unknownAfter.Round(time.Second), localnode.NodeMonitorGracePeriod)
+	}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed node certificate
 	if resp, err := client.Get("https://" + c.kubelet.String() + "/containerLogs/" + namespace + "/steady/main"); err == nil {
 		_ = resp.Body.Close()

@@ -69,7 +69,7 @@ func TestLocalNode(t *testing.T) {
 	if err != nil {
 		capability.Missing(t, "runc is not installed (hack/node-packages.sh installs it)")
 	}
-	env := testenv.Start(t, testenv.WithFullControlPlane(0))
+	env := testenv.Start(t, testenv.WithFullControlPlane(0), testenv.WithNodeMonitorGracePeriod(localnode.NodeMonitorGracePeriod))
 	c := startCluster(t, env, runc)
 
 	t.Run("node is Ready with its addresses and capacity", func(t *testing.T) { testNode(t, c) })
