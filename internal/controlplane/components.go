@@ -26,7 +26,7 @@ const serviceClusterIPRange = "10.96.0.0/16"
 // startAPIServer starts etcd and kube-apiserver, writes the kubeconfig and
 // waits until the API server is ready.
 func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds *credentials, etcdClient, etcdPeer, apiPort int) error {
-	etcdURL, err := cp.startEtcd(opts, etcdClient, etcdPeer)
+	etcdURL, err := cp.startEtcd(opts, creds, etcdClient, etcdPeer)
 	if err != nil {
 		return err
 	}
@@ -51,20 +51,18 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts *Options, creds
 	return cp.waitAPIServerReady(ctx)
 }
 
-// startEtcd starts etcd with its client and peer URLs on 127.0.0.1 (its
-// metrics are served on the client URL) and returns the client URL.
-func (cp *ControlPlane) startEtcd(opts *Options, clientPort, peerPort int) (string, error) {
-	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	return clientURL, cp.run(opts, binEtcd, filepath.Join(opts.BinDir, binEtcd), []string{
+// startEtcd starts etcd with its client and peer URLs on 127.0.0.1 over
+// TLS, taking clients with a certificate of its CA only (its metrics are
+// served on the client URL), and returns the client URL.
+func (cp *ControlPlane) startEtcd(opts *Options, creds *credentials, clientPort, peerPort int) (string, error) {
+	clientURL := "https://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "https://127.0.0.1:" + strconv.Itoa(peerPort)
+	args := append([]string{
 		"--data-dir=" + filepath.Join(opts.StateDir, "etcd"),
-		"--listen-client-urls=" + clientURL,
-		"--advertise-client-urls=" + clientURL,
-		"--listen-peer-urls=" + peerURL,
-		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=default=" + peerURL,
 		"--unsafe-no-fsync=true",
-	})
+	}, creds.etcd.etcdArgs(clientURL, peerURL)...)
+	cp.EtcdURL = clientURL
+	return clientURL, cp.run(opts, binEtcd, filepath.Join(opts.BinDir, binEtcd), args)
 }
 
 // apiServerFlags are kube-apiserver's flags: serving on port of the address
@@ -78,6 +76,9 @@ func apiServerFlags(opts *Options, creds *credentials, etcdURL string, port int)
 	}
 	args := append(audit,
 		"--etcd-servers="+etcdURL,
+	)
+	args = append(args, creds.etcd.apiServerArgs()...)
+	args = append(args,
 		"--secure-port="+strconv.Itoa(port),
 		"--tls-cert-file="+creds.servingCert,
 		"--tls-private-key-file="+creds.servingKey,

@@ -109,6 +109,10 @@ type ControlPlane struct {
 	// KubernetesService is the address of the kubernetes Service, where pods
 	// reach the API server (KubernetesServiceAddr).
 	KubernetesService netip.AddrPort
+	// EtcdURL is etcd's client URL (https on 127.0.0.1); etcd takes only
+	// clients with a certificate of its own CA, which kube-apiserver alone
+	// holds (in the state directory, readable by its owner only).
+	EtcdURL string
 	// KubeletClientCA is the PEM of the CA that signed the client certificate
 	// kube-apiserver presents to kubelets. Nil without a NodeNetwork.
 	KubeletClientCA []byte

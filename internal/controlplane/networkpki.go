@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"net"
 	"path/filepath"
 	"time"
 
@@ -37,7 +38,10 @@ const frontProxyClientUser = "front-proxy-client"
 // client certificate of the aggregation layer.
 func (cp *ControlPlane) writeCredentials(dir string, n *NodeNetwork) (*credentials, error) {
 	creds, err := writeCredentials(dir, n.servingNames())
-	if err != nil || n == nil {
+	if err != nil {
+		return nil, err
+	}
+	if creds.etcd, err = writeEtcdCredentials(dir); err != nil || n == nil {
 		return creds, err
 	}
 	ca, err := caOnly(creds.servingCAData)
@@ -103,9 +107,24 @@ func writeClientCert(dir, name string, subject pkix.Name) (*clientCert, error) {
 // signClientCert issues a client certificate for subject, valid as long as
 // the CA, and returns it (DER) with its private key (PEM).
 func signClientCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, subject pkix.Name) ([]byte, []byte, error) {
+	return signCert(ca, caKey, certRequest{subject: subject, usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+}
+
+// certRequest is what a certificate signCert issues says.
+type certRequest struct {
+	subject pkix.Name
+	usages  []x509.ExtKeyUsage
+	ips     []net.IP // subject alternative names of a serving certificate
+	dns     []string
+}
+
+// signCert issues the certificate req asks for, valid as long as the CA,
+// and returns it (DER) with its private key (PEM).
+func signCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, req certRequest) ([]byte, []byte, error) {
+	subject := req.subject
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, fmt.Errorf("generating the client key of %s: %w", subject.CommonName, err)
+		return nil, nil, fmt.Errorf("generating the key of %s: %w", subject.CommonName, err)
 	}
 	serial, err := rand.Int(rand.Reader, big.NewInt(math.MaxInt64))
 	if err != nil {
@@ -117,15 +136,17 @@ func signClientCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, subject pkix.
 		NotBefore:    time.Now().Add(-time.Minute),
 		NotAfter:     ca.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		ExtKeyUsage:  req.usages,
+		IPAddresses:  req.ips,
+		DNSNames:     req.dns,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return nil, nil, fmt.Errorf("signing the client certificate of %s: %w", subject.CommonName, err)
+		return nil, nil, fmt.Errorf("signing the certificate of %s: %w", subject.CommonName, err)
 	}
 	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding the client key of %s: %w", subject.CommonName, err)
+		return nil, nil, fmt.Errorf("encoding the key of %s: %w", subject.CommonName, err)
 	}
 	return der, keyPEM, nil
 }

@@ -20,6 +20,7 @@ type credentials struct {
 	tokenFile     string // static token authentication file
 	adminToken    string
 	servingCAData []byte // what clients trust
+	etcd          *etcdCredentials
 
 	// With a node network only:
 	servingCAFile string      // the serving CA alone, for kube-root-ca.crt

@@ -41,6 +41,7 @@ func TestLocalControlPlane(t *testing.T) {
 	t.Run("simulated nodes are Ready with GPUs", func(t *testing.T) { testNodes(t, env) })
 	t.Run("owned pod is scheduled, goes Ready and is garbage-collected", func(t *testing.T) { testOwnedPod(t, env) })
 	t.Run("batch Job gets a pod that runs to completion", func(t *testing.T) { testJob(t, env) })
+	t.Run("etcd takes only clients with a certificate of its CA", func(t *testing.T) { testEtcdTakesOnlyItsClients(t, env) })
 }
 
 func testNodes(t *testing.T, env *testenv.Env) {
