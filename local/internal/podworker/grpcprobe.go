@@ -19,7 +19,8 @@ import (
 // kubelet it uses no TLS.
 func grpcCheck(ctx context.Context, t handlerTarget, h *corev1.GRPCAction) error {
 	addr := net.JoinHostPort(t.ip.String(), strconv.Itoa(int(h.Port)))
-	conn, err := grpc.NewClient(addr,
+	conn, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return t.dial(ctx, "tcp", a) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUserAgent("kube-probe/ray-operator"))
 	if err != nil {

@@ -62,7 +62,8 @@ func TestGRPCCheck(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			target := handlerTarget{ip: (&fakeSandbox{}).IP()}
+			sb := &fakeSandbox{}
+			target := handlerTarget{ip: sb.IP(), dial: sb.DialContext}
 			err := runProbeHandler(t.Context(), target, &corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: tc.port, Service: tc.service}}, time.Second)
 			switch {
 			case tc.wantErr == "" && err != nil:
@@ -82,7 +83,8 @@ func TestGRPCProbeTimesOut(t *testing.T) {
 	}
 	defer func() { _ = lis.Close() }()
 	port := int32(lis.Addr().(*net.TCPAddr).Port)
-	target := handlerTarget{ip: (&fakeSandbox{}).IP()}
+	sb := &fakeSandbox{}
+	target := handlerTarget{ip: sb.IP(), dial: sb.DialContext}
 	start := time.Now()
 	err = runProbeHandler(context.Background(), target, &corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: port}}, 200*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "DeadlineExceeded") {

@@ -24,8 +24,13 @@ import (
 
 // handlerTarget is what probes and hooks act on: one attempt of a container.
 type handlerTarget struct {
-	proc  Process
-	ip    netip.Addr
+	proc Process
+	ip   netip.Addr
+	// dial connects from inside the pod's network namespace: an httpGet,
+	// tcpSocket or grpc check reaches the pod's own addresses and what the
+	// pod itself may reach, never the host's loopback (a host of
+	// 127.0.0.1 is the pod's).
+	dial  func(ctx context.Context, network, address string) (net.Conn, error)
 	ports []corev1.ContainerPort
 	env   []string
 	// workingDir is where exec handlers start.
@@ -34,11 +39,16 @@ type handlerTarget struct {
 
 // hookTarget returns the target of c's hooks and probes.
 func (w *Worker) hookTarget(c *ctr, p Process) handlerTarget {
-	t := handlerTarget{proc: p, ports: c.spec.Ports, env: c.env, workingDir: c.workingDir}
+	t := handlerTarget{proc: p, ports: c.spec.Ports, env: c.env, workingDir: c.workingDir, dial: noSandboxDial}
 	if sb := w.sandbox(); sb != nil {
-		t.ip = sb.IP()
+		t.ip, t.dial = sb.IP(), sb.DialContext
 	}
 	return t
+}
+
+// noSandboxDial is the dial of a container whose pod has no sandbox.
+func noSandboxDial(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("the pod has no sandbox to probe from")
 }
 
 // runHandler runs a lifecycle hook (exec, httpGet, tcpSocket, sleep).
@@ -91,7 +101,9 @@ func execCheck(ctx context.Context, t handlerTarget, command []string) error {
 	return nil
 }
 
-// httpCheck sends a GET from the host to the pod; 200-399 is a success.
+// httpCheck sends a GET from inside the pod's network namespace; 200-399
+// is a success. A failure says what the kubelet's says: the status code,
+// not the body.
 func httpCheck(ctx context.Context, t handlerTarget, h *corev1.HTTPGetAction) error {
 	addr, err := t.address(h.Host, h.Port)
 	if err != nil {
@@ -117,41 +129,49 @@ func httpCheck(ctx context.Context, t handlerTarget, h *corev1.HTTPGetAction) er
 		}
 		req.Header.Add(hd.Name, hd.Value)
 	}
-	resp, err := probeClient.Do(req)
+	resp, err := probeClient(t.dial).Do(req)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 10<<10))
+	// Read a little, as the kubelet does, so that the connection ends
+	// cleanly; what a failing answer says stays out of events.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<10))
 	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
-		return fmt.Errorf("HTTP probe failed with statuscode: %d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		return fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
 	}
 	return nil
 }
 
-// probeClient is the HTTP client of probes and hooks: no keep-alive, no
-// certificate checks, no redirects to other hosts followed blindly.
-var probeClient = &http.Client{
-	Transport: &http.Transport{
-		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as kubelet: probes do not verify certificates
-	},
-	CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 10 || req.URL.Host != via[0].URL.Host {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	},
+// probeClient is the HTTP client of probes and hooks, dialing with dial:
+// no keep-alive, no certificate checks, no redirects to other hosts
+// followed blindly.
+func probeClient(dial func(ctx context.Context, network, address string) (net.Conn, error)) *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			DisableKeepAlives: true,
+			DialContext:       dial,
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as kubelet: probes do not verify certificates
+		},
+		CheckRedirect: probeRedirect,
+	}
 }
 
-// tcpCheck opens a TCP connection to the pod.
+// probeRedirect follows up to 10 redirects on the same host.
+func probeRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 || req.URL.Host != via[0].URL.Host {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// tcpCheck opens a TCP connection from inside the pod's network namespace.
 func tcpCheck(ctx context.Context, t handlerTarget, h *corev1.TCPSocketAction) error {
 	addr, err := t.address(h.Host, h.Port)
 	if err != nil {
 		return err
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := t.dial(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}

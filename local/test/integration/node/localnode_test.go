@@ -75,6 +75,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("node is Ready with its addresses and capacity", func(t *testing.T) { testNode(t, c) })
 	t.Run("pod with configMap volume, secret env and podIP succeeds, logs served", func(t *testing.T) { testInputsPod(t, c) })
 	t.Run("failing liveness probe restarts the container", func(t *testing.T) { testLiveness(t, c) })
+	t.Run("probes run from the pod's network namespace; a failing answer's body stays out of events", func(t *testing.T) { testProbesFromThePod(t, c) })
 	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
 	t.Run("host access: refused pods fail with reason, message and event; a shared hostPath runs", func(t *testing.T) { testHostAccess(t, c) })
 	t.Run("a claim of the default class is provisioned, mounted, kept across pods and deleted", func(t *testing.T) { testPersistentVolumes(t, c) })
@@ -506,22 +507,5 @@ func testHostAccess(t *testing.T, c *cluster) {
 // waitEvent waits for the Warning event on pod with reason and message.
 func waitEvent(t *testing.T, c *cluster, pod, reason, message string) {
 	t.Helper()
-	var seen []string
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		evs, err := c.cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod})
-		if err != nil {
-			return false, nil
-		}
-		seen = seen[:0]
-		for _, ev := range evs.Items {
-			seen = append(seen, ev.Type+" "+ev.Reason+" "+ev.Message)
-			if ev.Type == corev1.EventTypeWarning && ev.Reason == reason && ev.Message == message {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Errorf("pod %s: no Warning %s event with message %q; events: %q", pod, reason, message, seen)
-	}
+	waitEventWhere(t, c, pod, reason, func(m string) bool { return m == message })
 }
