@@ -181,6 +181,9 @@ func (c *Container) prepareBundle(spec ContainerSpec) error {
 			return err
 		}
 	}
+	if err := makePrivateRunDir(c.runDir, s.ids); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(rootfs, 0o711); err != nil {
 		return err
 	}
@@ -199,6 +202,20 @@ func (c *Container) prepareBundle(spec ContainerSpec) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(c.dir, "config.json"), data, 0o600)
+}
+
+// makePrivateRunDir creates a container's run directory, which holds its
+// root and the staged binds of its mount sources (the pod's secrets among
+// them): 0700, owned by the pod's root, who sets the mounts up in the
+// container's user namespace; no other host user passes.
+func makePrivateRunDir(dir string, ids idMap) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	return ids.chownToRoot(dir)
 }
 
 // containerFacts says where a container of the sandbox runs.
