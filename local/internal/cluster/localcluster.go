@@ -42,6 +42,10 @@ const DefaultNodeName = "ray-local"
 // volumes' directories, one per volume, named after it.
 func VolumeDir(stateDir string) string { return filepath.Join(stateDir, "volumes") }
 
+// SeccompDir is where the node of a cluster with stateDir reads the
+// seccomp profiles of pods with seccompProfile type Localhost.
+func SeccompDir(stateDir string) string { return filepath.Join(stateDir, "seccomp") }
+
 // Options configure Start.
 type Options struct {
 	// StateDir holds the control plane's state and the node's pods; both
@@ -254,6 +258,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 			AllowHostPrivileges: opts.AllowHostPrivileges,
 			SharedHostDirs:      opts.SharedHostDirs,
 			VolumeDir:           VolumeDir(opts.StateDir),
+			SeccompDir:          SeccompDir(opts.StateDir),
 			SyncFrequency:       opts.SyncFrequency,
 		},
 		Kubeconfig: opts.KubeconfigPath, QPS: cp.RESTConfig.QPS, Burst: cp.RESTConfig.Burst,

@@ -61,6 +61,11 @@ type Settings struct {
 	// node mounts persistent volumes under it. Default none: claims of
 	// that class stay pending.
 	VolumeDir string
+	// SeccompDir holds the seccomp profiles pods name with
+	// seccompProfile type Localhost (localhostProfile is a path relative to
+	// it), as a kubelet's <root-dir>/seccomp; default none: such pods'
+	// containers do not start (CreateContainerError).
+	SeccompDir string
 	// SyncFrequency is how often pods' configMap, secret, downwardAPI and
 	// projected volumes are rewritten from the API, as the kubelet's
 	// --sync-frequency; zero means podworker.DefaultSyncFrequency (1 min).

@@ -96,6 +96,7 @@ func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRe
 		Node: podworker.NodeInfo{
 			Name: cfg.NodeName, HostIP: cfg.ListenAddress.Addr(), Allocatable: cfg.Capacity,
 			ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain, KubernetesService: cfg.KubernetesService,
+			SeccompDir: cfg.SeccompDir,
 		},
 		Finalize:      removePod(client, cfg.Log),
 		SyncFrequency: cfg.SyncFrequency,

@@ -28,6 +28,10 @@ type Image struct {
 	Env []string
 	// WorkingDir is the image's WORKDIR ("" for the runtime's default, /).
 	WorkingDir string
+	// UID is the image's USER, which runs its containers unless their
+	// securityContext sets runAsUser. The local images run as root (0);
+	// a pod with runAsNonRoot sets runAsUser to run them.
+	UID int64
 	// Mounts are what the image holds beyond the system directories every
 	// container gets: host directories or files shown read-only.
 	Mounts []ImageMount

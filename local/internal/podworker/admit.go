@@ -2,9 +2,12 @@ package podworker
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 )
 
-// admit applies the node's host-access policy once, before anything of the
+// admit applies the node's host-access policy and its refusals of
+// securityContext settings (securityRefusal) once, before anything of the
 // pod exists, as a kubelet admits a pod: a refused pod fails at once with
 // the refusal's reason and message and a Warning event, no container
 // starts, and nothing retries it (its spec cannot change to fix it). It
@@ -12,6 +15,11 @@ import (
 func (w *Worker) admit() bool {
 	pod := w.Pod()
 	w.state.admission = w.deps.HostAccess.Admit(pod)
+	if w.state.admission.Admitted() {
+		if reason, message := securityRefusal(pod); reason != "" {
+			w.state.admission = hostaccess.Verdict{Reason: reason, Message: message}
+		}
+	}
 	v := w.state.admission
 	if v.Admitted() {
 		return true

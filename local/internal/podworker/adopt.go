@@ -73,7 +73,7 @@ func (w *Worker) adoptAttempt(ctx context.Context, pod *corev1.Pod, c *ctr, a Ad
 	c.attempts = max(c.attempts, a.Attempt()+1)
 	c.proc, c.term, c.waiting = a, nil, nil
 	if in, err := w.deps.Inputs.Container(ctx, pod, &c.spec, c.img, w.vols, w.facts()); err == nil {
-		c.env, c.workingDir = in.Env, containerSpecFor(pod.Spec.SecurityContext, &c.spec, c.img, in, a.Attempt()).WorkingDir
+		c.env, c.workingDir = in.Env, containerSpecFor(&c.spec, c.img, in, a.Attempt()).WorkingDir
 	}
 	c.postStartDone = true
 	probeCtx, cancel := context.WithCancel(context.Background())

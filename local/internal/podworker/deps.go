@@ -171,4 +171,7 @@ type NodeInfo struct {
 	ClusterDomain string
 	// KubernetesService is ClusterIP:port of default/kubernetes.
 	KubernetesService netip.AddrPort
+	// SeccompDir holds the Localhost seccomp profiles, as a kubelet's
+	// <root-dir>/seccomp; "" for none (Localhost profiles are refused).
+	SeccompDir string
 }

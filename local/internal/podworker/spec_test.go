@@ -128,14 +128,12 @@ func TestContainerSpecFor(t *testing.T) {
 		Stdin:           true,
 		StdinOnce:       true,
 		TTY:             true,
-		SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000), Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_PTRACE"}}},
+		SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000)},
 		Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourceCPU: resource.MustParse("1500m")}},
 	}
-	got := containerSpecFor(&corev1.PodSecurityContext{RunAsUser: ptr.To[int64](5), RunAsGroup: ptr.To[int64](100)}, c,
-		Image{Image: podinputs.Image{WorkingDir: "/home/ray"}}, ContainerInputs{Args: []string{"ray", "start"}, Env: []string{"A=1"}}, 2)
+	got := containerSpecFor(c, Image{Image: podinputs.Image{WorkingDir: "/home/ray"}}, ContainerInputs{Args: []string{"ray", "start"}, Env: []string{"A=1"}}, 2)
 	want := sandbox.ContainerSpec{Name: "ray-head", Attempt: 2, Args: []string{"ray", "start"}, Env: []string{"A=1"}, WorkingDir: "/home/ray",
-		UID: 1000, GID: 100, CapAdd: []string{"SYS_PTRACE"}, CapDrop: []string{}, MemoryLimitBytes: 2 << 30, CPUMillis: 1500,
-		TTY: true, OpenStdin: true, StdinOnce: true}
+		MemoryLimitBytes: 2 << 30, CPUMillis: 1500, TTY: true, OpenStdin: true, StdinOnce: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("spec (-want +got):\n%s", diff)
 	}

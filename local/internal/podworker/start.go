@@ -20,7 +20,11 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 	}
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (local: %s)", c.spec.Image, c.img.Local)
 	attempt := c.attempts
-	spec := containerSpecFor(pod.Spec.SecurityContext, &c.spec, c.img, in, attempt)
+	spec := containerSpecFor(&c.spec, c.img, in, attempt)
+	if refusal := applySecurityContext(&spec, pod, &c.spec, c.img, w.deps.Node.SeccompDir); refusal != nil {
+		w.startFailed(c, refusal)
+		return
+	}
 	spec.LogPath, err = containerlog.Create(w.sandbox().Dir(), c.spec.Name, attempt)
 	if err != nil {
 		w.startFailed(c, &waitingError{Reason: "CreateContainerError", Message: err.Error()})
@@ -97,9 +101,9 @@ func (w *Worker) postStartFinished(ctx context.Context, c *ctr, p Process, err e
 	w.startProbes(ctx, c, p)
 }
 
-// containerSpecFor maps a Kubernetes container onto a sandbox start; the
-// container's securityContext overrides the pod's runAsUser/runAsGroup.
-func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img Image, in ContainerInputs, attempt int) sandbox.ContainerSpec {
+// containerSpecFor maps a Kubernetes container onto a sandbox start, but
+// for what its securityContext decides (applySecurityContext).
+func containerSpecFor(c *corev1.Container, img Image, in ContainerInputs, attempt int) sandbox.ContainerSpec {
 	spec := sandbox.ContainerSpec{
 		Name:       c.Name,
 		Attempt:    attempt,
@@ -113,27 +117,6 @@ func containerSpecFor(podSC *corev1.PodSecurityContext, c *corev1.Container, img
 	}
 	if spec.WorkingDir == "" {
 		spec.WorkingDir = img.WorkingDir
-	}
-	if podSC != nil {
-		if podSC.RunAsUser != nil {
-			spec.UID = uint32(*podSC.RunAsUser)
-		}
-		if podSC.RunAsGroup != nil {
-			spec.GID = uint32(*podSC.RunAsGroup)
-		}
-	}
-	if sc := c.SecurityContext; sc != nil {
-		if sc.RunAsUser != nil {
-			spec.UID = uint32(*sc.RunAsUser)
-		}
-		if sc.RunAsGroup != nil {
-			spec.GID = uint32(*sc.RunAsGroup)
-		}
-		spec.Privileged = sc.Privileged != nil && *sc.Privileged
-		if sc.Capabilities != nil {
-			spec.CapAdd = capNames(sc.Capabilities.Add)
-			spec.CapDrop = capNames(sc.Capabilities.Drop)
-		}
 	}
 	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 		spec.MemoryLimitBytes = mem.Value()

@@ -41,11 +41,29 @@ type ContainerSpec struct {
 	Mounts []Mount
 	// UID and GID run the process; default 0.
 	UID, GID uint32
+	// AdditionalGIDs are the process's supplementary groups.
+	AdditionalGIDs []uint32
 	// Privileged grants every capability, every device and a writable /sys.
 	Privileged bool
 	// CapAdd and CapDrop are Kubernetes capability names ("NET_ADMIN", or
-	// "ALL"), applied to the container-runtime default set.
+	// "ALL"), applied to the container-runtime default set as container
+	// runtimes do: "ALL" in CapDrop empties the set, CapAdd wins over
+	// CapDrop.
 	CapAdd, CapDrop []string
+	// ReadOnlyRoot mounts the container's root read-only; its volumes, /tmp,
+	// /dev/shm and /etc files stay writable.
+	ReadOnlyRoot bool
+	// NoNewPrivileges sets no_new_privs: no execve gains privileges (setuid
+	// bits, file capabilities).
+	NoNewPrivileges bool
+	// Seccomp is the process's seccomp filter; the zero value is none.
+	Seccomp Seccomp
+	// UnmaskedProc leaves /proc unmasked (Kubernetes' procMount:
+	// Unmasked): no hidden or read-only kernel paths.
+	UnmaskedProc bool
+	// Sysctls are namespaced kernel settings (dotted names) written in the
+	// container's namespaces when it starts.
+	Sysctls map[string]string
 	// MemoryLimitBytes is a cgroup memory limit; 0 means none.
 	MemoryLimitBytes int64
 	// CPUMillis is a CFS quota in thousandths of a CPU; 0 means none.
@@ -181,6 +199,9 @@ func (c *Container) prepareBundle(spec ContainerSpec) error {
 			return err
 		}
 	}
+	if err := makePrivateRunDir(c.runDir, s.ids); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(rootfs, 0o711); err != nil {
 		return err
 	}
@@ -199,6 +220,20 @@ func (c *Container) prepareBundle(spec ContainerSpec) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(c.dir, "config.json"), data, 0o600)
+}
+
+// makePrivateRunDir creates a container's run directory, which holds its
+// root and the staged binds of its mount sources (the pod's secrets among
+// them): 0700, owned by the pod's root, who sets the mounts up in the
+// container's user namespace; no other host user passes.
+func makePrivateRunDir(dir string, ids idMap) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	return ids.chownToRoot(dir)
 }
 
 // containerFacts says where a container of the sandbox runs.

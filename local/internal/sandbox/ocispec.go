@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -87,27 +88,34 @@ func runtimeSpec(c ContainerSpec, f containerFacts) (*specs.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("container %q: %w", c.Name, err)
 	}
+	seccomp, err := seccompFor(c, caps)
+	if err != nil {
+		return nil, fmt.Errorf("container %q: %w", c.Name, err)
+	}
 	capNames := make([]string, len(caps))
 	for i, name := range caps {
 		capNames[i] = "CAP_" + name
 	}
+	linux := linuxSection(c, f)
+	linux.Seccomp = seccomp
 	return &specs.Spec{
 		Version:  specs.Version,
-		Root:     &specs.Root{Path: f.RootfsPath},
+		Root:     &specs.Root{Path: f.RootfsPath, Readonly: c.ReadOnlyRoot},
 		Hostname: f.Hostname,
 		Process: &specs.Process{
 			Terminal: c.TTY,
-			User:     specs.User{UID: c.UID, GID: c.GID},
+			User:     specs.User{UID: c.UID, GID: c.GID, AdditionalGids: slices.Clone(c.AdditionalGIDs)},
 			Args:     slices.Clone(c.Args),
 			Env:      processEnv(c),
 			Cwd:      workingDir(c.WorkingDir),
 			Capabilities: &specs.LinuxCapabilities{
 				Bounding: capNames, Effective: slices.Clone(capNames), Permitted: slices.Clone(capNames),
 			},
-			Rlimits: []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: f.NofileLimit, Soft: f.NofileLimit}},
+			NoNewPrivileges: c.NoNewPrivileges,
+			Rlimits:         []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: f.NofileLimit, Soft: f.NofileLimit}},
 		},
 		Mounts: mounts,
-		Linux:  linuxSection(c, f),
+		Linux:  linux,
 	}, nil
 }
 
@@ -126,17 +134,18 @@ func workingDir(dir string) string {
 	return dir
 }
 
-// capabilitySet is the default set plus CapAdd minus CapDrop ("ALL" allowed in
-// either), or every capability for a privileged container; sorted.
+// capabilitySet is the container's capabilities, sorted: every one for a
+// privileged container; else, as container runtimes tweak their default
+// set, the default set (every capability when CapAdd has "ALL"), emptied
+// when CapDrop has "ALL" or less the dropped ones otherwise, plus the
+// added ones (an added capability wins over its drop).
 func capabilitySet(c ContainerSpec) ([]string, error) {
 	if c.Privileged {
 		return sortedCopy(allCapabilities), nil
 	}
-	set := map[string]bool{}
-	for _, name := range defaultCapabilities {
-		set[name] = true
-	}
-	add, err := normalizeCapabilities(c.CapAdd)
+	// "ALL" in CapAdd is the base set, not an addition that would undo
+	// the drops.
+	add, err := normalizeCapabilities(slices.DeleteFunc(slices.Clone(c.CapAdd), isAll))
 	if err != nil {
 		return nil, err
 	}
@@ -144,19 +153,33 @@ func capabilitySet(c ContainerSpec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	set := map[string]bool{}
+	if !hasAll(c.CapDrop) {
+		base := defaultCapabilities
+		if hasAll(c.CapAdd) {
+			base = allCapabilities
+		}
+		for _, name := range base {
+			set[name] = !slices.Contains(drop, name)
+		}
+	}
 	for _, name := range add {
 		set[name] = true
 	}
-	for _, name := range drop {
-		delete(set, name)
-	}
 	out := make([]string, 0, len(set))
-	for name := range set {
-		out = append(out, name)
+	for name, in := range set {
+		if in {
+			out = append(out, name)
+		}
 	}
 	slices.Sort(out)
 	return out, nil
 }
+
+// hasAll tells whether a capability list names "ALL".
+func hasAll(names []string) bool { return slices.ContainsFunc(names, isAll) }
+
+func isAll(name string) bool { return strings.EqualFold(name, "ALL") }
 
 // normalizeCapabilities maps Kubernetes capability names ("NET_ADMIN", also
 // "CAP_NET_ADMIN" and "ALL") to the names of allCapabilities.
@@ -238,8 +261,9 @@ func bindMount(source, destination string, readOnly bool, extra ...string) specs
 }
 
 // linuxSection sets the namespaces (the pod's netns by path; new mount, pid,
-// ipc and, with a hostname, uts), the cgroup with its limits and, for an
-// unprivileged container, the device allow-list and hidden kernel paths.
+// ipc and, with a hostname, uts), the cgroup with its limits, the sysctls
+// and, for an unprivileged container, the device allow-list and, unless
+// /proc is unmasked, the hidden and read-only kernel paths.
 func linuxSection(c ContainerSpec, f containerFacts) *specs.Linux {
 	ns := []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.IPCNamespace}, {Type: specs.MountNamespace}}
 	if f.IDs.mapped {
@@ -258,9 +282,12 @@ func linuxSection(c ContainerSpec, f containerFacts) *specs.Linux {
 		UIDMappings: f.IDs.mappings(),
 		GIDMappings: f.IDs.mappings(),
 	}
-	if !c.Privileged {
+	if !c.Privileged && !c.UnmaskedProc {
 		l.MaskedPaths = slices.Clone(maskedPaths)
 		l.ReadonlyPaths = slices.Clone(readonlyPaths)
+	}
+	if len(c.Sysctls) > 0 {
+		l.Sysctl = maps.Clone(c.Sysctls)
 	}
 	return l
 }

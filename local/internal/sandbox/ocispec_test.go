@@ -131,11 +131,53 @@ func TestRuntimeSpec(t *testing.T) {
 				s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps}
 			},
 		},
-		"drop ALL then nothing is left": {
-			container: func(c *ContainerSpec) { c.CapAdd, c.CapDrop = []string{"NET_ADMIN"}, []string{"ALL"} },
+		"drop ALL keeps only the added ones": {
+			container: func(c *ContainerSpec) { c.CapAdd, c.CapDrop = []string{"NET_BIND_SERVICE"}, []string{"ALL"} },
+			want: func(s *specs.Spec) {
+				caps := []string{"CAP_NET_BIND_SERVICE"}
+				s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps}
+			},
+		},
+		"drop ALL with nothing added leaves nothing": {
+			container: func(c *ContainerSpec) { c.CapDrop = []string{"all"} },
 			want: func(s *specs.Spec) {
 				s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Permitted: []string{}}
 			},
+		},
+		"add ALL less a dropped one; an added and dropped one stays": {
+			container: func(c *ContainerSpec) { c.CapAdd, c.CapDrop = []string{"ALL", "KILL"}, []string{"SYS_ADMIN", "KILL"} },
+			want: func(s *specs.Spec) {
+				caps := []string{}
+				for _, c := range sortedCopy(allCapabilities) {
+					if c != "SYS_ADMIN" {
+						caps = append(caps, "CAP_"+c)
+					}
+				}
+				s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps}
+			},
+		},
+		"read-only root, no_new_privs, supplementary groups, sysctls": {
+			container: func(c *ContainerSpec) {
+				c.ReadOnlyRoot, c.NoNewPrivileges = true, true
+				c.AdditionalGIDs = []uint32{2000, 3000}
+				c.Sysctls = map[string]string{"net.ipv4.ip_local_port_range": "20000 30000"}
+			},
+			want: func(s *specs.Spec) {
+				s.Root.Readonly = true
+				s.Process.NoNewPrivileges = true
+				s.Process.User.AdditionalGids = []uint32{2000, 3000}
+				s.Linux.Sysctl = map[string]string{"net.ipv4.ip_local_port_range": "20000 30000"}
+			},
+		},
+		"unmasked /proc: nothing hidden or read-only": {
+			container: func(c *ContainerSpec) { c.UnmaskedProc = true },
+			want:      func(s *specs.Spec) { s.Linux.MaskedPaths, s.Linux.ReadonlyPaths = nil, nil },
+		},
+		"a Localhost seccomp profile as loaded": {
+			container: func(c *ContainerSpec) {
+				c.Seccomp = Seccomp{Type: SeccompLocalhost, Profile: &specs.LinuxSeccomp{DefaultAction: specs.ActErrno}}
+			},
+			want: func(s *specs.Spec) { s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActErrno} },
 		},
 		"privileged: every capability and device, writable /sys, nothing masked": {
 			container: func(c *ContainerSpec) { c.Privileged = true; c.CapDrop = []string{"ALL"} },
@@ -198,9 +240,11 @@ func TestRuntimeSpec(t *testing.T) {
 
 func TestRuntimeSpecRejects(t *testing.T) {
 	tests := map[string]func(*ContainerSpec){
-		"no command":          func(c *ContainerSpec) { c.Args = nil },
-		"unknown capability":  func(c *ContainerSpec) { c.CapAdd = []string{"NET_WIZARDRY"} },
-		"relative mount path": func(c *ContainerSpec) { c.Mounts = []Mount{{Source: "data", Destination: "/data"}} },
+		"no command":                          func(c *ContainerSpec) { c.Args = nil },
+		"unknown capability":                  func(c *ContainerSpec) { c.CapAdd = []string{"NET_WIZARDRY"} },
+		"relative mount path":                 func(c *ContainerSpec) { c.Mounts = []Mount{{Source: "data", Destination: "/data"}} },
+		"Localhost seccomp without a profile": func(c *ContainerSpec) { c.Seccomp = Seccomp{Type: SeccompLocalhost} },
+		"unknown seccomp type":                func(c *ContainerSpec) { c.Seccomp = Seccomp{Type: "Strict"} },
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // A container's root file system is an overlay whose lower layer is the
@@ -220,4 +223,35 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 		return errors.Join(err, out.Close())
 	}
 	return out.Close()
+}
+
+// ImageUser is what the base root's /etc/passwd and /etc/group say of the
+// user with uid, as a container runtime reads them from an image: the
+// user's group (0 for a user they do not list) and the groups that name
+// the user as a member.
+func ImageUser(uid uint32) (gid uint32, groups []uint32) {
+	name := ""
+	for _, line := range strings.Split(strings.TrimSpace(etcPasswd), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 4 && f[2] == strconv.FormatUint(uint64(uid), 10) {
+			name = f[0]
+			if g, err := strconv.ParseUint(f[3], 10, 32); err == nil {
+				gid = uint32(g)
+			}
+			break
+		}
+	}
+	if name == "" {
+		return 0, nil
+	}
+	for _, line := range strings.Split(strings.TrimSpace(etcGroup), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) < 4 || !slices.Contains(strings.Split(f[3], ","), name) {
+			continue
+		}
+		if g, err := strconv.ParseUint(f[2], 10, 32); err == nil {
+			groups = append(groups, uint32(g))
+		}
+	}
+	return gid, groups
 }

@@ -160,6 +160,16 @@ func sandboxDefaults(spec SandboxSpec) (SandboxSpec, error) {
 // setUp builds the base root, writes the /etc files, mounts /dev/shm and
 // makes the pod network.
 func (s *Sandbox) setUp() error {
+	// Only root on the host passes: the pod's volumes (its secrets among
+	// them), its containers' layers and logs are no other host user's.
+	// runc reaches the mount sources below it through their staged binds
+	// (see stageBinds), in the container's run directory.
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(s.dir, 0o700); err != nil {
+		return err
+	}
 	etc := filepath.Join(s.dir, etcSubdir)
 	for _, d := range []string{etc, filepath.Join(s.dir, shmSubdir), filepath.Join(s.dir, containersSubdir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

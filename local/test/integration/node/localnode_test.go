@@ -59,6 +59,8 @@ type cluster struct {
 	shared string
 	// volumes is the node's volume directory.
 	volumes string
+	// seccomp is the node's directory of Localhost seccomp profiles.
+	seccomp string
 }
 
 func TestLocalNode(t *testing.T) {
@@ -78,6 +80,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("probes run from the pod's network namespace; a failing answer's body stays out of events", func(t *testing.T) { testProbesFromThePod(t, c) })
 	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
 	t.Run("host access: refused pods fail with reason, message and event; a shared hostPath runs", func(t *testing.T) { testHostAccess(t, c) })
+	t.Run("securityContext: honoured as a kubelet does, or refused with the kubelet's reason", func(t *testing.T) { testSecurityContext(t, c) })
 	t.Run("a claim of the default class is provisioned, mounted, kept across pods and deleted", func(t *testing.T) { testPersistentVolumes(t, c) })
 	t.Run("a pod whose claim is unbound waits in ContainerCreating", func(t *testing.T) { testUnboundClaim(t, c) })
 	t.Run("a hand-made PV on a host path is not mounted", func(t *testing.T) { testHostPersistentVolume(t, c) })
@@ -130,12 +133,14 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	listen := netip.AddrPortFrom(host.Gateway(), port)
 	shared := sharedDir(t)
 	volumes := filepath.Join(dir, "volumes")
+	seccomp := seccompDir(t, dir)
 	node, err := localnode.Start(t.Context(), localnode.Config{
 		Settings: localnode.Settings{
 			ClusterDNS:     []string{host.Gateway().String()},
 			ListenAddress:  listen,
 			SharedHostDirs: []string{shared},
 			VolumeDir:      volumes,
+			SeccompDir:     seccomp,
 		},
 		RESTConfig: env.Config, Sandboxes: host,
 		Images: podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
@@ -149,7 +154,7 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes}
+	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes, seccomp: seccomp}
 }
 
 // sharedDir makes the directory the node shares, readable by all: a pod's
