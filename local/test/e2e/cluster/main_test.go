@@ -152,13 +152,22 @@ func startSuite(ctx context.Context) (*suite, error) {
 	if s.clientset, err = kubernetes.NewForConfig(c.RESTConfig()); err != nil {
 		return nil, err
 	}
-	return s, s.startOperator(ctx)
+	return s, s.startOperator(ctx, suiteFeatureGates)
 }
 
+// suiteFeatureGates are the feature gates of the suite's operator.
+// RayClusterMTLS: only clusters with tlsOptions.enabled (the mTLS sample)
+// are affected. KubernetesWAS: only gang-labeled clusters (the
+// gang-scheduling sample) are affected; RayClusterNetworkPolicy: only
+// clusters with spec.networkPolicy. SidecarSubmitterRestart changes every
+// SidecarMode RayJob: a test that needs the operator without it swaps the
+// operator for its duration (withOperatorGates).
+const suiteFeatureGates = "RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterNetworkPolicy=true,RayClusterMTLS=true"
+
 // startOperator runs the operator in-process as ray-local does against its
-// own cluster: through the API server's proxy, with its log in the state
-// directory.
-func (s *suite) startOperator(ctx context.Context) error {
+// own cluster: through the API server's proxy, with gates as its feature
+// gates and its log in the state directory.
+func (s *suite) startOperator(ctx context.Context, gates string) error {
 	ctx, s.stopOperator = context.WithCancel(ctx)
 	fs := flag.NewFlagSet("ray-operator", flag.ContinueOnError)
 	flags := operator.BindFlags(fs)
@@ -168,17 +177,12 @@ func (s *suite) startOperator(ctx context.Context) error {
 		// Errors only on stdout, where go test prints results; everything
 		// in the log file.
 		"--log-file-path=" + filepath.Join(s.stateDir, "operator.log"), "--log-stdout-encoder=console", "--zap-log-level=error",
-		// RayClusterMTLS: only clusters with tlsOptions.enabled (the
-		// mTLS sample) are affected.
-		// KubernetesWAS: only gang-labeled clusters (the gang-scheduling
-		// sample) are affected; RayClusterNetworkPolicy: only clusters
-		// with spec.networkPolicy.
 		// Leaves the operator issues (the operator-issued mTLS sample
 		// only) live 90 s, so that their renewal is seen (at 60 s, when a
 		// third is left; the node rewrites the mounted files every
 		// suiteSyncFrequency).
 		"--mtls-certificate-duration=90s",
-		"--feature-gates=RayCronJob=true,SidecarSubmitterRestart=true,KubernetesWAS=true,GCSFaultToleranceEmbeddedStorage=true,RayClusterNetworkPolicy=true,RayClusterMTLS=true",
+		"--feature-gates=" + gates,
 	})
 	if err != nil {
 		return err
@@ -187,6 +191,41 @@ func (s *suite) startOperator(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// controller-runtime refuses a controller name a manager of this
+	// process used before, even a stopped one: withOperatorGates starts
+	// another.
+	settings.SkipControllerNameValidation = true
 	go func() { s.opErr <- operator.Run(ctx, settings, flags, s.cluster.RESTConfig()) }()
+	return nil
+}
+
+// withOperatorGates runs the suite's operator with gates instead of
+// suiteFeatureGates until t ends, then restarts it with suiteFeatureGates.
+// The operator serves every test, so t must not be parallel: go test runs
+// the parallel tests only once the others are done.
+func (s *suite) withOperatorGates(t *testing.T, gates string) {
+	t.Helper()
+	if err := s.restartOperator(gates); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.restartOperator(suiteFeatureGates); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// restartOperator stops the operator and starts it again with gates. When
+// it cannot start, the error stands in for what the operator returns, so
+// that runSuite, which waits for that, still ends.
+func (s *suite) restartOperator(gates string) error {
+	s.stopOperator()
+	if err := <-s.opErr; err != nil {
+		fmt.Fprintln(os.Stderr, "local e2e: operator stopped for a restart:", err)
+	}
+	if err := s.startOperator(context.Background(), gates); err != nil {
+		s.opErr <- err
+		return fmt.Errorf("restarting the operator with feature gates %s: %w", gates, err)
+	}
 	return nil
 }
