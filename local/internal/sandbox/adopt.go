@@ -127,13 +127,16 @@ func (h *Host) adoptSandbox(dir string) (*Sandbox, error) {
 		s.ip = rec.IP
 		s.net = &podNetwork{
 			netns: h.names.netns(rec.Spec.UID), veth: h.names.veth(rec.Spec.UID), bridge: h.cfg.BridgeName,
-			ip: s.ip, gateway: h.gateway, bits: h.cfg.PodCIDR.Bits(), ids: s.ids, userns: s.usernsPath(),
+			ip: s.ip, gateway: h.gateway, bits: h.cfg.PodCIDR.Bits(), guard: h.names.portGuardTable(), ids: s.ids, userns: s.usernsPath(),
 		}
 		if _, err := os.Stat(s.netnsPath()); err != nil {
 			return nil, fmt.Errorf("network namespace: %w", err)
 		}
 		if !h.cfg.PodCIDR.Contains(s.ip) {
 			return nil, fmt.Errorf("address %s is outside the pod CIDR %s", s.ip, h.cfg.PodCIDR)
+		}
+		if err := s.net.reguard(); err != nil {
+			return nil, fmt.Errorf("guarding its port: %w", err)
 		}
 	}
 	if err := h.reserve(s); err != nil {

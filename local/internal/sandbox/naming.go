@@ -49,6 +49,9 @@ func (n names) cgroupParent() string { return "rayop-" + n.tag }
 // nftTable is the name of this host's nftables table (family ip).
 func (n names) nftTable() string { return "ray_operator_local_" + n.bridge }
 
+// portGuardTable is the name of its port guard's table (family bridge).
+func (n names) portGuardTable() string { return "ray_operator_local_" + n.bridge + "_ports" }
+
 // containerID is the runc container id of one attempt of one container.
 func containerID(uid, name string, attempt int) string {
 	return podKey(uid) + "-" + name + "-" + strconv.Itoa(attempt)
@@ -68,8 +71,10 @@ type HostNames struct {
 	CgroupParent string
 	// RunDir holds its containers' mounted roots.
 	RunDir string
-	// Bridge is its pods' bridge; NftTable its nftables table (family ip).
-	Bridge, NftTable string
+	// Bridge is its pods' bridge; NftTable its nftables table (family ip);
+	// PortGuardTable the table (family bridge) that holds its pods to
+	// their own addresses.
+	Bridge, NftTable, PortGuardTable string
 }
 
 // NamesOf returns the names of a host with cfg's StateDir and BridgeName
@@ -82,6 +87,6 @@ func NamesOf(cfg HostConfig) (HostNames, error) {
 	n := newNames(cfg.StateDir, cfg.BridgeName)
 	return HostNames{
 		NetnsPrefix: n.netnsNamePrefix(), VethPrefix: n.vethPrefix(), CgroupParent: n.cgroupParent(),
-		RunDir: n.runDir(), Bridge: n.bridge, NftTable: n.nftTable(),
+		RunDir: n.runDir(), Bridge: n.bridge, NftTable: n.nftTable(), PortGuardTable: n.portGuardTable(),
 	}, nil
 }

@@ -15,6 +15,7 @@ import (
 // Network is the machine's side of the pods' network: the bridge with the
 // gateway address, the nftables table that masquerades pod traffic leaving
 // through another interface and accepts forwarding to and from the bridge,
+// the port guard that holds every pod to its own addresses (portguard.go),
 // and the kernel settings pod traffic needs (net.ipv4.ip_forward=1,
 // net.bridge.bridge-nf-call-iptables=1, restored by the last network on the
 // machine to close, see sysctlRegistry). A Host makes its own unless
@@ -103,7 +104,7 @@ func (n *Network) sweep(keepBridge bool) error {
 	if !keepBridge {
 		errs = append(errs, deleteLinkIfExists(n.bridge))
 	}
-	return errors.Join(append(errs, deleteNftTable(n.names.nftTable()))...)
+	return errors.Join(append(errs, deleteNftTable(n.names.nftTable()), deletePortGuard(n.names.portGuardTable()))...)
 }
 
 // setUp makes the bridge (keeping one that exists), registers with the
@@ -118,7 +119,10 @@ func (n *Network) setUp() error {
 	if err := n.sysctls.acquire(n.names.tag); err != nil {
 		return err
 	}
-	return installNftTable(n.names.nftTable(), n.bridge, n.cidr)
+	if err := installNftTable(n.names.nftTable(), n.bridge, n.cidr); err != nil {
+		return err
+	}
+	return installPortGuard(n.names.portGuardTable())
 }
 
 // Gateway is the bridge address: the node's InternalIP, where DNS listens.
@@ -142,7 +146,7 @@ func (n *Network) Close() error {
 	n.closed = true
 	sysctlsSet := n.sysctlsSet
 	n.mu.Unlock()
-	errs := []error{deleteNftTable(n.names.nftTable()), deleteLinkIfExists(n.bridge)}
+	errs := []error{deleteNftTable(n.names.nftTable()), deletePortGuard(n.names.portGuardTable()), deleteLinkIfExists(n.bridge)}
 	if sysctlsSet {
 		errs = append(errs, n.sysctls.release(n.names.tag))
 	}

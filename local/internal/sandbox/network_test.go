@@ -281,3 +281,74 @@ func TestExternalNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestPodsKeepToTheirOwnAddresses: a pod gets no IPv6 address on eth0, and
+// the port guard drops what a pod's root (with CAP_NET_ADMIN in its
+// namespace) sends from an address that is not its own: a connection from
+// a second address it gave itself never reaches another pod, which keeps
+// answering the pod's own address.
+func TestPodsKeepToTheirOwnAddresses(t *testing.T) {
+	h := newTestHost(t, 3)
+	ctx := testContext(t, 2*time.Minute)
+	a, err := h.CreateSandbox(ctx, SandboxSpec{UID: "uid-a", Namespace: "ns", Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.CreateSandbox(ctx, SandboxSpec{UID: "uid-b", Namespace: "ns", Name: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b's server prints the address of every peer it accepts.
+	_, served, serverErr := startBash(t, b, "server", `exec python3 -u -c '
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 8080))
+s.listen()
+print("listening")
+while True:
+    c, peer = s.accept()
+    print("peer", peer[0])
+    c.sendall(b"hello\n")
+    c.close()
+'`)
+	if err := served.waitFor(ctx, "listening"); err != nil {
+		t.Fatalf("%v; stderr: %s", err, serverErr)
+	}
+
+	inet6, out, stderr := startBash(t, a, "inet6", "cat /proc/net/if_inet6")
+	if code := waitDone(ctx, t, inet6, stderr); code != 0 || strings.Contains(out.String(), "eth0") {
+		t.Errorf("a's IPv6 addresses (%d): %q; want none on eth0", code, out)
+	}
+
+	// a gives itself a second address and connects to b from it (bound
+	// as the source), then from its own.
+	forged := netip.AddrFrom4([4]byte{10, 250, 3, 200})
+	connect := func(src string) string {
+		return fmt.Sprintf(`python3 -c '
+import socket, sys
+s = socket.socket()
+s.settimeout(5)
+s.bind(("%s", 0))
+try:
+    s.connect(("%s", 8080)); print("connected", s.recv(16).decode().strip())
+except OSError as e:
+    print("refused", e)
+'`, src, b.IP())
+	}
+	netAdmin := func(c *ContainerSpec) { c.CapAdd = []string{"NET_ADMIN"} }
+	spoof, out, stderr := startBash(t, a, "spoof", fmt.Sprintf("ip addr add %s/32 dev eth0 && %s && %s", forged, connect(forged.String()), connect(a.IP().String())), netAdmin)
+	if code := waitDone(ctx, t, spoof, stderr); code != 0 {
+		t.Fatalf("the spoofing container exited %d: %q; stderr: %s", code, out, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "refused") || lines[1] != "connected hello" {
+		t.Errorf("from the forged address, then its own, a got %q; want refused, then connected hello", lines)
+	}
+	if err := served.waitFor(ctx, "peer "+a.IP().String()); err != nil {
+		t.Fatalf("b never served a's own address: %v; b printed %q", err, served)
+	}
+	if strings.Contains(served.String(), "peer "+forged.String()) {
+		t.Errorf("b accepted a connection from the forged address %s: %q", forged, served)
+	}
+}

@@ -22,6 +22,9 @@ type podNetwork struct {
 	ip      netip.Addr
 	gateway netip.Addr
 	bits    int
+	// guard is the port guard's table (portguard.go), which lets the veth
+	// send from the pod's MAC and address only.
+	guard string
 	// ids and userns: the namespace is made owned by the pod's user
 	// namespace, bind-mounted at userns, unless ids are host users'.
 	ids    idMap
@@ -29,7 +32,8 @@ type podNetwork struct {
 }
 
 // create makes the namespace, the veth pair (host end on the bridge with
-// hairpin on, peer eth0 in the namespace with the bridge's MTU), the pod's
+// hairpin on, peer eth0 in the namespace with the bridge's MTU and a MAC
+// of the pod's address), guards the port (before it is up), then the pod's
 // address, lo up and the default route via the gateway.
 func (p podNetwork) create() error {
 	br, err := netlink.LinkByName(p.bridge)
@@ -42,13 +46,18 @@ func (p podNetwork) create() error {
 	}
 	defer ns.Close()
 	mtu := br.Attrs().MTU
+	mac := podMAC(p.ip)
 	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: p.veth, MTU: mtu, MasterIndex: br.Attrs().Index},
-		PeerName:      "eth0",
-		PeerNamespace: netlink.NsFd(int(ns)),
+		LinkAttrs:        netlink.LinkAttrs{Name: p.veth, MTU: mtu, MasterIndex: br.Attrs().Index},
+		PeerName:         "eth0",
+		PeerHardwareAddr: mac,
+		PeerNamespace:    netlink.NsFd(int(ns)),
 	}
 	if err := netlink.LinkAdd(veth); err != nil {
 		return fmt.Errorf("create veth %s: %w", p.veth, err)
+	}
+	if err := guardPort(p.guard, p.veth, mac, p.ip); err != nil {
+		return err
 	}
 	host, err := netlink.LinkByName(p.veth)
 	if err != nil {
@@ -141,9 +150,36 @@ func inNetns(ns netns.NsHandle, fn func() error) error {
 }
 
 // destroy deletes the veth pair (at once; a namespace's own teardown is
-// asynchronous) and then the namespace.
+// asynchronous), its port guard and then the namespace.
 func (p podNetwork) destroy() error {
-	return errors.Join(deleteLinkIfExists(p.veth), deleteNetns(p.netns))
+	return errors.Join(deleteLinkIfExists(p.veth), unguardPort(p.guard, p.veth), deleteNetns(p.netns))
+}
+
+// podMAC is the MAC of a pod's eth0: locally administered, with the pod's
+// address in its last four bytes, as Docker gives its containers.
+func podMAC(ip netip.Addr) net.HardwareAddr {
+	a := ip.As4()
+	return net.HardwareAddr{0x02, 0x42, a[0], a[1], a[2], a[3]}
+}
+
+// reguard guards the port of an adopted pod again (a network set up anew
+// has an empty guard), with the MAC its eth0 has.
+func (p podNetwork) reguard() error {
+	ns, err := netns.GetFromPath(filepath.Join(netnsDir, p.netns))
+	if err != nil {
+		return fmt.Errorf("open netns %s: %w", p.netns, err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink in netns %s: %w", p.netns, err)
+	}
+	defer h.Close()
+	eth0, err := h.LinkByName("eth0")
+	if err != nil {
+		return fmt.Errorf("eth0 in netns %s: %w", p.netns, err)
+	}
+	return guardPort(p.guard, p.veth, eth0.Attrs().HardwareAddr, p.ip)
 }
 
 // newNamedNetns creates a network namespace bind-mounted under /run/netns
@@ -231,16 +267,30 @@ func dialEach(ctx context.Context, network string, addrs []netip.Addr, port stri
 
 // podNetnsSysctls are set in every pod's network namespace, as container
 // runtimes do: a user namespace's root, which holds no capability over a
-// namespace the host made, may still bind ports below 1024 and ping.
+// namespace the host made, may still bind ports below 1024 and ping. And
+// IPv6 is off on the interfaces made after the namespace (eth0; lo keeps
+// ::1): the cluster is IPv4 only, and NetworkPolicies judge IPv4 alone, so
+// a pod gets no link-local IPv6 address to reach others by (the port guard
+// drops IPv6 frames besides).
 var podNetnsSysctls = map[string]string{
 	"net/ipv4/ip_unprivileged_port_start": "0",
 	"net/ipv4/ping_group_range":           "0 2147483647",
+	ipv6DefaultOff:                        "1",
 }
+
+// ipv6DefaultOff is the setting that makes new interfaces of a namespace
+// IPv6-less; a kernel without IPv6 does not have it, nor need it.
+const ipv6DefaultOff = "net/ipv6/conf/default/disable_ipv6"
 
 // writeNetnsSysctls writes podNetnsSysctls through /proc/sys, which shows the
 // calling thread's network namespace.
 func writeNetnsSysctls() error {
 	for key, value := range podNetnsSysctls {
+		if key == ipv6DefaultOff {
+			if _, err := os.Stat("/proc/sys/net/ipv6"); errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+		}
 		if err := os.WriteFile("/proc/sys/"+key, []byte(value), 0o644); err != nil {
 			return fmt.Errorf("sysctl %s in the pod's netns: %w", key, err)
 		}

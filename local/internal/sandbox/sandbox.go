@@ -126,7 +126,7 @@ func (h *Host) CreateSandbox(ctx context.Context, spec SandboxSpec) (*Sandbox, e
 		}
 		s.net = &podNetwork{
 			netns: h.names.netns(spec.UID), veth: h.names.veth(spec.UID), bridge: h.cfg.BridgeName,
-			ip: s.ip, gateway: h.gateway, bits: h.cfg.PodCIDR.Bits(),
+			ip: s.ip, gateway: h.gateway, bits: h.cfg.PodCIDR.Bits(), guard: h.names.portGuardTable(),
 			ids: s.ids, userns: s.usernsPath(),
 		}
 	}

@@ -114,6 +114,9 @@ func assertMachineClean(t testing.TB, cfg HostConfig) {
 	if exists, err := nftTableExists(n.nftTable()); err != nil || exists {
 		t.Errorf("nftables table %s is left (%v)", n.nftTable(), err)
 	}
+	if exists, err := portGuardExists(n.portGuardTable()); err != nil || exists {
+		t.Errorf("nftables table bridge %s is left (%v)", n.portGuardTable(), err)
+	}
 	if monitors := processesWithArg("--root=" + filepath.Join(cfg.StateDir, "runc")); len(monitors) > 0 {
 		t.Errorf("conmon processes of the host are left: %v", monitors)
 	}

@@ -99,7 +99,7 @@ func sweepDeadRunc(ctx context.Context, stateDir string, log logr.Logger) error 
 // gives its share of the kernel settings back (see sysctlRegistry).
 func closeDeadNetwork(n names) error {
 	sysctls := sysctlRegistry{dir: defaultSysctlRegistryDir, settings: hostSysctls}
-	return errors.Join(deleteNftTable(n.nftTable()), deleteLinkIfExists(n.bridge), sysctls.release(n.tag))
+	return errors.Join(deleteNftTable(n.nftTable()), deletePortGuard(n.portGuardTable()), deleteLinkIfExists(n.bridge), sysctls.release(n.tag))
 }
 
 // sweepRuncContainers force-deletes every container in the host's runc

@@ -126,7 +126,7 @@ func (c cluster) filter(l listing, podNetns map[uint64]bool, shared bool) hostSt
 	if shared {
 		s.shared = keep(l.links, func(name string) bool { return name == c.host.Bridge })
 		s.shared = append(s.shared, keep(l.nftTables, func(table string) bool {
-			return table == "ip "+c.host.NftTable || strings.HasSuffix(table, " "+kubeProxyTable)
+			return table == "ip "+c.host.NftTable || table == "bridge "+c.host.PortGuardTable || strings.HasSuffix(table, " "+kubeProxyTable)
 		})...)
 	}
 	return s

@@ -77,6 +77,7 @@ func requireEveryKind(t *testing.T, c cluster, s hostState) {
 		"pod network namespace": len(s.netns) > 0, "veth": len(s.veths) > 0, "mount": len(s.mounts) > 0,
 		"cgroup": len(s.cgroups) > 0, "process": len(s.processes) > 0, "bridge " + c.host.Bridge: shared[c.host.Bridge],
 		"nftables table " + c.host.NftTable: shared["ip "+c.host.NftTable], "nftables table " + kubeProxyTable: shared["ip "+kubeProxyTable],
+		"nftables table bridge " + c.host.PortGuardTable: shared["bridge "+c.host.PortGuardTable],
 	} {
 		if !seen {
 			t.Errorf("while running, the host shows no %s of the cluster; it shows:\n%s", what, s)
