@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,8 +104,9 @@ func TestLocalNode(t *testing.T) {
 func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
+	slot := nodeSlot(t)
 	host, err := sandbox.NewHost(t.Context(), sandbox.HostConfig{
-		StateDir: dir, BridgeName: "rlntest0", PodCIDR: netip.MustParsePrefix("10.252.0.0/24"), RuncBinary: runc,
+		StateDir: dir, BridgeName: fmt.Sprintf("rlntest%d", slot), PodCIDR: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 252, byte(slot), 0}), 24), RuncBinary: runc,
 		Log: testr.New(t),
 	})
 	if err != nil {
@@ -119,7 +121,7 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	// Queue and table differ from the local cluster's, which may run too.
 	enforcer, err := netpolicy.Start(t.Context(), netpolicy.Config{
 		RESTConfig: env.Config, NodeName: "ray-local", Bridge: host.Bridge(), PodCIDR: host.PodCIDR(),
-		QueueID: netpolicy.DefaultQueueID + 1, Table: "rlntest-netpol", Log: testr.New(t),
+		QueueID: netpolicy.DefaultQueueID + 1 + uint16(slot), Table: fmt.Sprintf("rlntest%d-netpol", slot), Log: testr.New(t),
 	})
 	if err != nil {
 		t.Fatalf("starting the network policy enforcer: %v", err)
@@ -155,6 +157,34 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 		t.Fatal(err)
 	}
 	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes, seccomp: seccomp}
+}
+
+// nodeSlots is how many runs of this suite may share the machine (two
+// worktrees' `make test`, say): each takes a slot, which gives it a
+// bridge, pod range, nfqueue and nftables table of its own. Slot 0 (bridge
+// rlntest0, 10.252.0.0/24, queue 2471) is left to older checkouts, which
+// took it without asking.
+const nodeSlots = 16
+
+// nodeSlot takes the first free slot for the test's duration (an flock,
+// released however the process ends).
+func nodeSlot(t *testing.T) int {
+	t.Helper()
+	for slot := 1; slot <= nodeSlots; slot++ {
+		path := fmt.Sprintf("/run/lock/ray-operator-node-suite-%d.lock", slot)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatalf("opening %s: %v", path, err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			_ = f.Close()
+			continue
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		return slot
+	}
+	t.Fatalf("all %d slots of the node suite are taken on this machine", nodeSlots)
+	return 0
 }
 
 // sharedDir makes the directory the node shares, readable by all: a pod's
