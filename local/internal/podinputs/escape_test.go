@@ -125,7 +125,7 @@ func TestClaimOwnerShiftDoesNotFollowSwappedLinks(t *testing.T) {
 
 	// Each pass gives the volume to another pod's range, so that every
 	// pass walks it.
-	const passes = 300
+	const passes = 500
 	for i := range passes {
 		base := 1<<28 + (i%2)<<16
 		w.facts.VolumeOwner = &Owner{UID: base, GID: base}
