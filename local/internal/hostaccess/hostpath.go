@@ -13,18 +13,36 @@ import (
 // limit of 40 does.
 const maxSymlinks = 40
 
-// checkHostPath returns why the node refuses hostPath volume name of path,
-// or "" when path, resolved, lies under a shared directory.
-func (p Policy) checkHostPath(name, path string) string {
+// Location is where a volume the policy mounts lies on the host: Rel below
+// Dir. Dir is a directory the node trusts (a shared directory or the
+// volume directory, symlinks resolved when the node started); Rel is a
+// local path ("." for Dir itself) that had no symlink when the policy
+// looked. Opening Rel beneath Dir without following any symlink therefore
+// opens what the policy allowed, or fails: a symlink found there later was
+// put there after the check.
+type Location struct {
+	// Dir is the trusted directory, absolute.
+	Dir string
+	// Rel is the path below Dir, without symlinks, "." or "..".
+	Rel string
+}
+
+// Path is the location as one absolute path.
+func (l Location) Path() string { return filepath.Join(l.Dir, l.Rel) }
+
+// HostPath returns where hostPath volume name of path lies, with its
+// symlinks followed, when that is under a directory the node shares;
+// otherwise it returns why the node refuses it.
+func (p Policy) HostPath(name, path string) (loc Location, refusal string) {
 	if !filepath.IsAbs(path) {
-		return fmt.Sprintf("hostPath volume %q: path %q is not absolute", name, path)
+		return Location{}, fmt.Sprintf("hostPath volume %q: path %q is not absolute", name, path)
 	}
 	resolved, err := resolve(path)
 	if err != nil {
-		return fmt.Sprintf("hostPath volume %q (%s): %v", name, path, err)
+		return Location{}, fmt.Sprintf("hostPath volume %q (%s): %v", name, path, err)
 	}
-	if p.shares(resolved) {
-		return ""
+	if loc, ok := p.shares(resolved); ok {
+		return loc, ""
 	}
 	where := path
 	if resolved != path {
@@ -34,23 +52,28 @@ func (p Policy) checkHostPath(name, path string) string {
 	if len(p.sharedDirs) > 0 {
 		shared = strings.Join(p.sharedDirs, ",")
 	}
-	return fmt.Sprintf("hostPath volume %q (%s) is not under a directory the node shares (--%s: %s)", name, where, FlagSharedHostDirs, shared)
+	return Location{}, fmt.Sprintf("hostPath volume %q (%s) is not under a directory the node shares (--%s: %s)", name, where, FlagSharedHostDirs, shared)
 }
 
-// shares tells whether the resolved path lies in a shared directory.
-func (p Policy) shares(resolved string) bool {
+// shares returns the location of the resolved path in the first shared
+// directory that holds it.
+func (p Policy) shares(resolved string) (Location, bool) {
 	for _, d := range p.sharedDirs {
-		if under(d, resolved) {
-			return true
+		if rel, ok := below(d, resolved); ok {
+			return Location{Dir: d, Rel: rel}, true
 		}
 	}
-	return false
+	return Location{}, false
 }
 
-// under tells whether the resolved path is dir or lies below it.
-func under(dir, resolved string) bool {
+// below returns the resolved path relative to dir when it is dir or lies
+// below it.
+func below(dir, resolved string) (string, bool) {
 	rel, err := filepath.Rel(dir, resolved)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return rel, true
 }
 
 // resolve returns the absolute path p with every symlink of its existing

@@ -24,15 +24,15 @@ func (p Policy) WithVolumeDir(dir string) (Policy, error) {
 	return p, nil
 }
 
-// PersistentVolumePath returns the host directory of a local or hostPath
-// persistent volume, symlinks followed, when the node mounts it: when it
+// PersistentVolumeLocation returns where the directory of a local or hostPath
+// persistent volume lies, symlinks followed, when the node mounts it: when it
 // lies under the node's volume directory, where only the node's provisioner
 // creates directories, or under a directory the node shares with hostPath
 // volumes. Otherwise it returns why not. The volume's annotations do not
 // matter: anyone who may create a PersistentVolume may set them, and a
 // PersistentVolume naming an arbitrary host path must not let a pod read
 // the host.
-func (p Policy) PersistentVolumePath(pv *corev1.PersistentVolume) (path, refusal string) {
+func (p Policy) PersistentVolumeLocation(pv *corev1.PersistentVolume) (loc Location, refusal string) {
 	var src string
 	switch {
 	case pv.Spec.Local != nil:
@@ -40,17 +40,22 @@ func (p Policy) PersistentVolumePath(pv *corev1.PersistentVolume) (path, refusal
 	case pv.Spec.HostPath != nil:
 		src = pv.Spec.HostPath.Path
 	default:
-		return "", fmt.Sprintf("persistent volume %q: the local node mounts only local and hostPath persistent volumes", pv.Name)
+		return Location{}, fmt.Sprintf("persistent volume %q: the local node mounts only local and hostPath persistent volumes", pv.Name)
 	}
 	if !filepath.IsAbs(src) {
-		return "", fmt.Sprintf("persistent volume %q: path %q is not absolute", pv.Name, src)
+		return Location{}, fmt.Sprintf("persistent volume %q: path %q is not absolute", pv.Name, src)
 	}
 	resolved, err := resolve(src)
 	if err != nil {
-		return "", fmt.Sprintf("persistent volume %q (%s): %v", pv.Name, src, err)
+		return Location{}, fmt.Sprintf("persistent volume %q (%s): %v", pv.Name, src, err)
 	}
-	if (p.volumeDir != "" && under(p.volumeDir, resolved) && resolved != p.volumeDir) || p.shares(resolved) {
-		return resolved, ""
+	if p.volumeDir != "" {
+		if rel, ok := below(p.volumeDir, resolved); ok && rel != "." {
+			return Location{Dir: p.volumeDir, Rel: rel}, ""
+		}
+	}
+	if loc, ok := p.shares(resolved); ok {
+		return loc, ""
 	}
 	where := src
 	if resolved != src {
@@ -64,6 +69,6 @@ func (p Policy) PersistentVolumePath(pv *corev1.PersistentVolume) (path, refusal
 	if len(p.sharedDirs) > 0 {
 		shared = strings.Join(p.sharedDirs, ",")
 	}
-	return "", fmt.Sprintf("%s: persistent volume %q (%s) is neither under the node's volume directory (%s) nor under a directory the node shares (--%s: %s)",
+	return Location{}, fmt.Sprintf("%s: persistent volume %q (%s) is neither under the node's volume directory (%s) nor under a directory the node shares (--%s: %s)",
 		ReasonPersistentVolume, pv.Name, where, provisioned, FlagSharedHostDirs, shared)
 }

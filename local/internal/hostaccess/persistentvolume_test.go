@@ -19,10 +19,10 @@ func localPV(path string, annotations map[string]string) *corev1.PersistentVolum
 	}
 }
 
-// TestPersistentVolumePath: the node mounts a persistent volume's directory
+// TestPersistentVolumeLocation: the node mounts a persistent volume's directory
 // only under its volume directory or a shared one, whatever its annotations
 // claim, with symlinks followed.
-func TestPersistentVolumePath(t *testing.T) {
+func TestPersistentVolumeLocation(t *testing.T) {
 	root := hostTree(t)
 	volumes := filepath.Join(root, "volumes")
 	if err := os.MkdirAll(filepath.Join(volumes, "pvc-1"), 0o755); err != nil {
@@ -45,14 +45,14 @@ func TestPersistentVolumePath(t *testing.T) {
 	ours := map[string]string{"pv.kubernetes.io/provisioned-by": "ray-local/local-path"}
 	cases := map[string]struct {
 		pv      *corev1.PersistentVolume
-		path    string
+		loc     Location
 		refusal string
 	}{
-		"a provisioned volume": {pv: localPV(volumes+"/pvc-1", ours), path: volumes + "/pvc-1"},
+		"a provisioned volume": {pv: localPV(volumes+"/pvc-1", ours), loc: Location{Dir: volumes, Rel: "pvc-1"}},
 		"a hostPath volume under a shared directory": {
 			pv: &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}, Spec: corev1.PersistentVolumeSpec{
 				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: root + "/shared/sub"}}}},
-			path: root + "/shared/sub",
+			loc: Location{Dir: root + "/shared", Rel: "sub"},
 		},
 		"the provisioned-by annotation on an arbitrary path": {pv: localPV("/etc", ours), refusal: refusal("/etc")},
 		"the volume directory itself":                        {pv: localPV(volumes, nil), refusal: refusal(volumes)},
@@ -71,18 +71,21 @@ func TestPersistentVolumePath(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			path, refusal := policy.PersistentVolumePath(tc.pv)
-			if diff := cmp.Diff([2]string{tc.path, tc.refusal}, [2]string{path, refusal}); diff != "" {
-				t.Errorf("path, refusal (-want +got):\n%s", diff)
+			loc, refusal := policy.PersistentVolumeLocation(tc.pv)
+			if diff := cmp.Diff(tc.loc, loc); diff != "" {
+				t.Errorf("location (-want +got):\n%s", diff)
+			}
+			if refusal != tc.refusal {
+				t.Errorf("refusal = %q, want %q", refusal, tc.refusal)
 			}
 		})
 	}
 }
 
-// TestPersistentVolumePathWithoutVolumeDir: the zero Policy mounts no
+// TestPersistentVolumeLocationWithoutVolumeDir: the zero Policy mounts no
 // persistent volume.
-func TestPersistentVolumePathWithoutVolumeDir(t *testing.T) {
-	_, refusal := Policy{}.PersistentVolumePath(localPV("/var/lib/x", nil))
+func TestPersistentVolumeLocationWithoutVolumeDir(t *testing.T) {
+	_, refusal := Policy{}.PersistentVolumeLocation(localPV("/var/lib/x", nil))
 	want := `PersistentVolumeForbidden: persistent volume "pv" (/var/lib/x) is neither under the node's volume directory (none) nor under a directory the node shares (--shared-host-dirs: none)`
 	if refusal != want {
 		t.Errorf("refusal = %q, want %q", refusal, want)

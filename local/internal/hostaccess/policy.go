@@ -122,7 +122,7 @@ func (p Policy) Admit(pod *corev1.Pod) Verdict {
 		if vol.HostPath == nil {
 			continue
 		}
-		if msg := p.checkHostPath(vol.Name, vol.HostPath.Path); msg != "" {
+		if _, msg := p.HostPath(vol.Name, vol.HostPath.Path); msg != "" {
 			v.refuse(ReasonHostPath, msg)
 		}
 	}

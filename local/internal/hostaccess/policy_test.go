@@ -151,13 +151,14 @@ func TestHostPath(t *testing.T) {
 	}
 	cases := map[string]struct {
 		path    string
+		rel     string // below shared, when admitted
 		message string // "" when admitted
 	}{
-		"the shared directory":            {path: shared},
-		"a file that does not exist yet":  {path: shared + "/new/deeper/file"},
-		"a symlink inside":                {path: shared + "/in/x"},
-		"through the shared dir's link":   {path: root + "/shared-link/sub"},
-		"a .. that stays inside":          {path: shared + "/sub/../sub"},
+		"the shared directory":            {path: shared, rel: "."},
+		"a file that does not exist yet":  {path: shared + "/new/deeper/file", rel: "new/deeper/file"},
+		"a symlink inside":                {path: shared + "/in/x", rel: "sub/x"},
+		"through the shared dir's link":   {path: root + "/shared-link/sub", rel: "sub"},
+		"a .. that stays inside":          {path: shared + "/sub/../sub", rel: "sub"},
 		"outside":                         {path: root + "/outside", message: refusal(root+"/outside", "")},
 		"a sibling with the same prefix":  {path: shared + "-x", message: refusal(shared+"-x", "")},
 		"a .. that leaves":                {path: shared + "/../outside", message: refusal(shared+"/../outside", root+"/outside")},
@@ -186,6 +187,13 @@ func TestHostPath(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, policy.Admit(pod)); diff != "" {
 				t.Errorf("verdict (-want +got):\n%s", diff)
+			}
+			var wantLoc Location
+			if tc.message == "" {
+				wantLoc = Location{Dir: shared, Rel: tc.rel}
+			}
+			if loc, _ := policy.HostPath("v", tc.path); loc != wantLoc {
+				t.Errorf("location = %+v, want %+v", loc, wantLoc)
 			}
 		})
 	}

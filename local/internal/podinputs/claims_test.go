@@ -3,6 +3,7 @@ package podinputs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,14 +66,12 @@ func claimVolumeSource(readOnly bool) corev1.VolumeSource {
 // read-only when the volume or the mount says so; a subPath is created
 // below it.
 func TestClaimVolumeMounts(t *testing.T) {
+	needRoot(t)
 	w := newClaimWorld(t)
 	objs := newFakeObjects(clocktesting.NewFakeClock(testTime), w.claim, w.pv)
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{volume("data", claimVolumeSource(false)), volume("ro", claimVolumeSource(true))}
-	v, err := Volumes(t.Context(), objs, pod, t.TempDir(), w.facts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, dir := setUpVolumesWith(t, objs, pod, w.facts)
 	c := &corev1.Container{Name: "main", VolumeMounts: []corev1.VolumeMount{
 		{Name: "data", MountPath: "/data"},
 		{Name: "data", MountPath: "/logs", SubPath: "logs/head", ReadOnly: true},
@@ -82,17 +81,28 @@ func TestClaimVolumeMounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pvDir := filepath.Join(w.volumeDir, "pv-1")
 	want := []Mount{
-		{Source: pvDir, Destination: "/data"},
-		{Source: pvDir + "/logs/head", Destination: "/logs", ReadOnly: true},
-		{Source: pvDir, Destination: "/ro", ReadOnly: true},
+		{Source: dir + "/data", Destination: "/data"},
+		{Source: dir + "/.subpaths/main/1", Destination: "/logs", ReadOnly: true},
+		{Source: dir + "/ro", Destination: "/ro", ReadOnly: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mounts (-want +got):\n%s", diff)
 	}
-	if info, err := os.Stat(pvDir + "/logs/head"); err != nil || !info.IsDir() {
-		t.Errorf("subPath directory: %v", err)
+	// Each source shows the persistent volume's directory (or the subPath
+	// below it, which was created).
+	pvDir := filepath.Join(w.volumeDir, "pv-1")
+	if err := os.WriteFile(pvDir+"/logs/head/out", nil, 0o644); err != nil {
+		t.Fatalf("subPath directory: %v", err)
+	}
+	for _, m := range got {
+		wantNames := []string{"logs"}
+		if m.Destination == "/logs" {
+			wantNames = []string{"out"}
+		}
+		if got := names(t, m.Source); !slices.Equal(got, wantNames) {
+			t.Errorf("%s shows %v, want %v", m.Source, got, wantNames)
+		}
 	}
 	if err := v.Refresh(t.Context(), objs, pod, w.facts); err != nil {
 		t.Errorf("Refresh leaves claim volumes alone, got %v", err)
@@ -127,7 +137,7 @@ func TestClaimVolumeWaits(t *testing.T) {
 		},
 		"a volume whose directory is gone": {
 			change: func(w *claimWorld) { w.pv.Spec.Local.Path = filepath.Join(w.volumeDir, "gone") },
-			want:   `persistentvolume "pv-1": stat VOLUMES/gone: no such file or directory`,
+			want:   `persistentvolume "pv-1": open VOLUMES/gone: no such file or directory`,
 		},
 	}
 	for name, tc := range cases {
@@ -176,10 +186,7 @@ func TestClaimVolumeOwnersShift(t *testing.T) {
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{volume("data", claimVolumeSource(false))}
 	w.facts.VolumeOwner = &Owner{UID: second, GID: second + 2000} // fsGroup 2000
-	v, err := Volumes(t.Context(), objs, pod, t.TempDir(), w.facts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, _ := setUpVolumesWith(t, objs, pod, w.facts)
 	c := &corev1.Container{Name: "main", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/logs", SubPath: "logs/head"}}}
 	if _, err := Mounts(c, v); err != nil {
 		t.Fatal(err)

@@ -10,4 +10,11 @@
 // downwardAPI and projected volumes are written with an atomic writer (a
 // timestamped directory behind a "..data" symlink) so that a reader sees an
 // update whole.
+//
+// Pods may rename what is in the directories they share with the node
+// (emptyDirs, persistent volumes, shared hostPath directories) at any time,
+// so the node opens each path there once, beneath a directory it holds
+// open and without following symlinks out of it, and bind-mounts what it
+// opened into a directory of its own (see beneath.go and binds.go): the
+// containers mount exactly what was checked.
 package podinputs

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -22,14 +25,15 @@ type Mount struct {
 	ReadOnly bool
 }
 
-// Mounts are a container's volumeMounts as bind mounts of v's paths. A subPath
-// mounts the path below the volume (created as a directory when missing),
-// with symlinks resolved so that it cannot leave the volume (a subPath of a
-// configMap key is therefore the file of the current contents, and, as on
-// a kubelet, does not see later updates); configMap,
-// secret, downwardAPI and projected volumes are always read-only, as a
-// kubelet mounts them. A subPathExpr needs the container's environment: use
-// ExpandedMounts.
+// Mounts are a container's volumeMounts as bind mounts of v's paths. A
+// subPath mounts the file or directory below the volume (missing
+// directories created), opened once with no symlink or ".." that leads out
+// of the volume and bind-mounted from the descriptor (see subPathSource),
+// as a kubelet does; a subPath of a configMap key is therefore the file of
+// the current contents, and, as on a kubelet, does not see later updates.
+// configMap, secret, downwardAPI and projected volumes are always
+// read-only, as a kubelet mounts them. A subPathExpr needs the container's
+// environment: use ExpandedMounts.
 func Mounts(c *corev1.Container, v *PodVolumes) ([]Mount, error) {
 	return ExpandedMounts(c, v, nil)
 }
@@ -40,7 +44,7 @@ func Mounts(c *corev1.Container, v *PodVolumes) ([]Mount, error) {
 func ExpandedMounts(c *corev1.Container, v *PodVolumes, env []string) ([]Mount, error) {
 	lookup := envLookup(env)
 	out := make([]Mount, 0, len(c.VolumeMounts))
-	for _, vm := range c.VolumeMounts {
+	for i, vm := range c.VolumeMounts {
 		src, ok := v.Paths[vm.Name]
 		if !ok {
 			return nil, &ConfigError{Reason: ReasonCreateContainerConfigError,
@@ -51,9 +55,8 @@ func ExpandedMounts(c *corev1.Container, v *PodVolumes, env []string) ([]Mount, 
 			return nil, err
 		}
 		if sub != "" {
-			if src, err = resolveSubPath(src, sub); err != nil {
-				return nil, &ConfigError{Reason: ReasonCreateContainerConfigError, Err: err,
-					Message: fmt.Sprintf("failed to prepare subPath for volumeMount %q of container %q: %v", vm.Name, c.Name, err)}
+			if src, err = v.subPathSource(src, sub, c.Name, i); err != nil {
+				return nil, subPathError(err, vm.Name, c.Name)
 			}
 		}
 		out = append(out, Mount{
@@ -64,6 +67,26 @@ func ExpandedMounts(c *corev1.Container, v *PodVolumes, env []string) ([]Mount, 
 	}
 	return out, nil
 }
+
+// subPathError words a subPath's failure as a kubelet does: a subPath that
+// is absolute or has a "..", with the subPath; anything else (a symlink out
+// of the volume, say) without details, which would tell the pod about the
+// host's files. The details stay in the error's Err.
+func subPathError(err error, volume, container string) *ConfigError {
+	ce := &ConfigError{Reason: ReasonCreateContainerConfigError, Err: err}
+	var invalid *invalidSubPath
+	if errors.As(err, &invalid) {
+		ce.Message = invalid.Error()
+	} else {
+		ce.Message = fmt.Sprintf("failed to prepare subPath for volumeMount %q of container %q", volume, container)
+	}
+	return ce
+}
+
+// invalidSubPath is a subPath the node refuses as written.
+type invalidSubPath struct{ msg string }
+
+func (e *invalidSubPath) Error() string { return e.msg }
 
 func subPath(vm corev1.VolumeMount, lookup func(string) (string, bool)) (string, error) {
 	if vm.SubPathExpr == "" {
@@ -84,46 +107,45 @@ func subPath(vm corev1.VolumeMount, lookup func(string) (string, bool)) (string,
 	return sub, nil
 }
 
-// resolveSubPath is the host path of sub below root, one component at a
-// time: missing components are created as directories owned as their
-// parent is (the pod's root in a persistent volume), and a symlink that
-// leads out of root is refused.
-func resolveSubPath(root, sub string) (string, error) {
-	if !filepath.IsLocal(sub) {
-		return "", fmt.Errorf("subPath %q must be a relative path that does not leave the volume", sub)
+// subPathsDir, in the pod's volume directory, holds the subPath mounts:
+// subPathsDir/<container>/<index of the volumeMount>. No volume is named
+// so: volume names have no dot.
+const subPathsDir = ".subpaths"
+
+// subPathSource opens sub below the volume at root, creating missing
+// directories owned as their parent is (the pod's root in a persistent
+// volume), and bind-mounts what it opened at the container's subPath mount
+// point, which it returns. A symlink may lead anywhere in the volume, not
+// out of it: the open is done by the kernel beneath the volume's root, so
+// that a pod renaming parts of the path meanwhile cannot make it leave.
+func (v *PodVolumes) subPathSource(root, sub, container string, index int) (string, error) {
+	switch {
+	case filepath.IsAbs(sub):
+		return "", &invalidSubPath{fmt.Sprintf("error SubPath `%s` must not be an absolute path", sub)}
+	case slices.Contains(strings.Split(sub, "/"), ".."):
+		return "", &invalidSubPath{fmt.Sprintf("unable to provision SubPath `%s`: must not contain '..'", sub)}
+	case v.dir == "":
+		return "", errors.New("the volumes have no directory for subPath mounts")
 	}
-	root, err := filepath.EvalSymlinks(root)
+	dir, err := openDir(root)
 	if err != nil {
 		return "", err
 	}
-	cur := root
-	for _, part := range strings.Split(filepath.Clean(sub), string(filepath.Separator)) {
-		next := filepath.Join(cur, part)
-		if _, err := os.Lstat(next); errors.Is(err, fs.ErrNotExist) {
-			if err := mkdirLikeParent(next, cur); err != nil {
-				return "", err
-			}
-		}
-		resolved, err := filepath.EvalSymlinks(next)
-		if err != nil {
-			return "", err
-		}
-		if !within(root, resolved) {
-			return "", fmt.Errorf("subPath %q leads to %s, outside the volume %s", sub, resolved, root)
-		}
-		cur = resolved
+	defer unix.Close(dir)
+	if err := mkdirsBeneath(dir, sub, inVolume, true); err != nil {
+		return "", fmt.Errorf("subPath %q: %w", sub, err)
 	}
-	return cur, nil
-}
-
-// mkdirLikeParent creates dir with the owner of parent.
-func mkdirLikeParent(dir, parent string) error {
-	uid, gid, err := ownerOf(parent)
+	fd, err := openat2(dir, filepath.Clean(sub), unix.O_PATH, inVolume)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("subPath %q: %w", sub, &fs.PathError{Op: "open", Path: sub, Err: err})
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return err
+	defer unix.Close(fd)
+	target := filepath.Join(v.dir, subPathsDir, container, strconv.Itoa(index))
+	if err := os.MkdirAll(filepath.Dir(target), 0o711); err != nil {
+		return "", err
 	}
-	return os.Lchown(dir, uid, gid)
+	if err := v.bind(fd, target); err != nil {
+		return "", err
+	}
+	return target, nil
 }

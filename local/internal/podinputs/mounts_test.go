@@ -12,6 +12,7 @@ import (
 )
 
 func TestMounts(t *testing.T) {
+	needRoot(t)
 	clk := clocktesting.NewFakeClock(testTime)
 	objs := newFakeObjects(clk, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ray", Name: "redis-conf"},
 		Data: map[string]string{"redis.conf": "port 6379\n"}})
@@ -25,7 +26,6 @@ func TestMounts(t *testing.T) {
 	if err := os.Symlink("/etc", filepath.Join(dir, "logs/escape")); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.Readlink(filepath.Join(dir, "conf/..data"))
 	env := []string{"POD_NAME=head-abc", "EMPTY="}
 
 	cases := []struct {
@@ -33,6 +33,7 @@ func TestMounts(t *testing.T) {
 		mounts  []corev1.VolumeMount
 		want    []Mount
 		wantErr *ConfigError
+		reads   string // what the first source reads, when it is a file
 	}{{
 		name: "whole volumes; API data volumes are read-only",
 		mounts: []corev1.VolumeMount{
@@ -50,7 +51,8 @@ func TestMounts(t *testing.T) {
 		mounts: []corev1.VolumeMount{
 			{Name: "conf", MountPath: "/etc/redis.conf", SubPath: "redis.conf"},
 		},
-		want: []Mount{{Source: dir + "/conf/" + data + "/redis.conf", Destination: "/etc/redis.conf", ReadOnly: true}},
+		want:  []Mount{{Source: dir + "/.subpaths/ray-head/0", Destination: "/etc/redis.conf", ReadOnly: true}},
+		reads: "port 6379\n",
 	}, {
 		name: "missing subPath directories are created; subPathExpr expands",
 		mounts: []corev1.VolumeMount{
@@ -58,19 +60,24 @@ func TestMounts(t *testing.T) {
 			{Name: "logs", MountPath: "/b", SubPathExpr: "pods/$(POD_NAME)"},
 		},
 		want: []Mount{
-			{Source: dir + "/logs/x/y", Destination: "/a"},
-			{Source: dir + "/logs/pods/head-abc", Destination: "/b"},
+			{Source: dir + "/.subpaths/ray-head/0", Destination: "/a"},
+			{Source: dir + "/.subpaths/ray-head/1", Destination: "/b"},
 		},
 	}, {
 		name:   "subPath through a symlink out of the volume",
 		mounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/x", SubPath: "escape/passwd"}},
 		wantErr: &ConfigError{Reason: ReasonCreateContainerConfigError,
-			Message: `failed to prepare subPath for volumeMount "logs" of container "ray-head": subPath "escape/passwd" leads to /etc, outside the volume ` + dir + `/logs`},
+			Message: `failed to prepare subPath for volumeMount "logs" of container "ray-head"`},
+	}, {
+		name:   "absolute subPath",
+		mounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/x", SubPathExpr: "/$(POD_NAME)"}},
+		wantErr: &ConfigError{Reason: ReasonCreateContainerConfigError,
+			Message: "error SubPath `/head-abc` must not be an absolute path"},
 	}, {
 		name:   "subPath with ..",
 		mounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/x", SubPath: "../conf"}},
 		wantErr: &ConfigError{Reason: ReasonCreateContainerConfigError,
-			Message: `failed to prepare subPath for volumeMount "logs" of container "ray-head": subPath "../conf" must be a relative path that does not leave the volume`},
+			Message: "unable to provision SubPath `../conf`: must not contain '..'"},
 	}, {
 		name:   "subPathExpr with an empty variable",
 		mounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/x", SubPathExpr: "$(EMPTY)/$(NOPE)"}},
@@ -92,10 +99,22 @@ func TestMounts(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ExpandedMounts (-want +got):\n%s", diff)
 			}
+			if tc.reads != "" {
+				if b, err := os.ReadFile(got[0].Source); err != nil || string(b) != tc.reads {
+					t.Errorf("%s reads %q, %v; want %q", got[0].Source, b, err, tc.reads)
+				}
+			}
 		})
 	}
+	// The last subPath sources show what the subPaths named.
+	if err := os.WriteFile(dir+"/.subpaths/ray-head/1/f", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir + "/logs/pods/head-abc/f"); err != nil {
+		t.Errorf("a file written in the subPath source is not in the volume: %v", err)
+	}
 	// The directories a subPath needed exist in the volume, nothing else.
-	want := map[string]string{"escape": "-> /etc", "x": "dir 0755", "x/y": "dir 0755", "pods": "dir 0755", "pods/head-abc": "dir 0755"}
+	want := map[string]string{"escape": "-> /etc", "x": "dir 0755", "x/y": "dir 0755", "pods": "dir 0755", "pods/head-abc": "dir 0755", "pods/head-abc/f": "0644 "}
 	if diff := cmp.Diff(want, tree(t, filepath.Join(dir, "logs"))); diff != "" {
 		t.Errorf("emptyDir after the mounts (-want +got):\n%s", diff)
 	}

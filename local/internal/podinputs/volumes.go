@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync"
 
 	"github.com/moby/sys/mountinfo"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -30,12 +30,17 @@ type PodVolumes struct {
 	readOnly map[string]bool // those and read-only persistentVolumeClaim volumes
 	tmpfs    []string        // mounted Memory emptyDirs
 	tokens   map[string]*authenticationv1.TokenRequest
+
+	dir     string     // the pod's volume directory
+	bindsMu sync.Mutex // Mounts adds subPath binds while the worker runs on
+	binds   []string   // where mountFD mounted hostPath, claim and subPath sources
 }
 
 // Volumes writes a pod's volumes below dir, one subdirectory per volume
-// (hostPath volumes stay where they are; a persistentVolumeClaim volume is
-// the directory of its bound persistent volume, see claimVolume), and
-// returns their host paths.
+// (a hostPath or persistentVolumeClaim volume's is a bind mount of the
+// host directory or file it names, opened once where the node's host-access
+// policy allows it: see hostPathVolume and claimVolume), and returns their
+// host paths.
 // emptyDir with medium Memory is a tmpfs mount of sizeLimit (the kernel's
 // default, half of the memory, without one); configMap, secret, downwardAPI
 // and projected volumes are written atomically (see writeAtomic). A volume
@@ -57,6 +62,11 @@ func VolumesAt(ctx context.Context, clk clock.PassiveClock, objs Objects, pod *c
 		apiData:  map[string]bool{},
 		readOnly: map[string]bool{},
 		tokens:   map[string]*authenticationv1.TokenRequest{},
+		dir:      dir,
+	}
+	// The node's directory: no pod may rename what is in it.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
 	b := v.contents(objs, pod, facts)
 	for i := range pod.Spec.Volumes {
@@ -86,13 +96,9 @@ func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume,
 	case src.EmptyDir != nil:
 		return v.emptyDir(src.EmptyDir, vol.Name, path)
 	case src.HostPath != nil:
-		if err := checkHostPath(src.HostPath); err != nil {
-			return err
-		}
-		v.Paths[vol.Name] = src.HostPath.Path
-		return nil
+		return v.hostPathVolume(vol.Name, src.HostPath, b.facts.HostAccess, path)
 	case src.PersistentVolumeClaim != nil:
-		return v.claimVolume(ctx, b, src.PersistentVolumeClaim, vol.Name)
+		return v.claimVolume(ctx, b, src.PersistentVolumeClaim, vol.Name, path)
 	}
 	files, ok, err := b.files(ctx, vol)
 	if !ok {
@@ -175,10 +181,11 @@ func (v *PodVolumes) Refresh(ctx context.Context, objs Objects, pod *corev1.Pod,
 	return errors.Join(errs...)
 }
 
-// Release unmounts the pod's tmpfs volumes. It may be called again after a
+// Release unmounts the pod's tmpfs volumes and the binds of its hostPath,
+// persistentVolumeClaim and subPath sources. It may be called again after a
 // failure; what is unmounted is not unmounted twice.
 func (v *PodVolumes) Release() error {
-	var errs []error
+	errs := []error{v.releaseBinds()}
 	kept := v.tmpfs[:0]
 	for _, p := range v.tmpfs {
 		if err := unmountTmpfs(p); err != nil {
@@ -215,11 +222,6 @@ func volumeKind(vol *corev1.Volume) string {
 		return k
 	}
 	return "unknown"
-}
-
-// within reports whether path is root or below it.
-func within(root, path string) bool {
-	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
 // chownTree gives dir and everything below it (symlinks themselves) to

@@ -22,12 +22,18 @@ import (
 // directory, and releases them when the test ends.
 func setUpVolumes(t *testing.T, objs *fakeObjects, pod *corev1.Pod) (*PodVolumes, string) {
 	t.Helper()
+	return setUpVolumesWith(t, objs, pod, testFacts())
+}
+
+// setUpVolumesWith is setUpVolumes with facts.
+func setUpVolumesWith(t *testing.T, objs *fakeObjects, pod *corev1.Pod, facts PodFacts) (*PodVolumes, string) {
+	t.Helper()
 	dir := t.TempDir()
 	clk, ok := objs.clock.(*clocktesting.FakeClock)
 	if !ok {
 		clk = clocktesting.NewFakeClock(testTime)
 	}
-	v, err := VolumesAt(t.Context(), clk, objs, pod, dir, testFacts())
+	v, err := VolumesAt(t.Context(), clk, objs, pod, dir, facts)
 	if err != nil {
 		t.Fatalf("Volumes: %v", err)
 	}
@@ -262,9 +268,13 @@ func TestRefreshRenewsTokensAt80Percent(t *testing.T) {
 	}
 }
 
+// TestVolumesEmptyDirAndHostPath: an emptyDir is a directory of the pod's;
+// a hostPath volume is a bind mount of the shared path, created as its type
+// says (no type: a directory, as containerd creates a missing source).
 func TestVolumesEmptyDirAndHostPath(t *testing.T) {
-	host := t.TempDir()
-	if err := os.WriteFile(filepath.Join(host, "file"), nil, 0o644); err != nil {
+	needRoot(t)
+	facts, host := sharedPolicy(t)
+	if err := os.WriteFile(filepath.Join(host, "file"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pod := testPod()
@@ -276,33 +286,54 @@ func TestVolumesEmptyDirAndHostPath(t *testing.T) {
 			Path: filepath.Join(host, "touched"), Type: ptr.To(corev1.HostPathFileOrCreate)}}),
 		volume("file", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: filepath.Join(host, "file"), Type: ptr.To(corev1.HostPathFile)}}),
-		volume("any", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/no/such/path"}}),
+		volume("any", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: filepath.Join(host, "any")}}),
 	}
-	v, dir := setUpVolumes(t, newFakeObjects(nil), pod)
-	wantPaths := map[string]string{
-		"scratch": dir + "/scratch",
-		"made":    host + "/made/deep",
-		"touched": host + "/touched",
-		"file":    host + "/file",
-		"any":     "/no/such/path",
+	dir := t.TempDir()
+	v, err := Volumes(t.Context(), newFakeObjects(nil), pod, dir, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := v.Release(); err != nil {
+			t.Error(err)
+		}
+	})
+	wantPaths := map[string]string{}
+	for _, vol := range pod.Spec.Volumes {
+		wantPaths[vol.Name] = filepath.Join(dir, vol.Name)
 	}
 	if diff := cmp.Diff(wantPaths, v.Paths); diff != "" {
 		t.Errorf("Paths (-want +got):\n%s", diff)
 	}
-	wantTree := map[string]string{"scratch": "dir 0777"}
+	wantHost := map[string]string{"any": "dir 0755", "file": "0644 x", "made": "dir 0755", "made/deep": "dir 0755", "touched": "0644 "}
+	if diff := cmp.Diff(wantHost, tree(t, host)); diff != "" {
+		t.Errorf("host dir (-want +got):\n%s", diff)
+	}
+	// The pod's directory shows the hostPath volumes through their mounts.
+	wantTree := map[string]string{"scratch": "dir 0777", "made": "dir 0755", "touched": "0644 ", "file": "0644 x", "any": "dir 0755"}
 	if diff := cmp.Diff(wantTree, tree(t, dir)); diff != "" {
 		t.Errorf("pod dir (-want +got):\n%s", diff)
 	}
-	wantHost := map[string]string{"file": "0644 ", "made": "dir 0755", "made/deep": "dir 0755", "touched": "0644 "}
-	if diff := cmp.Diff(wantHost, tree(t, host)); diff != "" {
-		t.Errorf("host dir (-want +got):\n%s", diff)
+	if err := os.WriteFile(filepath.Join(dir, "made", "new"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(host, "made/deep/new")); err != nil {
+		t.Errorf("a file written through the volume is not on the host: %v", err)
+	}
+	if err := v.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// Released, only the empty mount points are left.
+	wantTree = map[string]string{"scratch": "dir 0777", "made": "dir 0711", "touched": "0600 ", "file": "0600 ", "any": "dir 0711"}
+	if diff := cmp.Diff(wantTree, tree(t, dir)); diff != "" {
+		t.Errorf("pod dir after Release (-want +got):\n%s", diff)
 	}
 }
 
 func TestVolumesErrors(t *testing.T) {
 	objs := newFakeObjects(clocktesting.NewFakeClock(testTime), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ray", Name: "creds"}, Data: map[string][]byte{"user": []byte("ray")}})
-	host := t.TempDir()
+	facts, host := sharedPolicy(t)
 	cases := []struct {
 		name string
 		vol  corev1.Volume
@@ -323,6 +354,8 @@ func TestVolumesErrors(t *testing.T) {
 		{"hostPath Directory that is a file", volume("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: host + "/f", Type: ptr.To(corev1.HostPathDirectory)}}),
 			`MountVolume.SetUp failed for volume "h" : hostPath type check failed: ` + host + `/f is not a directory`},
+		{"hostPath outside the shared directory", volume("etc", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}}),
+			`MountVolume.SetUp failed for volume "etc" : hostPath volume "etc" (/etc) is not under a directory the node shares (--shared-host-dirs: ` + host + `)`},
 		{"hostPath Socket missing", volume("s", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: host + "/sock", Type: ptr.To(corev1.HostPathSocket)}}),
 			`MountVolume.SetUp failed for volume "s" : hostPath type check failed: ` + host + `/sock does not exist`},
@@ -337,7 +370,7 @@ func TestVolumesErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := testPod()
 			pod.Spec.Volumes = []corev1.Volume{tc.vol}
-			_, err := Volumes(t.Context(), objs, pod, t.TempDir(), testFacts())
+			_, err := Volumes(t.Context(), objs, pod, t.TempDir(), facts)
 			want := &ConfigError{Reason: ReasonContainerCreating, Message: tc.want}
 			if diff := cmp.Diff(want, configError(err), cmpConfigError); diff != "" {
 				t.Errorf("Volumes error (-want +got):\n%s", diff)

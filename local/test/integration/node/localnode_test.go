@@ -85,6 +85,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("a claim of the default class is provisioned, mounted, kept across pods and deleted", func(t *testing.T) { testPersistentVolumes(t, c) })
 	t.Run("a pod whose claim is unbound waits in ContainerCreating", func(t *testing.T) { testUnboundClaim(t, c) })
 	t.Run("a hand-made PV on a host path is not mounted", func(t *testing.T) { testHostPersistentVolume(t, c) })
+	t.Run("hostPaths swapped for symlinks by another pod after admission are refused, nothing created on the host", func(t *testing.T) { testSwappedHostPaths(t, c) })
 	t.Run("readiness gates follow conditions set through the status API", func(t *testing.T) { testReadinessGates(t, c) })
 	t.Run("a lowered activeDeadlineSeconds fails the pod", func(t *testing.T) { testActiveDeadline(t, c) })
 	t.Run("an image change restarts the container", func(t *testing.T) { testImageChange(t, c) })
