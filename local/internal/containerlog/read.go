@@ -75,7 +75,45 @@ func Read(ctx context.Context, path string, opts Options, done <-chan struct{}, 
 	if err != nil || !opts.Follow {
 		return ignoreLimit(err)
 	}
-	return ignoreLimit(follow(ctx, r, rest, done, clk, out))
+	lf := &logFile{path: path, f: f, r: r}
+	defer lf.close()
+	return ignoreLimit(follow(ctx, lf, rest, done, clk, out))
+}
+
+// logFile is the file a follower reads, which a rotation replaces.
+type logFile struct {
+	path   string
+	f      *os.File
+	r      *bufio.Reader
+	opened bool // f was opened by switchIfRotated: close it
+}
+
+// switchIfRotated moves to the file now at path once it is another than
+// the one read (the log was rotated and the writer reopened it), and
+// reports whether it did.
+func (lf *logFile) switchIfRotated() bool {
+	now, err := os.Stat(lf.path)
+	if err != nil {
+		return false // renamed, and not yet reopened by the writer
+	}
+	cur, err := lf.f.Stat()
+	if err != nil || os.SameFile(now, cur) {
+		return false
+	}
+	f, err := os.Open(lf.path)
+	if err != nil {
+		return false
+	}
+	lf.close()
+	lf.f, lf.opened = f, true
+	lf.r.Reset(f)
+	return true
+}
+
+func (lf *logFile) close() {
+	if lf.opened {
+		_ = lf.f.Close()
+	}
 }
 
 // initialOffset is where the records opts selects start: 0, or for a tail
@@ -196,12 +234,13 @@ func (rw *recordWriter) write(rec logRecord) error {
 	return err
 }
 
-// follow streams records appended after the initial read.
-func follow(ctx context.Context, r *bufio.Reader, pending []byte, done <-chan struct{}, clk clock.WithTicker, out *recordWriter) error {
+// follow streams records appended after the initial read, going on in the
+// new file when the log is rotated.
+func follow(ctx context.Context, lf *logFile, pending []byte, done <-chan struct{}, clk clock.WithTicker, out *recordWriter) error {
 	ticker := clk.NewTicker(100 * time.Millisecond)
 	defer ticker.Stop()
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := lf.r.ReadBytes('\n')
 		pending = append(pending, line...)
 		if err == nil {
 			if rec, perr := parseRecord(bytes.TrimSuffix(pending, []byte("\n"))); perr == nil {
@@ -214,6 +253,10 @@ func follow(ctx context.Context, r *bufio.Reader, pending []byte, done <-chan st
 		}
 		if !errors.Is(err, io.EOF) {
 			return err
+		}
+		if lf.switchIfRotated() {
+			pending = pending[:0]
+			continue
 		}
 		select {
 		case <-done:

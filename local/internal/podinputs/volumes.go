@@ -36,8 +36,8 @@ type PodVolumes struct {
 // (hostPath volumes stay where they are; a persistentVolumeClaim volume is
 // the directory of its bound persistent volume, see claimVolume), and
 // returns their host paths.
-// emptyDir with medium Memory is a tmpfs mount of sizeLimit (the kernel's
-// default, half of the memory, without one); configMap, secret, downwardAPI
+// emptyDir with medium Memory is a tmpfs mount of MemoryVolumeSize;
+// configMap, secret, downwardAPI
 // and projected volumes are written atomically (see writeAtomic). A volume
 // that cannot be set up, or of a kind the local node does not support, is a
 // *ConfigError with reason ContainerCreating; nothing stays mounted then.
@@ -84,7 +84,7 @@ func (v *PodVolumes) contents(objs Objects, pod *corev1.Pod, facts PodFacts) *co
 func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume, path string) error {
 	switch src := vol.VolumeSource; {
 	case src.EmptyDir != nil:
-		return v.emptyDir(src.EmptyDir, vol.Name, path)
+		return v.emptyDir(src.EmptyDir, vol.Name, path, MemoryVolumeSize(b.pod, src.EmptyDir, b.facts.NodeAllocatable))
 	case src.HostPath != nil:
 		if err := checkHostPath(src.HostPath); err != nil {
 			return err
@@ -116,7 +116,7 @@ func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume,
 	return nil
 }
 
-func (v *PodVolumes) emptyDir(src *corev1.EmptyDirVolumeSource, name, path string) error {
+func (v *PodVolumes) emptyDir(src *corev1.EmptyDirVolumeSource, name, path string, memorySize int64) error {
 	if src.Medium != corev1.StorageMediumDefault && src.Medium != corev1.StorageMediumMemory {
 		return configErrorf("emptyDir medium %q is not supported on the local node", src.Medium)
 	}
@@ -131,7 +131,7 @@ func (v *PodVolumes) emptyDir(src *corev1.EmptyDirVolumeSource, name, path strin
 			return err
 		}
 		if !mounted {
-			if err := mountTmpfs(path, src.SizeLimit); err != nil {
+			if err := mountTmpfs(path, memorySize); err != nil {
 				return err
 			}
 		}
