@@ -49,7 +49,9 @@ func (n names) cgroupParent() string { return "rayop-" + n.tag }
 // podCgroup is the cgroup of one pod, below the host's parent: its
 // containers' cgroups are below it, and its limits (pids.max) bound them
 // all together.
-func (n names) podCgroup(uid string) string { return n.cgroupParent() + "/" + podCgroupPrefix + podKey(uid) }
+func (n names) podCgroup(uid string) string {
+	return n.cgroupParent() + "/" + podCgroupPrefix + podKey(uid)
+}
 
 // podCgroupPrefix starts the name of every pod cgroup below the parent.
 const podCgroupPrefix = "pod-"
