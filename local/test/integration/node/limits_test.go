@@ -52,6 +52,7 @@ time.sleep(300)
 // kubelet gives too), while another pod runs to completion beside it.
 func testForkBomb(t *testing.T, c *cluster) {
 	pod := sleepPod("forker", forkScript)
+	pod.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1) // python as PID 1 ignores SIGTERM
 	createAndWait(t, c, pod, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 	var logs string
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
@@ -75,7 +76,7 @@ func testForkBomb(t *testing.T, c *cluster) {
 }
 
 // chattyScript writes numbered 1 KiB lines to stdout without end, about
-// 1 MB/s.
+// 2 MB/s.
 const chattyScript = `exec python3 -c '
 import sys, time
 pad = "x" * 1000
@@ -85,7 +86,7 @@ while True:
         sys.stdout.write("%09d %s\n" % (i, pad))
         i += 1
     sys.stdout.flush()
-    time.sleep(0.02)
+    time.sleep(0.01)
 '`
 
 // testEndlessStdout: a pod that writes to stdout without end has its log
@@ -93,7 +94,9 @@ while True:
 // so that what it wrote outgrows what the node keeps; the kubelet API
 // serves the tail of the current file.
 func testEndlessStdout(t *testing.T, c *cluster) {
-	pod := createAndWait(t, c, sleepPod("chatty", chattyScript), "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	chatty := sleepPod("chatty", chattyScript)
+	chatty.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+	pod := createAndWait(t, c, chatty, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 	dir := filepath.Join(c.stateDir, "pods", string(pod.UID), "logs", "main")
 	var kept int64
 	var files []string
