@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -32,6 +33,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/containerlog"
 	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
@@ -63,6 +65,12 @@ type localFlags struct {
 	sharedHostDirs      []string
 	// syncFrequency is the local node's volume resync period.
 	syncFrequency time.Duration
+	// podMaxPids, containerLogMaxSize and containerLogMaxFiles bound every
+	// pod of the local node (podworker.Limits).
+	podMaxPids           int64
+	containerLogMaxSize  string
+	containerLogMaxFiles int
+	limits               podworker.Limits
 }
 
 func main() {
@@ -90,6 +98,9 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.IntVar(&l.nodes, "nodes", 3, "Number of simulated (kwok) nodes, with --simulated.")
 	fs.BoolVar(&l.certManager, "cert-manager", false, "Local node: run cert-manager's certificate and issuer controllers (SelfSigned and CA issuers; no webhook) and install its CRDs, for RayClusters with tlsOptions (gate RayClusterMTLS). Needs $RAY_OPERATOR_CERT_MANAGER or `make tools`.")
 	fs.DurationVar(&l.syncFrequency, "sync-frequency", podworker.DefaultSyncFrequency, "Local node: how often pods' configMap, secret, downwardAPI and projected volumes are rewritten from the API (the kubelet's --sync-frequency). A shorter period shows changed Secrets, such as renewed mTLS certificates, sooner.")
+	fs.Int64Var(&l.podMaxPids, "pod-max-pids", podworker.DefaultPodPidsLimit, "Local node: the most processes and threads one pod may run together, pids.max of its cgroup (the kubelet's --pod-max-pids); -1 for no limit.")
+	fs.StringVar(&l.containerLogMaxSize, "container-log-max-size", "10Mi", "Local node: the size at which a container's log is rotated (the kubelet's --container-log-max-size).")
+	fs.IntVar(&l.containerLogMaxFiles, "container-log-max-files", containerlog.DefaultMaxFiles, "Local node: how many log files a container keeps, the current one included (the kubelet's --container-log-max-files); at least 2.")
 	fs.BoolVar(&l.kueue, "kueue", false, "Local node: run Kueue's controller manager (built from the sigs.k8s.io/kueue module the Makefile pins) with its CRDs and webhooks, managing RayJobs, RayClusters and RayServices labeled kueue.x-k8s.io/queue-name (docs/kueue.md). Needs $RAY_OPERATOR_KUEUE or `make tools`.")
 	fs.BoolVar(&l.gateway, "gateway", false, "Local node: run Traefik (built from the github.com/traefik/traefik/v3 module the Makefile pins) as a Gateway API implementation with the Gateway API CRDs and GatewayClass \"traefik\": Gateways of that class listen on port 80 of the node's address and split requests by HTTPRoute weights, as RayService incremental upgrades need (docs/local.md). Needs $RAY_OPERATOR_TRAEFIK or `make tools`.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
@@ -221,6 +232,25 @@ func (l *localFlags) parseNodeFlags() error {
 	if l.syncFrequency <= 0 {
 		return fmt.Errorf("--sync-frequency must be positive, got %v", l.syncFrequency)
 	}
+	return l.parseLimits()
+}
+
+// parseLimits reads the local node's pod limits from their flags.
+func (l *localFlags) parseLimits() error {
+	size, err := resource.ParseQuantity(l.containerLogMaxSize)
+	if err != nil {
+		return fmt.Errorf("--container-log-max-size: %w", err)
+	}
+	if l.podMaxPids == 0 {
+		return errors.New("--pod-max-pids must be positive, or -1 for no limit")
+	}
+	l.limits = podworker.Limits{
+		PodPids:     l.podMaxPids,
+		LogRotation: containerlog.Rotation{MaxSize: size.Value(), MaxFiles: l.containerLogMaxFiles},
+	}
+	if err := l.limits.LogRotation.Validate(); err != nil {
+		return fmt.Errorf("--container-log-max-size, --container-log-max-files: %w", err)
+	}
 	return nil
 }
 
@@ -309,6 +339,7 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		SharedHostDirs:      l.sharedHostDirs,
 		CertManager:         l.certManager,
 		SyncFrequency:       l.syncFrequency,
+		Limits:              l.limits,
 		Kueue:               l.kueue,
 		Gateway:             l.gateway,
 	})

@@ -31,6 +31,7 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
 	"github.com/ray-operator/ray-operator/local/internal/node"
+	"github.com/ray-operator/ray-operator/local/internal/podworker"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 	"github.com/ray-operator/ray-operator/local/internal/traefik"
 )
@@ -75,6 +76,9 @@ type Options struct {
 	// SyncFrequency is the node's volume resync period (node.Config);
 	// zero means the kubelet's default, 1 min.
 	SyncFrequency time.Duration
+	// Limits bound every pod of the node (node.Settings.Limits); zero
+	// fields take their defaults.
+	Limits podworker.Limits
 	// Kueue runs Kueue's controller manager (local/internal/kueue) and
 	// installs its CRDs and webhook configurations.
 	Kueue bool
@@ -260,6 +264,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 			VolumeDir:           VolumeDir(opts.StateDir),
 			SeccompDir:          SeccompDir(opts.StateDir),
 			SyncFrequency:       opts.SyncFrequency,
+			Limits:              opts.Limits,
 		},
 		Kubeconfig: opts.KubeconfigPath, QPS: cp.RESTConfig.QPS, Burst: cp.RESTConfig.Burst,
 		HostStateDir: hostConf.StateDir,

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
+	"github.com/ray-operator/ray-operator/local/internal/podworker"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
@@ -70,6 +71,13 @@ type Settings struct {
 	// projected volumes are rewritten from the API, as the kubelet's
 	// --sync-frequency; zero means podworker.DefaultSyncFrequency (1 min).
 	SyncFrequency time.Duration
+	// Limits bound every pod besides what its spec asks for: pids.max of
+	// its cgroup (default podworker.DefaultPodPidsLimit, 4096), its
+	// containers' log rotation (the kubelet's 10Mi, 5 files, checked every
+	// 10 s) and how often emptyDir sizeLimits and ephemeral-storage limits
+	// are measured (10 s). Memory is bounded by the node's allocatable
+	// memory (Capacity) for all pods together.
+	Limits podworker.Limits
 }
 
 // Config configures Start.
@@ -121,6 +129,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	mem := cfg.Capacity[corev1.ResourceMemory]
+	if err := cfg.Sandboxes.LimitPodsMemory(mem.Value()); err != nil {
+		return nil, fmt.Errorf("bounding the pods' memory by the node's allocatable %s: %w", mem.String(), err)
+	}
 	in := localInputs{images: cfg.Images, objs: podinputs.ClientObjects(client)}
 	n, err := startNode(ctx, cfg, client, hostRuntime{host: cfg.Sandboxes}, in, access)
 	if err != nil {
@@ -150,6 +162,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 		cfg.Capacity = capacity
 	}
+	if err := cfg.Limits.Validate(); err != nil {
+		return cfg, fmt.Errorf("node.Config.Limits: %w", err)
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
 	return cfg, nil
 }
 

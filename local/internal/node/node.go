@@ -100,6 +100,7 @@ func workerDeps(cfg Config, client kubernetes.Interface, recorder record.EventRe
 		},
 		Finalize:      removePod(client, cfg.Log),
 		SyncFrequency: cfg.SyncFrequency,
+		Limits:        cfg.Limits,
 	}
 }
 

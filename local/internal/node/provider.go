@@ -37,7 +37,48 @@ var (
 func newProvider(ctx context.Context, deps *podworker.Deps) *provider {
 	p := &provider{deps: deps, ctx: ctx, workers: map[types.UID]*podworker.Worker{}}
 	deps.Notify = p.notifyPod
+	p.all.Add(1)
+	go func() {
+		defer p.all.Done()
+		p.housekeep(ctx)
+	}()
 	return p
+}
+
+// housekeep rotates the running containers' logs and measures the pods'
+// local storage, each at its interval, until ctx ends: what a kubelet's
+// container log manager and eviction manager do.
+func (p *provider) housekeep(ctx context.Context) {
+	limits := p.deps.Limits.WithDefaults()
+	logs := p.deps.Clock.NewTicker(limits.LogCheckInterval)
+	defer logs.Stop()
+	storage := p.deps.Clock.NewTicker(limits.StorageCheckInterval)
+	defer storage.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-logs.C():
+			for _, w := range p.allWorkers() {
+				w.RotateLogs()
+			}
+		case <-storage.C():
+			for _, w := range p.allWorkers() {
+				w.CheckStorage()
+			}
+		}
+	}
+}
+
+// allWorkers lists the pods' workers.
+func (p *provider) allWorkers() []*podworker.Worker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ws := make([]*podworker.Worker, 0, len(p.workers))
+	for _, w := range p.workers {
+		ws = append(ws, w)
+	}
+	return ws
 }
 
 // NotifyPods implements node.PodNotifier.
@@ -154,12 +195,7 @@ func (p *provider) GetPodStatus(ctx context.Context, namespace, name string) (*c
 
 // GetPods implements node.PodLifecycleHandler.
 func (p *provider) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
-	p.mu.Lock()
-	ws := make([]*podworker.Worker, 0, len(p.workers))
-	for _, w := range p.workers {
-		ws = append(ws, w)
-	}
-	p.mu.Unlock()
+	ws := p.allWorkers()
 	pods := make([]*corev1.Pod, 0, len(ws))
 	for _, w := range ws {
 		pod, err := p.GetPod(ctx, w.Pod().Namespace, w.Pod().Name)
@@ -204,12 +240,7 @@ func (p *provider) waitAll() { p.all.Wait() }
 // again: a new pod controller (Node.Reconnect) writes it over what others
 // wrote meanwhile (the node lifecycle controller's Ready=False).
 func (p *provider) republish() {
-	p.mu.Lock()
-	ws := make([]*podworker.Worker, 0, len(p.workers))
-	for _, w := range p.workers {
-		ws = append(ws, w)
-	}
-	p.mu.Unlock()
+	ws := p.allWorkers()
 	for _, w := range ws {
 		if pod := w.Published(); pod != nil {
 			p.notifyPod(pod)

@@ -23,12 +23,7 @@ func (p *provider) NodeUsage() (sandbox.MachineUsage, error) {
 // PodUsage implements kubeletapi.Usage: the pods with a running container,
 // sorted by namespace and name.
 func (p *provider) PodUsage() []kubeletapi.PodUsage {
-	p.mu.Lock()
-	ws := make([]*podworker.Worker, 0, len(p.workers))
-	for _, w := range p.workers {
-		ws = append(ws, w)
-	}
-	p.mu.Unlock()
+	ws := p.allWorkers()
 	pods := make([]kubeletapi.PodUsage, 0, len(ws))
 	for _, w := range ws {
 		if u := podUsage(w, p.deps.Clock); len(u.Containers) > 0 {

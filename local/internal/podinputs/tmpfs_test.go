@@ -125,3 +125,54 @@ func podDirWithoutLeftovers(t *testing.T) string {
 	})
 	return dir
 }
+
+// A Memory emptyDir is as large as the kubelet makes it: its sizeLimit, the
+// pod's memory limit, or the node's allocatable memory, whichever is least.
+func TestMemoryEmptyDirSize(t *testing.T) {
+	if os.Geteuid() != 0 {
+		capability.Missing(t, "mounting tmpfs needs root (CI runs as root)")
+	}
+	limited := func(mem string) corev1.Container {
+		return corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem)}}}
+	}
+	cases := map[string]struct {
+		containers []corev1.Container
+		sizeLimit  string
+		facts      func(*PodFacts)
+		want       string
+	}{
+		"the pod's memory limit":                 {containers: []corev1.Container{limited("32Mi"), limited("16Mi")}, want: "size=49152k"},
+		"a smaller sizeLimit":                    {containers: []corev1.Container{limited("32Mi")}, sizeLimit: "8Mi", want: "size=8192k"},
+		"a larger sizeLimit than the pod's":      {containers: []corev1.Container{limited("32Mi")}, sizeLimit: "64Mi", want: "size=32768k"},
+		"a container without a limit: the node":  {containers: []corev1.Container{limited("32Mi"), {Name: "free"}}, facts: allocatable("96Mi"), want: "size=98304k"},
+		"sizeLimit under the node's allocatable": {containers: []corev1.Container{{Name: "free"}}, sizeLimit: "4Mi", facts: allocatable("96Mi"), want: "size=4096k"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := testPod(tc.containers...)
+			src := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}
+			if tc.sizeLimit != "" {
+				src.SizeLimit = ptr.To(resource.MustParse(tc.sizeLimit))
+			}
+			pod.Spec.Volumes = []corev1.Volume{volume("mem", corev1.VolumeSource{EmptyDir: src})}
+			facts := testFacts()
+			if tc.facts != nil {
+				tc.facts(&facts)
+			}
+			dir := podDirWithoutLeftovers(t)
+			v, err := VolumesAt(t.Context(), clocktesting.NewFakeClock(testTime), newFakeObjects(nil), pod, dir, facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = v.Release() })
+			if got := tmpfsMounts(t, dir)["mem"]; got != tc.want+" mode=777" {
+				t.Errorf("tmpfs options %q, want %q", got, tc.want+" mode=777")
+			}
+		})
+	}
+}
+
+// allocatable sets the node's allocatable memory.
+func allocatable(mem string) func(*PodFacts) {
+	return func(f *PodFacts) { f.NodeAllocatable[corev1.ResourceMemory] = resource.MustParse(mem) }
+}

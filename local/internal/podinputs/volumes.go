@@ -41,8 +41,8 @@ type PodVolumes struct {
 // host directory or file it names, opened once where the node's host-access
 // policy allows it: see hostPathVolume and claimVolume), and returns their
 // host paths.
-// emptyDir with medium Memory is a tmpfs mount of sizeLimit (the kernel's
-// default, half of the memory, without one); configMap, secret, downwardAPI
+// emptyDir with medium Memory is a tmpfs mount of MemoryVolumeSize;
+// configMap, secret, downwardAPI
 // and projected volumes are written atomically (see writeAtomic). A volume
 // that cannot be set up, or of a kind the local node does not support, is a
 // *ConfigError with reason ContainerCreating; nothing stays mounted then.
@@ -94,7 +94,7 @@ func (v *PodVolumes) contents(objs Objects, pod *corev1.Pod, facts PodFacts) *co
 func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume, path string) error {
 	switch src := vol.VolumeSource; {
 	case src.EmptyDir != nil:
-		return v.emptyDir(src.EmptyDir, vol.Name, path)
+		return v.emptyDir(src.EmptyDir, vol.Name, path, MemoryVolumeSize(b.pod, src.EmptyDir, b.facts.NodeAllocatable))
 	case src.HostPath != nil:
 		return v.hostPathVolume(vol.Name, src.HostPath, b.facts.HostAccess, path)
 	case src.PersistentVolumeClaim != nil:
@@ -122,7 +122,7 @@ func (v *PodVolumes) setUp(ctx context.Context, b *contents, vol *corev1.Volume,
 	return nil
 }
 
-func (v *PodVolumes) emptyDir(src *corev1.EmptyDirVolumeSource, name, path string) error {
+func (v *PodVolumes) emptyDir(src *corev1.EmptyDirVolumeSource, name, path string, memorySize int64) error {
 	if src.Medium != corev1.StorageMediumDefault && src.Medium != corev1.StorageMediumMemory {
 		return configErrorf("emptyDir medium %q is not supported on the local node", src.Medium)
 	}
@@ -137,7 +137,7 @@ func (v *PodVolumes) emptyDir(src *corev1.EmptyDirVolumeSource, name, path strin
 			return err
 		}
 		if !mounted {
-			if err := mountTmpfs(path, src.SizeLimit); err != nil {
+			if err := mountTmpfs(path, memorySize); err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ray-operator/ray-operator/local/internal/containerlog"
 )
 
 // Adoptee is a container attempt the node found in a sandbox it adopted:
@@ -72,6 +74,7 @@ func (w *Worker) adoptAttempt(ctx context.Context, pod *corev1.Pod, c *ctr, a Ad
 	was := apiStatusOf(pod, c.spec.Name)
 	c.attempts = max(c.attempts, a.Attempt()+1)
 	c.proc, c.term, c.waiting = a, nil, nil
+	c.logPath = containerlog.Path(w.sandbox().Dir(), c.spec.Name, a.Attempt())
 	if in, err := w.deps.Inputs.Container(ctx, pod, &c.spec, c.img, w.vols, w.facts()); err == nil {
 		c.env, c.workingDir = in.Env, containerSpecFor(&c.spec, c.img, in, a.Attempt()).WorkingDir
 	}

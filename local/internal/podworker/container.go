@@ -33,7 +33,8 @@ type ctr struct {
 	// runs an exec with the container's process settings.
 	env        []string
 	workingDir string
-	attempts   int // successful starts so far
+	logPath    string // the running attempt's log
+	attempts   int    // successful starts so far
 	// term is the current terminated state when no restart will follow.
 	term *corev1.ContainerStateTerminated
 	// last is the previous attempt's terminated state (lastState).

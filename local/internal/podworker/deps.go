@@ -74,6 +74,11 @@ type Process interface {
 	Attach(ctx context.Context, spec sandbox.AttachSpec) error
 	// Usage reads the attempt's CPU and memory from its cgroups.
 	Usage() (sandbox.Usage, error)
+	// WritableDir is the host directory of the attempt's writable layer.
+	WritableDir() string
+	// ReopenLog has the attempt's output go to a new file at logPath,
+	// once a rotation renamed the current one.
+	ReopenLog(logPath string) error
 }
 
 var _ Process = (*sandbox.Container)(nil)
@@ -146,6 +151,9 @@ type Deps struct {
 	// and projected volumes are rewritten from the API (the kubelet's
 	// syncFrequency); zero means DefaultSyncFrequency.
 	SyncFrequency time.Duration
+	// Limits are what the node bounds every pod by (pids, logs, how often
+	// local storage is measured); zero fields take their defaults.
+	Limits Limits
 }
 
 // syncFrequency is d.SyncFrequency or its default.

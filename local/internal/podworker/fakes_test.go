@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,6 +64,10 @@ func (s *fakeSandbox) DialContext(ctx context.Context, network, address string) 
 }
 func (s *fakeSandbox) Start(_ context.Context, spec sandbox.ContainerSpec) (Process, error) {
 	p := &fakeProc{spec: spec, clk: s.rt.clk, started: s.rt.clk.Now(), done: make(chan struct{})}
+	p.writable = filepath.Join(s.dir, "containers", p.ID(), "upper")
+	if err := os.MkdirAll(p.writable, 0o755); err != nil {
+		return nil, err
+	}
 	s.rt.starts <- p
 	return p, nil
 }
@@ -93,6 +99,20 @@ type fakeProc struct {
 	execCode int
 	// usage is what Usage returns.
 	usage sandbox.Usage
+	// writable is its writable layer's directory.
+	writable string
+	// reopened counts ReopenLog calls.
+	reopened int
+}
+
+func (p *fakeProc) WritableDir() string { return p.writable }
+
+// ReopenLog starts a new empty file at logPath, as conmon does.
+func (p *fakeProc) ReopenLog(logPath string) error {
+	p.mu.Lock()
+	p.reopened++
+	p.mu.Unlock()
+	return os.WriteFile(logPath, nil, 0o644)
 }
 
 func (p *fakeProc) Usage() (sandbox.Usage, error) {

@@ -8,12 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
 // sandboxSpecFor describes the sandbox of pod on this node; hostUsers is
 // the node's admission verdict (a pod admitted with host privileges).
-func sandboxSpecFor(pod *corev1.Pod, node NodeInfo, hostUsers bool) sandbox.SandboxSpec {
+func sandboxSpecFor(pod *corev1.Pod, node NodeInfo, limits Limits, hostUsers bool) sandbox.SandboxSpec {
 	hostname := pod.Spec.Hostname
 	if hostname == "" {
 		hostname = pod.Name
@@ -25,11 +26,12 @@ func sandboxSpecFor(pod *corev1.Pod, node NodeInfo, hostUsers bool) sandbox.Sand
 		Hostname:      hostname,
 		Subdomain:     pod.Spec.Subdomain,
 		ClusterDomain: node.ClusterDomain,
-		ShmSizeBytes:  shmSize(pod),
+		ShmSizeBytes:  shmSize(pod, node.Allocatable),
 		DNS:           podDNS(pod, node),
 		HostAliases:   hostEntries(pod.Spec.HostAliases),
 		HostNetwork:   pod.Spec.HostNetwork,
 		HostUsers:     hostUsers,
+		PidsLimit:     limits.PodPids,
 	}
 }
 
@@ -42,9 +44,9 @@ func hostEntries(aliases []corev1.HostAlias) []sandbox.HostEntry {
 	return out
 }
 
-// shmSize is the sizeLimit of a Memory emptyDir mounted at /dev/shm, 0 if
-// none (the sandbox's default).
-func shmSize(pod *corev1.Pod) int64 {
+// shmSize is the size of a Memory emptyDir mounted at /dev/shm (see
+// podinputs.MemoryVolumeSize), 0 if none (the sandbox's default).
+func shmSize(pod *corev1.Pod, nodeAllocatable corev1.ResourceList) int64 {
 	shm := map[string]bool{}
 	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		for _, m := range c.VolumeMounts {
@@ -54,8 +56,8 @@ func shmSize(pod *corev1.Pod) int64 {
 		}
 	}
 	for _, v := range pod.Spec.Volumes {
-		if ed := v.EmptyDir; shm[v.Name] && ed != nil && ed.Medium == corev1.StorageMediumMemory && ed.SizeLimit != nil {
-			return ed.SizeLimit.Value()
+		if ed := v.EmptyDir; shm[v.Name] && ed != nil && ed.Medium == corev1.StorageMediumMemory {
+			return podinputs.MemoryVolumeSize(pod, ed, nodeAllocatable)
 		}
 	}
 	return 0

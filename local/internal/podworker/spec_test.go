@@ -107,7 +107,7 @@ func TestSandboxSpecFor(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := base()
 			tc.pod(pod)
-			if diff := cmp.Diff(tc.want, sandboxSpecFor(pod, node, tc.hostUsers)); diff != "" {
+			if diff := cmp.Diff(tc.want, sandboxSpecFor(pod, node, Limits{}, tc.hostUsers)); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 		})

@@ -25,6 +25,7 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 		w.startFailed(c, refusal)
 		return
 	}
+	spec.TmpSizeBytes = tmpSize(&c.spec, w.deps.Node.Allocatable)
 	spec.LogPath, err = containerlog.Create(w.sandbox().Dir(), c.spec.Name, attempt)
 	if err != nil {
 		w.startFailed(c, &waitingError{Reason: "CreateContainerError", Message: err.Error()})
@@ -38,7 +39,7 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 	if c.attempts > 0 {
 		w.crashLoop.restarted(c.spec.Name, c.last.FinishedAt.Time)
 	}
-	c.proc, c.env, c.workingDir, c.attempts = p, in.Env, spec.WorkingDir, c.attempts+1
+	c.proc, c.env, c.workingDir, c.logPath, c.attempts = p, in.Env, spec.WorkingDir, spec.LogPath, c.attempts+1
 	c.waiting, c.notBefore = nil, now
 	w.retries.reset(c.spec.Name)
 	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.spec.Name)

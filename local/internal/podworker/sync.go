@@ -99,7 +99,7 @@ func (w *Worker) createSandbox(ctx context.Context, pod *corev1.Pod) error {
 	if w.sandbox() != nil {
 		return nil
 	}
-	sb, err := w.deps.Runtime.CreateSandbox(ctx, sandboxSpecFor(pod, w.deps.Node, w.state.admission.HostUsers))
+	sb, err := w.deps.Runtime.CreateSandbox(ctx, sandboxSpecFor(pod, w.deps.Node, w.deps.Limits.WithDefaults(), w.state.admission.HostUsers))
 	if err != nil {
 		return fmt.Errorf("creating the pod sandbox: %w", err)
 	}

@@ -68,6 +68,9 @@ type ContainerSpec struct {
 	MemoryLimitBytes int64
 	// CPUMillis is a CFS quota in thousandths of a CPU; 0 means none.
 	CPUMillis int64
+	// TmpSizeBytes is the size of the container's /tmp tmpfs; 0 means the
+	// kernel's default, half of the machine's memory.
+	TmpSizeBytes int64
 	// LogPath is the container's CRI log file, which its monitor writes
 	// (created if missing, appended to); empty discards the output.
 	LogPath string
@@ -250,7 +253,7 @@ func (s *Sandbox) containerFacts(rootfs, id string) containerFacts {
 		Hosts:        filepath.Join(etc, "hosts"),
 		HostnameFile: filepath.Join(etc, "hostname"),
 		Profile:      filepath.Join(etc, "profile"),
-		CgroupsPath:  "/" + s.host.names.cgroupParent() + "/" + id,
+		CgroupsPath:  "/" + s.host.names.podCgroup(s.spec.UID) + "/" + id,
 		NofileLimit:  s.host.nofile,
 	}
 	if !s.spec.HostNetwork {

@@ -46,6 +46,16 @@ func (n names) veth(uid string) string { return n.vethPrefix() + podKey(uid) }
 // every container of this host gets its own cgroup.
 func (n names) cgroupParent() string { return "rayop-" + n.tag }
 
+// podCgroup is the cgroup of one pod, below the host's parent: its
+// containers' cgroups are below it, and its limits (pids.max) bound them
+// all together.
+func (n names) podCgroup(uid string) string {
+	return n.cgroupParent() + "/" + podCgroupPrefix + podKey(uid)
+}
+
+// podCgroupPrefix starts the name of every pod cgroup below the parent.
+const podCgroupPrefix = "pod-"
+
 // nftTable is the name of this host's nftables table (family ip).
 func (n names) nftTable() string { return "ray_operator_local_" + n.bridge }
 

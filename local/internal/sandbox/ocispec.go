@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -220,7 +221,7 @@ func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
 		bindMount(f.ShmDir, "/dev/shm", false, "nosuid", "nodev"),
 		sysMount(c, f),
 		specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
-		specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		tmpMount(c.TmpSizeBytes),
 		bindMount(f.ResolvConf, "/etc/resolv.conf", false),
 		bindMount(f.Hosts, "/etc/hosts", false),
 		bindMount(f.HostnameFile, "/etc/hostname", false),
@@ -233,6 +234,16 @@ func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
 		mounts = append(mounts, bindMount(m.Source, path.Clean(m.Destination), m.ReadOnly))
 	}
 	return mounts, nil
+}
+
+// tmpMount is the container's private /tmp, a tmpfs of size bytes (0: the
+// kernel's default).
+func tmpMount(size int64) specs.Mount {
+	opts := []string{"nosuid", "nodev", "mode=1777"}
+	if size > 0 {
+		opts = append(opts, "size="+strconv.FormatInt(size, 10))
+	}
+	return specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: opts}
 }
 
 // sysMount is /sys: a sysfs of its own, writable for a privileged

@@ -62,6 +62,10 @@ type SandboxSpec struct { //nolint:revive // the name is part of the package con
 	// access (privileged containers, host namespaces); every other pod's
 	// container root is an unprivileged user of the host.
 	HostUsers bool
+	// PidsLimit bounds the processes and threads of all the pod's
+	// containers together (pids.max of the pod's cgroup, the kubelet's
+	// podPidsLimit); 0 or less: no limit of the pod's own.
+	PidsLimit int64
 }
 
 // Sandbox is one pod: its directory with the /etc files and the /dev/shm
@@ -199,6 +203,9 @@ func (s *Sandbox) setUp() error {
 	if err := mountTmpfs(filepath.Join(s.dir, shmSubdir), s.spec.ShmSizeBytes); err != nil {
 		return err
 	}
+	if err := makePodCgroup(s.host.names.podCgroup(s.spec.UID), s.spec.PidsLimit); err != nil {
+		return fmt.Errorf("pod cgroup: %w", err)
+	}
 	if s.net != nil {
 		return s.net.create()
 	}
@@ -220,6 +227,7 @@ func (s *Sandbox) tearDown() error {
 		s.host.pool.release(s.ip)
 	}
 	s.host.ids.release(s.ids)
+	errs = append(errs, s.removeCgroup())
 	if err := unmountAll(s.dir); err != nil {
 		errs = append(errs, err)
 	} else {

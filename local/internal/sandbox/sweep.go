@@ -129,30 +129,52 @@ func sweepRuncRoot(ctx context.Context, r runcCLI, keep map[string]bool, log log
 	return errors.Join(errs...)
 }
 
-// sweepCgroups removes the host's cgroups but those of adopted containers.
+// sweepCgroups removes the host's cgroups but those of adopted containers
+// and their pods' (a container's cgroup is below its pod's).
 func (h *Host) sweepCgroups(ctx context.Context, kept adopted) error {
 	parent := h.names.cgroupParent()
 	if len(kept.containers) == 0 {
 		return removeCgroupTree(ctx, parent)
 	}
+	keptPods := map[string]bool{}
+	for uid := range kept.podUIDs {
+		keptPods[filepath.Base(h.names.podCgroup(uid))] = true
+	}
 	roots, err := cgroupRoots()
 	if err != nil {
 		return err
 	}
-	children := map[string]bool{}
+	stale := map[string]bool{}
 	for _, root := range roots {
-		entries, _ := os.ReadDir(filepath.Join(root, parent))
-		for _, e := range entries {
-			if e.IsDir() && !kept.containers[e.Name()] {
-				children[e.Name()] = true
+		for _, child := range subdirs(filepath.Join(root, parent)) {
+			if !keptPods[child] {
+				stale[child] = !kept.containers[child]
+				continue
+			}
+			for _, ctr := range subdirs(filepath.Join(root, parent, child)) {
+				stale[child+"/"+ctr] = !kept.containers[ctr]
 			}
 		}
 	}
 	var errs []error
-	for child := range children {
-		errs = append(errs, removeCgroupTree(ctx, parent+"/"+child))
+	for rel, remove := range stale {
+		if remove {
+			errs = append(errs, removeCgroupTree(ctx, parent+"/"+rel))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// subdirs lists the names of the directories in dir; none if it is missing.
+func subdirs(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // sweepMounts unmounts what an earlier run left mounted under the run and

@@ -37,7 +37,7 @@ func (s *Sandbox) Usage() (Usage, error) {
 	s.mu.Unlock()
 	var total Usage
 	for _, id := range ids {
-		u, err := cgroupUsage(cgroupRoot, filepath.Join(s.host.names.cgroupParent(), id))
+		u, err := cgroupUsage(cgroupRoot, filepath.Join(s.host.names.podCgroup(s.spec.UID), id))
 		if err != nil {
 			return Usage{}, err
 		}
@@ -57,7 +57,7 @@ func (total *Usage) Add(u Usage) {
 // Usage reads the container's cgroup counters (what the kubelet API's
 // resource metrics report for it).
 func (c *Container) Usage() (Usage, error) {
-	return cgroupUsage(cgroupRoot, filepath.Join(c.sandbox.host.names.cgroupParent(), c.id))
+	return cgroupUsage(cgroupRoot, filepath.Join(c.sandbox.host.names.podCgroup(c.sandbox.spec.UID), c.id))
 }
 
 // cgroupRoot is where the cgroup v1 hierarchies are mounted.

@@ -37,9 +37,11 @@ import (
 
 	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
+	"github.com/ray-operator/ray-operator/local/internal/containerlog"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
 	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
+	"github.com/ray-operator/ray-operator/local/internal/podworker"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
@@ -62,6 +64,8 @@ type cluster struct {
 	volumes string
 	// seccomp is the node's directory of Localhost seccomp profiles.
 	seccomp string
+	// stateDir is the sandbox host's state directory (pods/<uid>/logs).
+	stateDir string
 }
 
 func TestLocalNode(t *testing.T) {
@@ -92,6 +96,9 @@ func TestLocalNode(t *testing.T) {
 	t.Run("a container restartPolicy OnFailure restarts it in a Never pod", func(t *testing.T) { testContainerRestartPolicy(t, c) })
 	t.Run("NetworkPolicies: ingress deny isolates a pod until deleted; egress deny blocks the node but the DNS port it allows", func(t *testing.T) { testNetworkPolicies(t, c) })
 	t.Run("disconnected past the node-monitor grace period: node and pod marked, pod kept on Reconnect, deleted pod removed", func(t *testing.T) { testDisconnect(t, c) })
+	t.Run("a pod that forks without end stops at its pids limit; a pod beside it runs", func(t *testing.T) { testForkBomb(t, c) })
+	t.Run("a pod that writes without end to stdout has its log rotated", func(t *testing.T) { testEndlessStdout(t, c) })
+	t.Run("a pod that fills its emptyDir past the sizeLimit is evicted", func(t *testing.T) { testEmptyDirFilled(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
@@ -144,6 +151,12 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 			SharedHostDirs: []string{shared},
 			VolumeDir:      volumes,
 			SeccompDir:     seccomp,
+			Limits: podworker.Limits{
+				PodPids:              testPodPids,
+				LogRotation:          containerlog.Rotation{MaxSize: testLogMaxSize, MaxFiles: testLogMaxFiles},
+				LogCheckInterval:     testHousekeepEvery,
+				StorageCheckInterval: testHousekeepEvery,
+			},
 		},
 		RESTConfig: env.Config, Sandboxes: host,
 		Images: podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
@@ -157,7 +170,7 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes, seccomp: seccomp}
+	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes, seccomp: seccomp, stateDir: dir}
 }
 
 // nodeSlots is how many runs of this suite may share the machine (two
@@ -397,8 +410,14 @@ func deleteAndWait(t *testing.T, c *cluster, names ...string) {
 // InternalIP first, which the control plane does not set yet).
 func kubeletLogs(t *testing.T, c *cluster, pod, container string) string {
 	t.Helper()
+	return kubeletLogsQuery(t, c, pod, container, "")
+}
+
+// kubeletLogsQuery is kubeletLogs with a query ("tailLines=1").
+func kubeletLogsQuery(t *testing.T, c *cluster, pod, container, query string) string {
+	t.Helper()
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed node certificate
-	url := fmt.Sprintf("https://%s%s", c.kubelet, filepath.Join("/containerLogs", namespace, pod, container))
+	url := fmt.Sprintf("https://%s%s?%s", c.kubelet, filepath.Join("/containerLogs", namespace, pod, container), query)
 	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatal(err)
