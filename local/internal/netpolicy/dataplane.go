@@ -15,9 +15,13 @@ import (
 // installDataplane (re)creates table (family ip) whose chains send the
 // first packet of every new connection of the pod range cidr to queue:
 //
-//   - postrouting, before source NAT: traffic from or to a pod that leaves
-//     through any interface, the bridge included (bridged pod-to-pod traffic
-//     passes the IPv4 hooks because bridge-nf-call-iptables is on);
+//   - postrouting, before source NAT: traffic from a pod that came in on
+//     bridge, or to a pod that leaves through it, whatever the other end
+//     (bridged pod-to-pod traffic passes the IPv4 hooks, with the bridge as
+//     its interfaces, because bridge-nf-call-iptables is on). Traffic of
+//     the pod range on another interface is not this cluster's: a table a
+//     killed cluster left must not hold up another network that uses the
+//     same range (the node network suite's) until the next cluster starts;
 //   - input: traffic from a pod, arriving on bridge, for the node itself.
 //
 // Connections that processes of the host's root user open are let through
@@ -50,8 +54,8 @@ func installDataplane(table, bridge string, cidr netip.Prefix, queue uint16) err
 	rules := map[*nftables.Chain][][]expr.Any{
 		post: {
 			hostRootAccept(), establishedAccept(),
-			join(inPrefix(ipSourceOffset, cidr), nfqueue(queue)),
-			join(inPrefix(ipDestinationOffset, cidr), nfqueue(queue)),
+			join(ifname(expr.MetaKeyIIFNAME, bridge), inPrefix(ipSourceOffset, cidr), nfqueue(queue)),
+			join(ifname(expr.MetaKeyOIFNAME, bridge), inPrefix(ipDestinationOffset, cidr), nfqueue(queue)),
 		},
 		input: {
 			hostRootAccept(), establishedAccept(),

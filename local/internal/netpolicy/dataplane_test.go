@@ -30,13 +30,18 @@ func TestInstallDataplane(t *testing.T) {
 		t.Fatalf("nft list table: %v\n%s", err, out)
 	}
 	listing := string(out)
+	// The queue rules of both chains are the bridge's only: postrouting's
+	// from it, input's from it too.
+	if n := strings.Count(listing, `iifname "npunit0" ip saddr 10.253.0.0/24`); n != 2 {
+		t.Errorf("%d rules queue what comes in on npunit0 from the pod range, want 2 (postrouting, input):\n%s", n, listing)
+	}
 	for _, want := range []string{
 		"hook postrouting priority srcnat - 5",
 		"hook input priority filter",
 		"meta skuid 0 accept",
 		"ct state established,related accept",
 		`iifname "npunit0" ip saddr 10.253.0.0/24`,
-		"ip daddr 10.253.0.0/24",
+		`oifname "npunit0" ip daddr 10.253.0.0/24`,
 		"queue num 4321",
 	} {
 		if !strings.Contains(listing, want) {
