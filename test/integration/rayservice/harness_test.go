@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,9 @@ type world struct {
 	mu        sync.Mutex
 	unhealthy map[string]bool // head Pods whose Serve proxy fails
 	suffixes  []string
+	// cache is the running operator's informer cache, which its passes
+	// read (set on every start).
+	cache client.Reader
 }
 
 // newWorld starts an operator for a fresh namespace; mutate adjusts its
@@ -77,6 +81,9 @@ func newWorld(t *testing.T, mutate ...func(*rayservice.Options)) *world {
 	}
 	// The operator's cache scoping; each start reads the options anew.
 	w.op = testenv.StartOperator(t, w.env, operator.CacheOptions(w.ns), func(mgr manager.Manager) error {
+		w.mu.Lock()
+		w.cache = mgr.GetCache()
+		w.mu.Unlock()
 		dashboards := w.dashboards
 		if dashboards == nil {
 			dashboards = w.serve.Provider()
@@ -89,6 +96,22 @@ func newWorld(t *testing.T, mutate ...func(*rayservice.Options)) *world {
 }
 
 func (w *world) start() { w.op.Start() }
+
+// waitCached waits until the operator's cache holds generation gen (or a
+// later one) of RayService name: a pass that starts then reads that spec.
+func (w *world) waitCached(name string, gen int64) {
+	w.t.Helper()
+	w.mu.Lock()
+	c := w.cache
+	w.mu.Unlock()
+	w.eventually("generation "+strconv.FormatInt(gen, 10)+" of "+name+" in the operator's cache", func() (bool, error) {
+		rs := &rayv1.RayService{}
+		if err := c.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: name}, rs); err != nil {
+			return false, err
+		}
+		return rs.Generation >= gen, fmt.Errorf("generation %d cached", rs.Generation)
+	})
+}
 
 func (w *world) stop() { w.op.Stop() }
 

@@ -50,10 +50,13 @@ func TestInitializingTimeout(t *testing.T) {
 	// Fix the spec and shorten the deletion delay. A leftover cluster of
 	// the RayService then shows when a pass has read the new spec: it gets
 	// a deadline 7 s away.
-	w.editSpec("svc", func(rs *rayv1.RayService) {
+	gen := w.editSpec("svc", func(rs *rayv1.RayService) {
 		withImage("rayproject/ray:2.61.0")(rs)
 		rs.Spec.RayClusterDeletionDelaySeconds = ptr.To[int32](7)
 	})
+	// The leftover's event may reach the operator before the spec's: the
+	// informers do not order one against the other.
+	w.waitCached("svc", gen)
 	leftover := clusterowner.Build(rs, rayv1.KindRayService, "svc-zzzzz", &rs.Spec.RayClusterSpec)
 	leftover.OwnerReferences = []metav1.OwnerReference{clusterowner.ControllerRef(rs, rayv1.KindRayService)}
 	w.create(leftover)
