@@ -174,7 +174,7 @@ type cgroupReading struct {
 // findCgroup finds the cgroup v1 directory (relative to a hierarchy) of a
 // runc container of the local node.
 func findCgroup(id string) (string, error) {
-	matches, err := filepath.Glob(filepath.Join("/sys/fs/cgroup/memory/rayop-*", id))
+	matches, err := filepath.Glob(filepath.Join("/sys/fs/cgroup/memory/rayop-*", "*", id)) // the host, the pod, the container
 	if err != nil || len(matches) != 1 {
 		return "", fmt.Errorf("cgroup of container %s: %v (%v)", id, matches, err)
 	}
