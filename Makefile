@@ -279,12 +279,14 @@ LOCAL_UNIT_PKGS = ./cmd/... ./internal/... ./test/soak/
 FIRST_STAGES := check-repository verify-generated
 # The second lane holds what runs on this machine's node network, the local
 # cluster's (one at a time: hostlock): its e2e suites take three quarters of
-# `make test` and mostly wait on Ray. The first lane holds the rest,
-# CPU-bound stages and the suites that run real pods or Ray beside a local
-# cluster without its lock (the node's own bridge, table and queue; Ray
-# heads on the host).
-CPU_STAGES := lint test-unit-operator test-unit-local test-helm test-integration-operator test-integration-node test-monitoring test-e2e-operator
-E2E_STAGES := test-integration-clusternet test-e2e-local
+# `make test` and mostly wait on Ray; and, before them, the operator's
+# suites against Ray heads on the host (a head started beside the local
+# e2e's parallel Ray clusters missed its 2-minute start on 2 cores). The
+# first lane holds the rest, CPU-bound stages and the local node suite,
+# which runs real pods beside a local cluster without its lock (its own
+# bridge, table and queue).
+CPU_STAGES := lint test-unit-operator test-unit-local test-helm test-integration-operator test-integration-node test-monitoring
+E2E_STAGES := test-integration-clusternet test-e2e-operator test-e2e-local
 # TEST_LANES=2 (the default, what CI runs) runs the two lists at once
 # (hack/test-stages.sh); TEST_LANES=1 one after the other.
 TEST_LANES ?= 2
