@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -72,9 +73,19 @@ func ifnameData(name string) []byte {
 	return b
 }
 
-// deleteNftTable removes the table if it exists.
+// deleteNftTable removes the table (family ip) if it exists.
 func deleteNftTable(table string) error {
-	exists, err := nftTableExists(table)
+	return deleteTableOf(nftables.TableFamilyIPv4, table)
+}
+
+// nftTableExists reports whether the host has the table (family ip).
+func nftTableExists(table string) (bool, error) {
+	return tableExists(nftables.TableFamilyIPv4, table)
+}
+
+// deleteTableOf removes the table of family if it exists.
+func deleteTableOf(family nftables.TableFamily, table string) error {
+	exists, err := tableExists(family, table)
 	if err != nil || !exists {
 		return err
 	}
@@ -82,20 +93,20 @@ func deleteNftTable(table string) error {
 	if err != nil {
 		return err
 	}
-	c.DelTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: table})
-	if err := c.Flush(); err != nil {
+	c.DelTable(&nftables.Table{Family: family, Name: table})
+	if err := c.Flush(); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("delete nftables table %s: %w", table, err)
 	}
 	return nil
 }
 
-// nftTableExists reports whether the host has the table.
-func nftTableExists(table string) (bool, error) {
+// tableExists reports whether the host has the table of family.
+func tableExists(family nftables.TableFamily, table string) (bool, error) {
 	c, err := nftables.New()
 	if err != nil {
 		return false, err
 	}
-	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
+	tables, err := c.ListTablesOfFamily(family)
 	if err != nil {
 		return false, err
 	}

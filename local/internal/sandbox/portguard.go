@@ -1,14 +1,12 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
-	"golang.org/x/sys/unix"
 )
 
 // The port guard is a bridge-family nftables table on the machine, one per
@@ -194,35 +192,10 @@ func portKey(veth string, mac net.HardwareAddr, ip netip.Addr) []byte {
 
 // deletePortGuard removes the table if it exists.
 func deletePortGuard(table string) error {
-	exists, err := portGuardExists(table)
-	if err != nil || !exists {
-		return err
-	}
-	c, err := nftables.New()
-	if err != nil {
-		return err
-	}
-	c.DelTable(&nftables.Table{Family: nftables.TableFamilyBridge, Name: table})
-	if err := c.Flush(); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("delete nftables table bridge %s: %w", table, err)
-	}
-	return nil
+	return deleteTableOf(nftables.TableFamilyBridge, table)
 }
 
 // portGuardExists reports whether the machine has the table.
 func portGuardExists(table string) (bool, error) {
-	c, err := nftables.New()
-	if err != nil {
-		return false, err
-	}
-	tables, err := c.ListTablesOfFamily(nftables.TableFamilyBridge)
-	if err != nil {
-		return false, err
-	}
-	for _, t := range tables {
-		if t.Name == table {
-			return true, nil
-		}
-	}
-	return false, nil
+	return tableExists(nftables.TableFamilyBridge, table)
 }
