@@ -11,6 +11,7 @@ import (
 	"time"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // killPoint is an observable moment of a RayJob's life at which the
@@ -104,10 +105,10 @@ type killRecord struct {
 	logFile string
 }
 
-// killAlong carries out plan while o watches the RayJob: for each kill,
-// wait for its point, wait its jitter, SIGKILL the operator, and start it
-// again after its downtime.
-func (s *suite) killAlong(ctx context.Context, t *testing.T, o *observer, plan []plannedKill) []killRecord {
+// killAlong carries out plan on op while o watches the RayJob: for each
+// kill, wait for its point, wait its jitter, SIGKILL the operator, and
+// start it again after its downtime.
+func killAlong(ctx context.Context, t *testing.T, op *e2eutil.Operator, o *observer, plan []plannedKill) []killRecord {
 	t.Helper()
 	var kills []killRecord
 	for _, k := range plan {
@@ -119,13 +120,13 @@ func (s *suite) killAlong(ctx context.Context, t *testing.T, o *observer, plan [
 			t.Fatalf("waiting for kill point %q: %v", k.point.name, err)
 		}
 		pause(ctx, k.jitter)
-		died, err := s.operator.Kill()
+		died, err := op.Kill()
 		if err != nil {
 			t.Fatal(err)
 		}
 		pause(ctx, k.down)
 		restarted := time.Now()
-		logFile, err := s.operator.Start()
+		logFile, err := op.Start()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -40,7 +41,10 @@ const (
 	seedEnv = "FAULTS_SEED"
 )
 
-// suite is the package's cluster and the operator process it kills.
+// suite is the package's cluster and the operator binary its tests run
+// and kill: each test its own operator process, watching only the test's
+// namespace, so that the tests run side by side and a kill in one is no
+// fault in another.
 type suite struct {
 	cluster   *localcluster.Cluster
 	client    client.Client
@@ -48,7 +52,7 @@ type suite struct {
 	proxy     *dashboard.KubeProxy
 	root      string
 	stateDir  string
-	operator  *e2eutil.Operator
+	binary    string
 	seed      uint64
 }
 
@@ -82,9 +86,6 @@ func runSuite(m *testing.M) int {
 	}
 	shared = s
 	code := m.Run()
-	if err := s.operator.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "local e2e faults: operator:", err)
-	}
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer stopCancel()
 	if err := s.cluster.Stop(stopCtx); err != nil {
@@ -94,7 +95,7 @@ func runSuite(m *testing.M) int {
 	if code == 0 {
 		_ = os.RemoveAll(s.stateDir)
 	} else {
-		fmt.Printf("local e2e faults: state and operator logs kept in %s (%s=%d)\n", s.stateDir, seedEnv, seed)
+		fmt.Printf("local e2e faults: state and operator logs (one directory per test namespace) kept in %s (%s=%d)\n", s.stateDir, seedEnv, seed)
 	}
 	return code
 }
@@ -136,8 +137,13 @@ func startSuite(ctx context.Context, seed uint64) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	capacity, err := e2eutil.ParallelCapacity()
+	if err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	c, err := localcluster.Start(ctx, localcluster.Options{
+		Capacity:    capacity,
 		StateDir:    stateDir,
 		CRDDirs:     []string{filepath.Join(root, "config", "crd", "bases")},
 		RayVenvDir:  venv,
@@ -148,13 +154,37 @@ func startSuite(ctx context.Context, seed uint64) (*suite, error) {
 		return nil, err
 	}
 	fmt.Printf("local e2e faults: cluster ready in %v (state in %s)\n", time.Since(began).Round(time.Millisecond), stateDir)
-	s := &suite{cluster: c, root: root, stateDir: stateDir, seed: seed}
-	if err := s.connect(); err != nil {
-		return nil, err
+	s := &suite{cluster: c, root: root, stateDir: stateDir, binary: binary, seed: seed}
+	return s, s.connect()
+}
+
+// namespaceWithOperator makes the test's namespace (e2eutil.Namespace,
+// dump printing it on failure) and starts the test's own operator process,
+// watching only that namespace (--watch-namespace) and logging into a
+// directory named after it in the suite's state directory. The operator
+// is stopped after the namespace is gone, since its finalizers are the
+// operator's to remove.
+func (s *suite) namespaceWithOperator(t *testing.T, dump func(ctx context.Context, ns string)) (string, *e2eutil.Operator) {
+	t.Helper()
+	var op *e2eutil.Operator
+	t.Cleanup(func() { // cleanups run last first: this one after the namespace's
+		if op == nil {
+			return
+		}
+		if err := op.Stop(); err != nil {
+			t.Errorf("stopping the operator: %v", err)
+		}
+	})
+	ns := e2eutil.Namespace(t, s.client, dump)
+	logDir := filepath.Join(s.stateDir, ns)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	s.operator = e2eutil.NewOperator(binary, c.KubeconfigPath(), stateDir, operatorArgs)
-	_, err = s.operator.Start()
-	return s, err
+	op = e2eutil.NewOperator(s.binary, s.cluster.KubeconfigPath(), logDir, append(slices.Clone(operatorArgs), "--watch-namespace="+ns))
+	if _, err := op.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return ns, op
 }
 
 // connect builds the suite's clients from the cluster's admin config.

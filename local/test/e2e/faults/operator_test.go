@@ -12,8 +12,9 @@ import (
 // dashboards through the API server's proxy, errors on stdout and
 // everything in the log file.
 //
-// Leader election is off: the test never runs two operators at once (it
-// waits for a killed one to exit before it starts the next), and a
+// Leader election is off: no two operators ever watch one namespace (each
+// test runs its own, with --watch-namespace set to the test's namespace,
+// and waits for a killed one to exit before it starts the next), and a
 // SIGKILLed leader does not release its Lease, so with election on every
 // restart would first wait out the Lease (15 s), which measures
 // controller-runtime's lease and not the RayJob controller's recovery.

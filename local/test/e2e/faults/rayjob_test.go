@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -41,15 +42,19 @@ const (
 // the K8sJobMode submitter Job is kept, finished, and no other mode has
 // one.
 func TestRayJobUnderOperatorKills(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []rayv1.JobSubmissionMode{rayv1.K8sJobMode, rayv1.HTTPMode, rayv1.SidecarMode, rayv1.InteractiveMode} {
-		t.Run(string(mode), func(t *testing.T) { shared.runUnderKills(t, mode) })
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			shared.runUnderKills(t, mode)
+		})
 	}
 }
 
 // runUnderKills runs one RayJob of mode under its seeded kill plan and
 // checks how it ended.
 func (s *suite) runUnderKills(t *testing.T, mode rayv1.JobSubmissionMode) {
-	ns := e2eutil.Namespace(t, s.client, func(ctx context.Context, ns string) { s.dump(ctx, t, ns) })
+	ns, op := s.namespaceWithOperator(t, func(ctx context.Context, ns string) { s.dump(ctx, t, ns) })
 	plan := planKills(testRand(t, s.seed), mode)
 	t.Logf("%s=%d: kill plan %v", seedEnv, s.seed, plan)
 	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
@@ -65,7 +70,7 @@ func (s *suite) runUnderKills(t *testing.T, mode rayv1.JobSubmissionMode) {
 	if mode == rayv1.InteractiveMode {
 		go func() { userErr <- s.submitAsUser(ctx, o) }()
 	}
-	kills := s.killAlong(ctx, t, o, plan)
+	kills := killAlong(ctx, t, op, o, plan)
 	if mode == rayv1.InteractiveMode {
 		if err := <-userErr; err != nil {
 			t.Fatal(err)
@@ -79,7 +84,7 @@ func (s *suite) runUnderKills(t *testing.T, mode rayv1.JobSubmissionMode) {
 	duplicates := requireOnlySubmission(t, o, done.Status.JobID)
 	waitFor(ctx, t, o, "the RayCluster's deletion after the TTL", func(snap snapshot) bool { return snap.clusterGone })
 	s.requireSubmitterAsSpecified(ctx, t, done)
-	if err := s.operator.ExitedByItself(); err != nil {
+	if err := op.ExitedByItself(); err != nil {
 		t.Fatal(err)
 	}
 	line := figures(o, done, kills, duplicates, time.Since(created))
@@ -284,5 +289,5 @@ func (s *suite) dump(ctx context.Context, t *testing.T, ns string) {
 			t.Logf("pod %s: %s, containers %+v", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
 		}
 	}
-	t.Logf("operator logs: %s/operator-*.log", s.stateDir)
+	t.Logf("operator logs: %s/operator-*.log", filepath.Join(s.stateDir, ns))
 }

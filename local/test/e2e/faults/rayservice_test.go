@@ -134,13 +134,17 @@ type upgradeKill struct {
 // HTTPRoute's weights never move back across the kills, and the last
 // route sends the new cluster everything.
 func TestRayServiceUpgradeUnderOperatorKills(t *testing.T) {
+	t.Parallel()
 	for _, path := range []upgradePath{blueGreen, incrementalUp} {
-		t.Run(string(path.strategy), func(t *testing.T) { shared.upgradeUnderKills(t, path) })
+		t.Run(string(path.strategy), func(t *testing.T) {
+			t.Parallel()
+			shared.upgradeUnderKills(t, path)
+		})
 	}
 }
 
 func (s *suite) upgradeUnderKills(t *testing.T, path upgradePath) {
-	ns := e2eutil.Namespace(t, s.client, func(ctx context.Context, ns string) { s.dumpRayService(ctx, t, ns) })
+	ns, op := s.namespaceWithOperator(t, func(ctx context.Context, ns string) { s.dumpRayService(ctx, t, ns) })
 	plan := planUpgradeKills(testRand(t, s.seed), path.points)
 	t.Logf("%s=%d: kill plan %v", seedEnv, s.seed, plan)
 	ctx, cancel := context.WithTimeout(t.Context(), upgradeTimeout)
@@ -161,7 +165,7 @@ func (s *suite) upgradeUnderKills(t *testing.T, path upgradePath) {
 
 	s.setAppVersion(ctx, t, ns, "v2")
 	changed := time.Now()
-	kills := s.killAlongUpgrade(ctx, t, o, path.points, plan)
+	kills := s.killAlongUpgrade(ctx, t, op, o, path.points, plan)
 	green := o.snapshot().green
 	rs := s.waitServing(ctx, t, ns, green)
 	s.waitGone(ctx, t, ns, blue)
@@ -177,7 +181,7 @@ func (s *suite) upgradeUnderKills(t *testing.T, path upgradePath) {
 	}
 	checkOneNewCluster(t, o.history(), blue, green)
 	lateBy := checkDeletedAfterDelay(t, o.history()[blue], o.switched(), rs)
-	if err := s.operator.ExitedByItself(); err != nil {
+	if err := op.ExitedByItself(); err != nil {
 		t.Fatal(err)
 	}
 	line := upgradeFigures(path, o, kills, stats, o.switched().Sub(changed), lateBy, time.Since(began))
@@ -246,8 +250,8 @@ func (s *suite) observeUpgrade(ctx context.Context, t *testing.T, ns, blue strin
 	return o
 }
 
-// killAlongUpgrade carries out plan while o watches the upgrade.
-func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, o *upgradeObserver, points []upgradePoint, plan []plannedUpgradeKill) []upgradeKill {
+// killAlongUpgrade carries out plan on op while o watches the upgrade.
+func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, op *e2eutil.Operator, o *upgradeObserver, points []upgradePoint, plan []plannedUpgradeKill) []upgradeKill {
 	t.Helper()
 	var kills []upgradeKill
 	for _, k := range plan {
@@ -259,14 +263,14 @@ func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, o *upgradeOb
 			t.Fatalf("waiting for kill point %q: %v", k.point.name, err)
 		}
 		pause(ctx, k.jitter)
-		died, err := s.operator.Kill()
+		died, err := op.Kill()
 		if err != nil {
 			t.Fatal(err)
 		}
 		landed := s.phaseNow(ctx, o, points)
 		pause(ctx, k.down)
 		restarted := time.Now()
-		logFile, err := s.operator.Start()
+		logFile, err := op.Start()
 		if err != nil {
 			t.Fatal(err)
 		}
