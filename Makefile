@@ -278,15 +278,16 @@ LOCAL_UNIT_PKGS = ./cmd/... ./internal/... ./test/soak/
 # the CRDs and the chart's files, which the other stages read.
 FIRST_STAGES := check-repository verify-generated
 # The second lane holds what runs on this machine's node network, the local
-# cluster's (one at a time: hostlock): its e2e suites take three quarters of
-# `make test` and mostly wait on Ray; and, before them, the operator's
-# suites against Ray heads on the host (a head started beside the local
-# e2e's parallel Ray clusters missed its 2-minute start on 2 cores). The
-# first lane holds the rest, CPU-bound stages and the local node suite,
-# which runs real pods beside a local cluster without its lock (its own
-# bridge, table and queue).
-CPU_STAGES := lint test-unit-operator test-unit-local test-helm test-integration-operator test-integration-node test-monitoring
-E2E_STAGES := test-integration-clusternet test-e2e-operator test-e2e-local
+# cluster's (one at a time: hostlock): its e2e suites take most of `make
+# test` and mostly wait on Ray. The first lane holds the rest: first the
+# operator's suites against Ray heads on the host, while the local e2e
+# starts its first cluster and runs its one-at-a-time node tests (a head
+# started beside the local e2e's three parallel Ray clusters missed its
+# 2-minute start on 2 cores), then the CPU-bound stages and the local node
+# suite, which runs real pods beside a local cluster without its lock (its
+# own bridge, table and queue).
+CPU_STAGES := test-e2e-operator lint test-unit-operator test-unit-local test-helm test-integration-operator test-integration-node test-monitoring
+E2E_STAGES := test-integration-clusternet test-e2e-local
 # TEST_LANES=2 (the default, what CI runs) runs the two lists at once
 # (hack/test-stages.sh); TEST_LANES=1 one after the other.
 TEST_LANES ?= 2
