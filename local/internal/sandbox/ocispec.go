@@ -50,11 +50,9 @@ var (
 
 // containerFacts is what the sandbox knows about where one container runs.
 type containerFacts struct {
-	// RootfsPath is the mounted overlay that becomes the container's root.
+	// RootfsPath is the container's mounted root with its layers (see
+	// mountLayers), the host's system directories among them.
 	RootfsPath string
-	// SystemDirs are the host directories bind-mounted read-only at the
-	// same place (see rootBase).
-	SystemDirs []string
 	// IDs maps the container's ids to the host's: a user namespace unless
 	// the pod runs with host users.
 	IDs idMap
@@ -209,11 +207,7 @@ func sortedCopy(in []string) []string {
 // containerMounts lists the kernel file systems, the pod's shared /dev/shm
 // and /etc files, a private /tmp, then the caller's bind mounts in order.
 func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
-	var mounts []specs.Mount
-	for _, d := range f.SystemDirs {
-		mounts = append(mounts, bindMount(d, d, true, "nosuid", "nodev"))
-	}
-	mounts = append(mounts,
+	mounts := []specs.Mount{
 		specs.Mount{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		specs.Mount{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
 		specs.Mount{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
@@ -226,7 +220,7 @@ func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
 		bindMount(f.Hosts, "/etc/hosts", false),
 		bindMount(f.HostnameFile, "/etc/hostname", false),
 		bindMount(f.Profile, "/etc/profile", true),
-	)
+	}
 	for _, m := range c.Mounts {
 		if !path.IsAbs(m.Source) || !path.IsAbs(m.Destination) {
 			return nil, fmt.Errorf("mount %s -> %s: source and destination must be absolute paths", m.Source, m.Destination)

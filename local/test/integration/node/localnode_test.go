@@ -85,6 +85,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("probes run from the pod's network namespace; a failing answer's body stays out of events", func(t *testing.T) { testProbesFromThePod(t, c) })
 	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
 	t.Run("host access: refused pods fail with reason, message and event; a shared hostPath runs", func(t *testing.T) { testHostAccess(t, c) })
+	t.Run("a container's own layers: a subPath mount where the host's root has no directory, writes kept from the host and gone on restart, read-only root", func(t *testing.T) { testContainerLayers(t, c) })
 	t.Run("securityContext: honoured as a kubelet does, or refused with the kubelet's reason", func(t *testing.T) { testSecurityContext(t, c) })
 	t.Run("a claim of the default class is provisioned, mounted, kept across pods and deleted", func(t *testing.T) { testPersistentVolumes(t, c) })
 	t.Run("a pod whose claim is unbound waits in ContainerCreating", func(t *testing.T) { testUnboundClaim(t, c) })
