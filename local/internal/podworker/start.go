@@ -125,6 +125,7 @@ func containerSpecFor(c *corev1.Container, img Image, in ContainerInputs, attemp
 	if cpu, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 		spec.CPUMillis = cpu.MilliValue()
 	}
+	spec.CPUShares = cpuShares(c.Resources.Requests.Cpu().MilliValue())
 	return spec
 }
 

@@ -68,6 +68,9 @@ type ContainerSpec struct {
 	MemoryLimitBytes int64
 	// CPUMillis is a CFS quota in thousandths of a CPU; 0 means none.
 	CPUMillis int64
+	// CPUShares is the container's cpu.shares (its weight against the
+	// pod's other containers); 0 means the runtime's default, 1024.
+	CPUShares uint64
 	// TmpSizeBytes is the size of the container's /tmp tmpfs; 0 means the
 	// kernel's default, half of the machine's memory.
 	TmpSizeBytes int64

@@ -297,20 +297,28 @@ func linuxSection(c ContainerSpec, f containerFacts) *specs.Linux {
 	return l
 }
 
-// resources is the cgroup section: memory and CFS limits when set; devices:
-// everything for a privileged container, else only runc's default devices
-// (null, zero, full, tty, random, urandom, pts), which runc adds itself.
+// resources is the cgroup section: memory and CFS limits and CPU shares
+// when set; devices: everything for a privileged container, else only
+// runc's default devices (null, zero, full, tty, random, urandom, pts),
+// which runc adds itself.
 func resources(c ContainerSpec) *specs.LinuxResources {
 	r := &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: c.Privileged, Access: "rwm"}}}
 	if c.MemoryLimitBytes > 0 {
 		limit := c.MemoryLimitBytes
 		r.Memory = &specs.LinuxMemory{Limit: &limit}
 	}
+	if c.CPUMillis > 0 || c.CPUShares > 0 {
+		r.CPU = &specs.LinuxCPU{}
+	}
 	if c.CPUMillis > 0 {
 		// The kernel refuses quotas under 1 ms.
 		quota := max(c.CPUMillis*cfsPeriodMicros/1000, 1000)
 		period := uint64(cfsPeriodMicros)
-		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+		r.CPU.Quota, r.CPU.Period = &quota, &period
+	}
+	if c.CPUShares > 0 {
+		shares := c.CPUShares
+		r.CPU.Shares = &shares
 	}
 	return r
 }
