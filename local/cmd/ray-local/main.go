@@ -35,6 +35,7 @@ import (
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
 	"github.com/ray-operator/ray-operator/local/internal/containerlog"
 	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
+	"github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 )
 
@@ -71,7 +72,19 @@ type localFlags struct {
 	containerLogMaxSize  string
 	containerLogMaxFiles int
 	limits               podworker.Limits
+	// nodeCPU and nodeMemory are the local node's capacity as given (empty:
+	// node.ChooseCapacity's defaults); machine is what the machine has and
+	// capacity what the node advertises.
+	nodeCPU, nodeMemory string
+	machine             node.Machine
+	capacity            node.Capacity
 }
+
+// Flags of the local node's capacity.
+const (
+	flagNodeCPU    = "node-cpu"
+	flagNodeMemory = "node-memory"
+)
 
 func main() {
 	// The local cluster's node runs as a process of this executable.
@@ -103,6 +116,8 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.IntVar(&l.containerLogMaxFiles, "container-log-max-files", containerlog.DefaultMaxFiles, "Local node: how many log files a container keeps, the current one included (the kubelet's --container-log-max-files); at least 2.")
 	fs.BoolVar(&l.kueue, "kueue", false, "Local node: run Kueue's controller manager (built from the sigs.k8s.io/kueue module the Makefile pins) with its CRDs and webhooks, managing RayJobs, RayClusters and RayServices labeled kueue.x-k8s.io/queue-name (docs/kueue.md). Needs $RAY_OPERATOR_KUEUE or `make tools`.")
 	fs.BoolVar(&l.gateway, "gateway", false, "Local node: run Traefik (built from the github.com/traefik/traefik/v3 module the Makefile pins) as a Gateway API implementation with the Gateway API CRDs and GatewayClass \"traefik\": Gateways of that class listen on port 80 of the node's address and split requests by HTTPRoute weights, as RayService incremental upgrades need (docs/local.md). Needs $RAY_OPERATOR_TRAEFIK or `make tools`.")
+	fs.StringVar(&l.nodeCPU, flagNodeCPU, "", fmt.Sprintf("Local node: the CPUs it advertises, a Kubernetes quantity (\"8\", \"2500m\"), at least 1. The scheduler places pods by their requests; containers share the machine's CPUs in proportion to their requests and stay within their limits. Default: %d times the machine's CPUs, at least %d, so that KubeRay's samples fit (docs/local.md).", node.CPUPerMachineCPU, node.MinDefaultCPU))
+	fs.StringVar(&l.nodeMemory, flagNodeMemory, "", "Local node: the memory it advertises, a Kubernetes quantity (\"16Gi\"), at least 1Gi; more than the machine's overcommits it (said at start and on the Node). Default: the machine's memory.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	fs.BoolVar(&l.allowHostPrivileges, hostaccess.FlagAllowHostPrivileges, false, "Local node: admit pods that need root on the host (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers: true) and run them without a user namespace. Default: such pods fail with reason HostPrivilegesForbidden.")
@@ -158,8 +173,12 @@ func run(opFlags *operator.Flags, local *localFlags) error {
 		// The operator runs on the host, outside the pod network and its
 		// DNS: it reaches dashboards through the API server.
 		settings.Config.UseKubernetesProxy = true
+		local.reportCapacity()
 	} else if local.allowHostPrivileges || len(local.sharedHostDirs) > 0 {
 		fmt.Fprintf(os.Stderr, "ray-local: --%s and --%s apply to the local node only: ignored\n", hostaccess.FlagAllowHostPrivileges, hostaccess.FlagSharedHostDirs)
+	}
+	if (!tgt.local || local.simulated) && (local.nodeCPU != "" || local.nodeMemory != "") {
+		fmt.Fprintf(os.Stderr, "ray-local: --%s and --%s apply to the local node only: ignored\n", flagNodeCPU, flagNodeMemory)
 	}
 	restConfig, stop, err := connect(ctx, cancel, tgt, local)
 	if err != nil {
@@ -232,6 +251,9 @@ func (l *localFlags) parseNodeFlags() error {
 	if l.syncFrequency <= 0 {
 		return fmt.Errorf("--sync-frequency must be positive, got %v", l.syncFrequency)
 	}
+	if err := l.chooseCapacity(); err != nil {
+		return err
+	}
 	return l.parseLimits()
 }
 
@@ -252,6 +274,28 @@ func (l *localFlags) parseLimits() error {
 		return fmt.Errorf("--container-log-max-size, --container-log-max-files: %w", err)
 	}
 	return nil
+}
+
+// chooseCapacity sets the node's capacity from --node-cpu and
+// --node-memory and the machine.
+func (l *localFlags) chooseCapacity() error {
+	var err error
+	if l.machine == (node.Machine{}) {
+		if l.machine, err = node.ReadMachine(); err != nil {
+			return err
+		}
+	}
+	l.capacity, err = node.ChooseCapacity(l.machine, l.nodeCPU, l.nodeMemory, flagNodeCPU, flagNodeMemory)
+	return err
+}
+
+// reportCapacity says what the local node advertises, and warns of
+// overcommitted memory.
+func (l *localFlags) reportCapacity() {
+	fmt.Fprintf(os.Stderr, "ray-local: the local node advertises %s\n", l.capacity.Note)
+	if l.capacity.Overcommitted {
+		fmt.Fprintf(os.Stderr, "ray-local: warning: --%s=%s is more than the machine's memory: pods scheduled by their requests may be OOM-killed\n", flagNodeMemory, l.nodeMemory)
+	}
 }
 
 func (l *localFlags) kubeconfigPath() string { return filepath.Join(l.stateDir, "kubeconfig") }
@@ -340,6 +384,8 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		CertManager:         l.certManager,
 		SyncFrequency:       l.syncFrequency,
 		Limits:              l.limits,
+		Capacity:            l.capacity.Resources,
+		CapacityNote:        l.capacity.Note,
 		Kueue:               l.kueue,
 		Gateway:             l.gateway,
 	})

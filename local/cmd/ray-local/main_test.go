@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/local/internal/node"
 )
 
 // TestLocalDefaultsListenOnLoopback: ray-local's operator serves its
@@ -62,6 +65,47 @@ func TestCheckAddons(t *testing.T) {
 			err := tc.flags.checkAddons(tc.tgt)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("checkAddons = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestNodeCapacityFlags: --node-cpu and --node-memory reach the node's
+// capacity, defaults follow node.ChooseCapacity, bad values are refused
+// before anything starts.
+func TestNodeCapacityFlags(t *testing.T) {
+	machine := node.Machine{CPUs: 2, MemoryBytes: 8 << 30}
+	for name, tc := range map[string]struct {
+		args              []string
+		cpu, mem, wantErr string
+	}{
+		"defaults":          {cpu: "16", mem: "8Gi"},
+		"both set":          {args: []string{"--node-cpu=6", "--node-memory=4Gi"}, cpu: "6", mem: "4Gi"},
+		"memory overcommit": {args: []string{"--node-memory=16Gi"}, cpu: "16", mem: "16Gi"},
+		"bad cpu":           {args: []string{"--node-cpu=-1"}, wantErr: "--node-cpu=-1: the node must advertise at least 1 CPU"},
+		"bad memory":        {args: []string{"--node-memory=100Mi"}, wantErr: "--node-memory=100Mi: the node must advertise at least 1Gi"},
+		"unparsable":        {args: []string{"--node-memory=much"}, wantErr: "--node-memory=much:"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fs := flag.NewFlagSet("ray-local", flag.ContinueOnError)
+			l := bindLocalFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			l.machine = machine
+			err := l.parseNodeFlags()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("parseNodeFlags = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpu, mem := l.capacity.Resources[corev1.ResourceCPU], l.capacity.Resources[corev1.ResourceMemory]
+			if cpu.Cmp(resource.MustParse(tc.cpu)) != 0 || mem.Cmp(resource.MustParse(tc.mem)) != 0 {
+				t.Errorf("capacity cpu %s memory %s, want %s and %s", cpu.String(), mem.String(), tc.cpu, tc.mem)
 			}
 		})
 	}

@@ -63,8 +63,10 @@ type Options struct {
 	// RayVenvDir is the Ray virtualenv that Ray images map to, and
 	// RedisServer the redis-server that Redis images map to.
 	RayVenvDir, RedisServer string
-	// Capacity overrides the node's capacity (default: the machine's).
-	Capacity corev1.ResourceList
+	// Capacity overrides the node's capacity, and CapacityNote says why
+	// (node.Settings; default node.ChooseCapacity's).
+	Capacity     corev1.ResourceList
+	CapacityNote string
 	// AllowHostPrivileges and SharedHostDirs are the node's host-access
 	// policy (node.Config): by default it refuses pods that need root on
 	// the host and every hostPath volume.
@@ -259,6 +261,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 			ListenAddress:       netip.AddrPortFrom(network.Gateway(), uint16(port[0])), //nolint:gosec // a port number
 			ClientCA:            cp.KubeletClientCA,
 			Capacity:            opts.Capacity,
+			CapacityNote:        opts.CapacityNote,
 			AllowHostPrivileges: opts.AllowHostPrivileges,
 			SharedHostDirs:      opts.SharedHostDirs,
 			VolumeDir:           VolumeDir(opts.StateDir),

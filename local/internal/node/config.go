@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -44,9 +42,14 @@ type Settings struct {
 	// ClientCA (PEM), when set, makes the kubelet API require client
 	// certificates it signed.
 	ClientCA []byte
-	// Capacity is the node's capacity and allocatable; default the
-	// machine's CPUs and memory, and 110 pods.
+	// Capacity is the node's capacity and allocatable; default
+	// ChooseCapacity's (CPUPerMachineCPU times the machine's CPUs, at least
+	// MinDefaultCPU; the machine's memory; 110 pods).
 	Capacity corev1.ResourceList
+	// CapacityNote says why the node advertises Capacity, shown on the
+	// Node as the CapacityAnnotation; default ChooseCapacity's note when
+	// Capacity is defaulted, else none.
+	CapacityNote string
 	// AllowHostPrivileges admits pods that need root on the host
 	// (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers:
 	// true) and runs them without a user namespace; default false: such
@@ -156,31 +159,21 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	if cfg.Capacity == nil {
-		capacity, err := MachineCapacity()
+		m, err := ReadMachine()
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Capacity = capacity
+		capacity, err := ChooseCapacity(m, "", "", "node-cpu", "node-memory")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Capacity, cfg.CapacityNote = capacity.Resources, capacity.Note
 	}
 	if err := cfg.Limits.Validate(); err != nil {
 		return cfg, fmt.Errorf("node.Config.Limits: %w", err)
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	return cfg, nil
-}
-
-// MachineCapacity is the node's default capacity: the machine's CPUs and
-// memory, and 110 Pods (the kubelet's default).
-func MachineCapacity() (corev1.ResourceList, error) {
-	mem, err := machineMemory()
-	if err != nil {
-		return nil, err
-	}
-	return corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
-		corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
-		corev1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI),
-	}, nil
 }
 
 // machineMemory reads MemTotal from /proc/meminfo.

@@ -218,9 +218,14 @@ func nodeObject(cfg Config) corev1.Node {
 		return corev1.NodeCondition{Type: t, Status: st, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
 	}
 	ip := cfg.ListenAddress.Addr().String()
+	var annotations map[string]string
+	if cfg.CapacityNote != "" {
+		annotations = map[string]string{CapacityAnnotation: cfg.CapacityNote}
+	}
 	return corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: cfg.NodeName,
+			Name:        cfg.NodeName,
+			Annotations: annotations,
 			Labels: map[string]string{
 				corev1.LabelHostname:   cfg.NodeName,
 				corev1.LabelOSStable:   "linux",

@@ -92,3 +92,21 @@ func TestRotateLogsKeepsTheNewestFiles(t *testing.T) {
 		t.Errorf("the monitor reopened the log %d times, want 3", p.reopened)
 	}
 }
+
+// TestCPUSharesFollowRequests: containers and the pod's cgroup get
+// cpu.shares from the CPU requests, as a kubelet sets them, so that a node
+// advertising more CPUs than the machine has shares them by request.
+func TestCPUSharesFollowRequests(t *testing.T) {
+	pod := makePod(corev1.RestartPolicyAlways, nil, "half", "two", "none")
+	pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	pod.Spec.Containers[1].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	h := newHarness(t, pod)
+	got := map[string]uint64{}
+	for _, name := range []string{"half", "two", "none"} {
+		got[name] = h.nextStart(name).spec.CPUShares
+	}
+	got["pod"] = h.rt.boxes[0].spec.CPUShares
+	if diff := cmp.Diff(map[string]uint64{"half": 512, "two": 2048, "none": 2, "pod": 2560}, got); diff != "" {
+		t.Errorf("cpu shares (-want +got):\n%s", diff)
+	}
+}

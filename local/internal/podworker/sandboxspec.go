@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
@@ -32,7 +33,24 @@ func sandboxSpecFor(pod *corev1.Pod, node NodeInfo, limits Limits, hostUsers boo
 		HostNetwork:   pod.Spec.HostNetwork,
 		HostUsers:     hostUsers,
 		PidsLimit:     limits.PodPids,
+		CPUShares:     podCPUShares(pod),
 	}
+}
+
+// podCPUShares is the pod cgroup's cpu.shares: from its CPU requests as a
+// kubelet sums them (containers and sidecars, or the largest init
+// container's if more).
+func podCPUShares(pod *corev1.Pod) uint64 {
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	return cpuShares(requests.Cpu().MilliValue())
+}
+
+// cpuShares is the cgroup cpu.shares of a CPU request in thousandths of a
+// CPU, as a kubelet converts it: 1024 a CPU, at least 2 (no request), at
+// most 262144. Siblings share the CPUs in proportion to their shares.
+func cpuShares(milli int64) uint64 {
+	const minShares, maxShares = 2, 262144
+	return uint64(min(max(milli*1024/1000, minShares), maxShares)) //nolint:gosec // clamped to [2, 262144]
 }
 
 // hostEntries are the pod's hostAliases as /etc/hosts entries.

@@ -77,7 +77,7 @@ func TestSandboxSpecFor(t *testing.T) {
 	}{
 		"ClusterFirst by default": {
 			pod: func(*corev1.Pod) {},
-			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local",
+			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", CPUShares: 2,
 				DNS: sandbox.DNSConfig{Nameservers: []string{"10.96.0.10"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}}},
 		},
 		"hostname, subdomain, dnsConfig, /dev/shm from a Memory emptyDir": {
@@ -87,7 +87,7 @@ func TestSandboxSpecFor(t *testing.T) {
 				p.Spec.Volumes = []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Gi"))}}}}
 				p.Spec.Containers = []corev1.Container{{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}}}}
 			},
-			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "h", Subdomain: "sub", ClusterDomain: "cluster.local", ShmSizeBytes: 1 << 30,
+			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "h", Subdomain: "sub", ClusterDomain: "cluster.local", CPUShares: 2, ShmSizeBytes: 1 << 30,
 				DNS: sandbox.DNSConfig{Nameservers: []string{"10.96.0.10", "1.1.1.1"}, Searches: []string{"ray.svc.cluster.local", "svc.cluster.local", "cluster.local", "x"}, Options: []string{"ndots:2", "edns0"}}},
 		},
 		"None uses only dnsConfig": {
@@ -95,12 +95,12 @@ func TestSandboxSpecFor(t *testing.T) {
 				p.Spec.DNSPolicy = corev1.DNSNone
 				p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"8.8.8.8"}}
 			},
-			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", DNS: sandbox.DNSConfig{Nameservers: []string{"8.8.8.8"}}},
+			want: sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", CPUShares: 2, DNS: sandbox.DNSConfig{Nameservers: []string{"8.8.8.8"}}},
 		},
 		"hostNetwork admitted with host privileges: the host's users": {
 			pod:       func(p *corev1.Pod) { p.Spec.HostNetwork, p.Spec.DNSPolicy = true, corev1.DNSNone },
 			hostUsers: true,
-			want:      sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", HostNetwork: true, HostUsers: true},
+			want:      sandbox.SandboxSpec{UID: "u", Namespace: "ray", Name: "head", Hostname: "head", ClusterDomain: "cluster.local", CPUShares: 2, HostNetwork: true, HostUsers: true},
 		},
 	}
 	for name, tc := range cases {
@@ -133,7 +133,7 @@ func TestContainerSpecFor(t *testing.T) {
 	}
 	got := containerSpecFor(c, Image{Image: podinputs.Image{WorkingDir: "/home/ray"}}, ContainerInputs{Args: []string{"ray", "start"}, Env: []string{"A=1"}}, 2)
 	want := sandbox.ContainerSpec{Name: "ray-head", Attempt: 2, Args: []string{"ray", "start"}, Env: []string{"A=1"}, WorkingDir: "/home/ray",
-		MemoryLimitBytes: 2 << 30, CPUMillis: 1500, TTY: true, OpenStdin: true, StdinOnce: true}
+		MemoryLimitBytes: 2 << 30, CPUMillis: 1500, CPUShares: 1536, TTY: true, OpenStdin: true, StdinOnce: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("spec (-want +got):\n%s", diff)
 	}

@@ -125,6 +125,12 @@ func containerSpecFor(c *corev1.Container, img Image, in ContainerInputs, attemp
 	if cpu, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 		spec.CPUMillis = cpu.MilliValue()
 	}
+	// As a kubelet: the request, or the limit when only it is given.
+	shares := c.Resources.Requests.Cpu()
+	if shares.IsZero() {
+		shares = c.Resources.Limits.Cpu()
+	}
+	spec.CPUShares = cpuShares(shares.MilliValue())
 	return spec
 }
 

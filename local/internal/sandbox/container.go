@@ -68,6 +68,9 @@ type ContainerSpec struct {
 	MemoryLimitBytes int64
 	// CPUMillis is a CFS quota in thousandths of a CPU; 0 means none.
 	CPUMillis int64
+	// CPUShares is the container's cpu.shares (its weight against the
+	// pod's other containers); 0 means the runtime's default, 1024.
+	CPUShares uint64
 	// TmpSizeBytes is the size of the container's /tmp tmpfs; 0 means the
 	// kernel's default, half of the machine's memory.
 	TmpSizeBytes int64
@@ -94,7 +97,7 @@ type Container struct {
 	id      string
 	name    string
 	attempt int
-	dir     string // the bundle: config.json, the overlay's upper layer
+	dir     string // the bundle: config.json, the layers' upper directories
 	runDir  string // the mounted root and staged mount sources (see runRoot)
 	tty     bool
 	exited  chan struct{} // conmon wrote the exit file; cleanup may still run
@@ -184,31 +187,22 @@ func (c *Container) forget() error {
 // of a container it deleted.
 const forgetExitWait = 5 * time.Second
 
-// prepareBundle makes fresh upper and work directories, mounts the overlay
-// of the pod's base root at the container's run directory, stages the mount
-// sources runc could not reach and writes config.json.
+// prepareBundle mounts the container's root with its own layers (see
+// mountLayers) at the container's run directory, stages the mount sources
+// runc could not reach and writes config.json.
 func (c *Container) prepareBundle(spec ContainerSpec) error {
 	if err := c.removeBundle(); err != nil {
 		return err
 	}
 	s := c.sandbox
-	rootfs, upper, work := filepath.Join(c.runDir, "rootfs"), filepath.Join(c.dir, "upper"), filepath.Join(c.dir, "work")
-	for _, d := range []string{upper, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-		// The merged root takes the upper directory's owner: the pod's root.
-		if err := s.ids.chownToRoot(d); err != nil {
-			return err
-		}
-	}
+	rootfs := filepath.Join(c.runDir, "rootfs")
 	if err := makePrivateRunDir(c.runDir, s.ids); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(rootfs, 0o711); err != nil {
 		return err
 	}
-	if err := mountOverlay(rootfs, filepath.Join(s.dir, baseSubdir), upper, work); err != nil {
+	if err := c.mountLayers(rootfs, spec); err != nil {
 		return err
 	}
 	oci, err := runtimeSpec(spec, s.containerFacts(rootfs, c.id))
@@ -244,7 +238,6 @@ func (s *Sandbox) containerFacts(rootfs, id string) containerFacts {
 	etc := filepath.Join(s.dir, etcSubdir)
 	facts := containerFacts{
 		RootfsPath:   rootfs,
-		SystemDirs:   s.systemDirs,
 		IDs:          s.ids,
 		UsernsPath:   s.usernsPath(),
 		NetnsPath:    s.netnsPath(),

@@ -36,6 +36,7 @@ echo "pwd=$(pwd)"
 echo "uid=$(id -u):$(id -g)"
 echo "memlimit=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"
 echo "cpuquota=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)"
+echo "cpushares=$(cat /sys/fs/cgroup/cpu/cpu.shares)"
 echo "pid=$$"
 echo "loginpath=$(bash -lc 'echo "$PATH"')"
 echo "capnetadmin=$(grep CapEff /proc/self/status | cut -f2)"
@@ -49,9 +50,9 @@ func TestContainerView(t *testing.T) {
 	ctx := testContext(t, time.Minute)
 	s, err := h.CreateSandbox(ctx, SandboxSpec{
 		UID: "uid-view", Namespace: "ns", Name: "pod-w1", Hostname: "w1", Subdomain: "sub", ClusterDomain: "example.org",
-		ShmSizeBytes: 32 << 20,
-		DNS:          DNSConfig{Nameservers: []string{"10.0.0.10"}, Searches: []string{"ns.svc.example.org"}, Options: []string{"ndots:5"}},
-		HostAliases:  []HostEntry{{IP: "1.2.3.4", Hostnames: []string{"alias.example"}}},
+		ShmSizeBytes: 32 << 20, CPUShares: 1536,
+		DNS:         DNSConfig{Nameservers: []string{"10.0.0.10"}, Searches: []string{"ns.svc.example.org"}, Options: []string{"ndots:5"}},
+		HostAliases: []HostEntry{{IP: "1.2.3.4", Hostnames: []string{"alias.example"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,7 @@ func TestContainerView(t *testing.T) {
 		cs.UID, cs.GID = 0, 0
 		cs.MemoryLimitBytes = 256 << 20
 		cs.CPUMillis = 500
+		cs.CPUShares = 512
 		cs.CapDrop = []string{"ALL"}
 	})
 	if code := waitDone(ctx, t, c, stderr); code != 0 {
@@ -117,6 +119,7 @@ func TestContainerView(t *testing.T) {
 		"uid":         "0:0",
 		"memlimit":    "268435456",
 		"cpuquota":    "50000",
+		"cpushares":   "512",
 		"pid":         "1",
 		"capnetadmin": "0000000000000000",
 		"rootfs":      "writable",
@@ -138,6 +141,9 @@ func TestContainerView(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("container view (-want +got):\n%s\nstderr: %s", diff, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(cgroupRoot, "cpu", h.names.podCgroup("uid-view"), "cpu.shares")); err != nil || string(b) != "1536\n" {
+		t.Errorf("the pod cgroup's cpu.shares: %q, %v; want 1536", b, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(data, "out.txt")); err != nil || string(b) != "out\n" {
 		t.Errorf("write to the rw volume: %q, %v", b, err)

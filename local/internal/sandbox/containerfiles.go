@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// WritableDir is the host directory of the container's writable layer (the
-// upper directory of its root's overlay): what it writes outside its
-// volumes and its /tmp.
-func (c *Container) WritableDir() string { return filepath.Join(c.dir, "upper") }
+// WritableDir is the host directory of the container's writable layers
+// (the upper directories of its overlays, see mountLayers): what it writes
+// outside its volumes and its /tmp.
+func (c *Container) WritableDir() string { return filepath.Join(c.dir, layersSubdir) }
 
 // reopenLogEvent is conmon's control message type that has it reopen the
 // container's log file.

@@ -80,10 +80,10 @@ func underAny(path string, dirs []string) bool {
 }
 
 // mountOverlay mounts an overlay of lower with its own upper and work
-// directories at target.
-func mountOverlay(target, lower, upper, work string) error {
+// directories at target, with the mount flags given.
+func mountOverlay(target, lower, upper, work string, flags uintptr) error {
 	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work
-	if err := unix.Mount("overlay", target, "overlay", 0, opts); err != nil {
+	if err := unix.Mount("overlay", target, "overlay", flags, opts); err != nil {
 		return fmt.Errorf("mount overlay at %s (%s): %w", target, opts, err)
 	}
 	return nil

@@ -50,11 +50,9 @@ var (
 
 // containerFacts is what the sandbox knows about where one container runs.
 type containerFacts struct {
-	// RootfsPath is the mounted overlay that becomes the container's root.
+	// RootfsPath is the container's mounted root with its layers (see
+	// mountLayers), the host's system directories among them.
 	RootfsPath string
-	// SystemDirs are the host directories bind-mounted read-only at the
-	// same place (see rootBase).
-	SystemDirs []string
 	// IDs maps the container's ids to the host's: a user namespace unless
 	// the pod runs with host users.
 	IDs idMap
@@ -209,24 +207,20 @@ func sortedCopy(in []string) []string {
 // containerMounts lists the kernel file systems, the pod's shared /dev/shm
 // and /etc files, a private /tmp, then the caller's bind mounts in order.
 func containerMounts(c ContainerSpec, f containerFacts) ([]specs.Mount, error) {
-	var mounts []specs.Mount
-	for _, d := range f.SystemDirs {
-		mounts = append(mounts, bindMount(d, d, true, "nosuid", "nodev"))
-	}
-	mounts = append(mounts,
-		specs.Mount{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
-		specs.Mount{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
-		specs.Mount{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
-		specs.Mount{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+	mounts := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
 		bindMount(f.ShmDir, "/dev/shm", false, "nosuid", "nodev"),
 		sysMount(c, f),
-		specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
+		{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
 		tmpMount(c.TmpSizeBytes),
 		bindMount(f.ResolvConf, "/etc/resolv.conf", false),
 		bindMount(f.Hosts, "/etc/hosts", false),
 		bindMount(f.HostnameFile, "/etc/hostname", false),
 		bindMount(f.Profile, "/etc/profile", true),
-	)
+	}
 	for _, m := range c.Mounts {
 		if !path.IsAbs(m.Source) || !path.IsAbs(m.Destination) {
 			return nil, fmt.Errorf("mount %s -> %s: source and destination must be absolute paths", m.Source, m.Destination)
@@ -303,20 +297,28 @@ func linuxSection(c ContainerSpec, f containerFacts) *specs.Linux {
 	return l
 }
 
-// resources is the cgroup section: memory and CFS limits when set; devices:
-// everything for a privileged container, else only runc's default devices
-// (null, zero, full, tty, random, urandom, pts), which runc adds itself.
+// resources is the cgroup section: memory and CFS limits and CPU shares
+// when set; devices: everything for a privileged container, else only
+// runc's default devices (null, zero, full, tty, random, urandom, pts),
+// which runc adds itself.
 func resources(c ContainerSpec) *specs.LinuxResources {
 	r := &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: c.Privileged, Access: "rwm"}}}
 	if c.MemoryLimitBytes > 0 {
 		limit := c.MemoryLimitBytes
 		r.Memory = &specs.LinuxMemory{Limit: &limit}
 	}
+	if c.CPUMillis > 0 || c.CPUShares > 0 {
+		r.CPU = &specs.LinuxCPU{}
+	}
 	if c.CPUMillis > 0 {
 		// The kernel refuses quotas under 1 ms.
 		quota := max(c.CPUMillis*cfsPeriodMicros/1000, 1000)
 		period := uint64(cfsPeriodMicros)
-		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+		r.CPU.Quota, r.CPU.Period = &quota, &period
+	}
+	if c.CPUShares > 0 {
+		shares := c.CPUShares
+		r.CPU.Shares = &shares
 	}
 	return r
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -66,6 +67,10 @@ type SandboxSpec struct { //nolint:revive // the name is part of the package con
 	// containers together (pids.max of the pod's cgroup, the kubelet's
 	// podPidsLimit); 0 or less: no limit of the pod's own.
 	PidsLimit int64
+	// CPUShares is the cpu.shares of the pod's cgroup (the pod's weight
+	// against the node's other pods, from its CPU requests); 0 leaves the
+	// default, 1024.
+	CPUShares uint64
 }
 
 // Sandbox is one pod: its directory with the /etc files and the /dev/shm
@@ -205,6 +210,12 @@ func (s *Sandbox) setUp() error {
 	}
 	if err := makePodCgroup(s.host.names.podCgroup(s.spec.UID), s.spec.PidsLimit); err != nil {
 		return fmt.Errorf("pod cgroup: %w", err)
+	}
+	if s.spec.CPUShares > 0 {
+		shares := strconv.FormatUint(s.spec.CPUShares, 10)
+		if err := writeV1Limit("cpu", s.host.names.podCgroup(s.spec.UID), "cpu.shares", shares); err != nil {
+			return fmt.Errorf("pod cgroup: %w", err)
+		}
 	}
 	if s.net != nil {
 		return s.net.create()

@@ -23,8 +23,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -85,6 +87,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("probes run from the pod's network namespace; a failing answer's body stays out of events", func(t *testing.T) { testProbesFromThePod(t, c) })
 	t.Run("exec and port-forward through the kubelet API", func(t *testing.T) { testExecPortForward(t, c) })
 	t.Run("host access: refused pods fail with reason, message and event; a shared hostPath runs", func(t *testing.T) { testHostAccess(t, c) })
+	t.Run("a container's own layers: a subPath mount where the host's root has no directory, writes kept from the host and gone on restart, read-only root", func(t *testing.T) { testContainerLayers(t, c) })
 	t.Run("securityContext: honoured as a kubelet does, or refused with the kubelet's reason", func(t *testing.T) { testSecurityContext(t, c) })
 	t.Run("a claim of the default class is provisioned, mounted, kept across pods and deleted", func(t *testing.T) { testPersistentVolumes(t, c) })
 	t.Run("a pod whose claim is unbound waits in ContainerCreating", func(t *testing.T) { testUnboundClaim(t, c) })
@@ -247,11 +250,38 @@ func testNode(t *testing.T, c *cluster) {
 	if fmt.Sprint(node.Status.Addresses) != fmt.Sprint(want) || node.Status.DaemonEndpoints.KubeletEndpoint.Port != int32(c.kubelet.Port()) {
 		t.Errorf("addresses %v, kubelet port %d", node.Status.Addresses, node.Status.DaemonEndpoints.KubeletEndpoint.Port)
 	}
-	if cpu := node.Status.Allocatable[corev1.ResourceCPU]; cpu.Value() != int64(goruntime.NumCPU()) {
-		t.Errorf("allocatable cpu %s", cpu.String())
-	}
+	testCapacity(t, node)
 	if _, err := c.cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(t.Context(), "ray-local", metav1.GetOptions{}); err != nil {
 		t.Errorf("node lease: %v", err)
+	}
+}
+
+// testCapacity checks what the node advertises by default: capacity and
+// allocatable of the larger of 16 and 4 times the machine's CPUs (every
+// KubeRay sample fits on 2 CPUs), the machine's memory, and why, on the
+// Node.
+func testCapacity(t *testing.T, node *corev1.Node) {
+	t.Helper()
+	machine, err := localnode.ReadMachine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(max(4*int64(goruntime.NumCPU()), 16), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(machine.MemoryBytes, resource.BinarySI),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	same := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+	if diff := cmp.Diff(want, node.Status.Capacity, same); diff != "" {
+		t.Errorf("capacity (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, node.Status.Allocatable, same); diff != "" {
+		t.Errorf("allocatable (-want +got):\n%s", diff)
+	}
+	note := node.Annotations[localnode.CapacityAnnotation]
+	wantNote := fmt.Sprintf("cpu: %s (the larger of 16 and 4 times the machine's %d CPUs", want.Cpu(), goruntime.NumCPU())
+	if !strings.HasPrefix(note, wantNote) || !strings.Contains(note, "memory: "+want.Memory().String()+" (the machine's") {
+		t.Errorf("annotation %s: %q, want it to start %q and give the machine's memory", localnode.CapacityAnnotation, note, wantNote)
 	}
 }
 
