@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -250,6 +251,7 @@ func checkOutputs(t *testing.T, idx v1.ImageIndex) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkLayoutNames(t, filepath.Join(dir, "oci"))
 	if a, b := digestOf(t, idx), digestOf(t, read); a != b {
 		t.Errorf("layout: index %s, built %s", b, a)
 	}
@@ -271,5 +273,24 @@ func checkOutputs(t *testing.T, idx v1.ImageIndex) {
 	b, err := loaded.ConfigName()
 	if err != nil || a != b {
 		t.Errorf("tarball %s: config %s (%v), want the linux/amd64 image's %s", tag, b, err, a)
+	}
+}
+
+func checkLayoutNames(t *testing.T, dir string) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{refNameAnnotation: "v9.8.7", containerdNameAnnotation: "registry.example.com/ray-operator:v9.8.7"}
+	if diff := cmp.Diff(want, m.Manifests[0].Annotations); diff != "" {
+		t.Errorf("index.json names (-want +got):\n%s", diff)
 	}
 }

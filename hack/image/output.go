@@ -12,9 +12,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// refNameAnnotation names an image in an OCI layout's index.json (what
-// `skopeo copy oci:DIR:NAME` and crane look for).
-const refNameAnnotation = "org.opencontainers.image.ref.name"
+// The names of an image in an OCI layout's index.json, as BuildKit's OCI
+// exporter writes them: the tag (`skopeo copy oci:DIR:TAG`) and the full
+// name (`ctr image import`).
+const (
+	refNameAnnotation        = "org.opencontainers.image.ref.name"
+	containerdNameAnnotation = "io.containerd.image.name"
+)
 
 // writeLayout replaces dir with an OCI image layout whose index.json holds
 // one entry, the index, named ref.
@@ -26,7 +30,10 @@ func writeLayout(dir string, idx v1.ImageIndex, ref name.Reference) error {
 	if err != nil {
 		return err
 	}
-	return p.AppendIndex(idx, layout.WithAnnotations(map[string]string{refNameAnnotation: ref.String()}))
+	return p.AppendIndex(idx, layout.WithAnnotations(map[string]string{
+		refNameAnnotation:        ref.Identifier(),
+		containerdNameAnnotation: ref.Name(),
+	}))
 }
 
 // readLayout returns the index written by writeLayout.
