@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -122,12 +124,41 @@ func configFile(o Options, p v1.Platform) *v1.ConfigFile {
 // to go's default, so the binary reports its commit (--version, the
 // ray_operator_build_info metric) when built in a checkout.
 func goBuild(ctx context.Context, o Options, p v1.Platform, out string) error {
+	env, err := platformEnv(p)
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", o.LDFlags, "-o", out, o.Package)
 	cmd.Dir = o.Dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build %s: %w", o.Package, err)
 	}
 	return nil
+}
+
+// platformEnv is go build's environment for the platform. The variant sets
+// the instruction set level (GOAMD64, GOARM64, GOARM), and no variant sets
+// the baseline, so that the binary runs wherever the index says it does
+// whatever the build machine's go env says.
+func platformEnv(p v1.Platform) ([]string, error) {
+	env := []string{"GOOS=" + p.OS, "GOARCH=" + p.Architecture}
+	v := p.Variant
+	switch p.Architecture {
+	case "amd64":
+		env = append(env, "GOAMD64="+cmp.Or(v, "v1"))
+	case "arm64":
+		if v != "" && !strings.Contains(v, ".") {
+			v += ".0"
+		}
+		env = append(env, "GOARM64="+cmp.Or(v, "v8.0"))
+	case "arm":
+		env = append(env, "GOARM="+cmp.Or(strings.TrimPrefix(v, "v"), "7"))
+	default:
+		if v != "" {
+			return nil, fmt.Errorf("platform %s: no variant is known for %s", p, p.Architecture)
+		}
+	}
+	return env, nil
 }
