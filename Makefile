@@ -119,7 +119,8 @@ IMAGE_SOURCE ?= https://github.com/ray-operator/ray-operator
 IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 # PUSH_INSECURE=true lets `make push` reach IMAGE's registry over plain
-# HTTP (a registry on localhost or a private address is reached so anyway).
+# HTTP (one at localhost, a loopback, a .local name or an RFC 1918 address
+# is reached so anyway, go-containerregistry's rule).
 PUSH_INSECURE ?= false
 # The builder is a module of its own: go-containerregistry (and the docker
 # CLI's config code its keychain reads) stays out of the operator's go.mod.
