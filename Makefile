@@ -96,6 +96,51 @@ build: ## Build bin/ray-operator and bin/ray-local (the local module's), stamped
 	go build -ldflags "$(LDFLAGS)" -o bin/ray-operator ./cmd/ray-operator
 	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
 
+##@ Image
+
+# `make image` builds the operator's OCI image without a container engine
+# (hack/image, go-containerregistry as a library): a static binary (cgo off,
+# -trimpath, stamped with LDFLAGS as `make build` stamps it) at /ray-operator
+# (and /manager, the path KubeRay's chart runs), user 65532, the Mozilla CA
+# roots of golang.org/x/crypto/x509roots/fallback (pinned in hack/image's
+# go.sum), an index of IMAGE_PLATFORMS. Every file and the config carry
+# SOURCE_DATE_EPOCH (the commit's time), so two builds of one commit give
+# the same digest. Outputs in IMAGE_OUT: oci/ (an OCI layout, the index
+# tagged IMAGE) and ray-operator.tar (`docker load`: the image of
+# IMAGE_TARBALL_PLATFORM, this machine's by default); the index digest is
+# the last line printed.
+IMAGE_REPOSITORY ?= ghcr.io/ray-operator/ray-operator
+IMG ?= $(IMAGE_REPOSITORY):$(VERSION)
+IMAGE ?= $(IMG)
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+IMAGE_TARBALL_PLATFORM ?= linux/$(shell go env GOARCH)
+IMAGE_OUT ?= bin/image
+IMAGE_SOURCE ?= https://github.com/ray-operator/ray-operator
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# PUSH_INSECURE=true lets `make push` reach IMAGE's registry over plain
+# HTTP (one at localhost, a loopback, a .local name or an RFC 1918 address
+# is reached so anyway, go-containerregistry's rule).
+PUSH_INSECURE ?= false
+# The builder is a module of its own: go-containerregistry (and the docker
+# CLI's config code its keychain reads) stays out of the operator's go.mod.
+IMAGE_MODULE := hack/image
+IMAGE_TOOL := $(TOOLS)/image-$(call source_hash,$(filter-out %_test.go,$(wildcard $(IMAGE_MODULE)/*.go)) $(IMAGE_MODULE)/go.mod $(IMAGE_MODULE)/go.sum)
+
+$(IMAGE_TOOL):
+	mkdir -p $(TOOLS) && cd $(IMAGE_MODULE) && $(TIMED_TOOL) go build -o $@.tmp . && mv $@.tmp $@
+
+.PHONY: image
+image: $(IMAGE_TOOL) ## Build the operator's OCI image (IMAGE, default ghcr.io/ray-operator/ray-operator:VERSION; IMAGE_PLATFORMS linux/amd64,linux/arm64) into IMAGE_OUT (bin/image): oci/ (OCI layout) and ray-operator.tar (docker load, IMAGE_TARBALL_PLATFORM); prints the index digest last.
+	$(IMAGE_TOOL) build -dir . -package ./cmd/ray-operator -ldflags "$(LDFLAGS)" \
+		-version "$(VERSION)" -revision "$(IMAGE_REVISION)" -source "$(IMAGE_SOURCE)" -source-date-epoch "$(SOURCE_DATE_EPOCH)" \
+		-binary-path /ray-operator -links /manager -platforms "$(IMAGE_PLATFORMS)" \
+		-image "$(IMAGE)" -layout $(IMAGE_OUT)/oci -tarball $(IMAGE_OUT)/ray-operator.tar -tarball-platform "$(IMAGE_TARBALL_PLATFORM)"
+
+.PHONY: push
+push: image ## Build the image and push its index to IMAGE (any registry; `docker login` credentials; PUSH_INSECURE=true for plain HTTP).
+	$(IMAGE_TOOL) push -layout $(IMAGE_OUT)/oci $(if $(filter true,$(PUSH_INSECURE)),-insecure) "$(IMAGE)"
+
 ##@ Tools
 
 $(CONTROLLER_GEN):
@@ -316,19 +361,20 @@ test: ## Everything CI runs, stage by stage (repository checks, generated files,
 	$(TIMINGS) report; exit $$rc
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the three modules (operator, local, test/monitoring); a second golangci-lint on the machine waits for the first instead of failing.
+lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the four modules (operator, local, test/monitoring, hack/image); a second golangci-lint on the machine waits for the first instead of failing.
 	go vet ./...
 	$(GOLANGCI_LINT) run --allow-serial-runners ./...
 	cd $(LOCAL_MODULE) && go vet ./... && $(GOLANGCI_LINT) run --allow-serial-runners ./...
 	cd $(MONITORING_MODULE) && go vet ./... && $(GOLANGCI_LINT) run --allow-serial-runners ./...
+	cd $(IMAGE_MODULE) && go vet ./... && $(GOLANGCI_LINT) run --allow-serial-runners ./...
 
 .PHONY: check-repository
 check-repository: check-large-files check-tidy ## Fail when the operator module depends on the local stack, a module's go.mod is not tidy, or a tracked file over 1 MiB is not allow-listed.
 	hack/check-operator-deps.sh
 
 .PHONY: check-tidy
-check-tidy: ## Fail when `go mod tidy` would change the operator's, the local stack's or the monitoring test's go.mod or go.sum.
-	@for m in . $(LOCAL_MODULE) test/monitoring; do \
+check-tidy: ## Fail when `go mod tidy` would change the go.mod or go.sum of the operator, the local stack, the monitoring test or the image builder.
+	@for m in . $(LOCAL_MODULE) test/monitoring $(IMAGE_MODULE); do \
 		(cd $$m && go mod tidy -diff) || { echo "$$m: go.mod/go.sum are not tidy; run 'go mod tidy' there"; exit 1; }; \
 	done
 
@@ -340,8 +386,9 @@ check-large-files: ## Fail when a tracked file over 1 MiB is not in hack/large-f
 test-unit: test-unit-operator test-unit-local ## Fast unit tests (no API server; the local node's sandbox tests, as root, with runc and namespaces).
 
 .PHONY: test-unit-operator test-unit-local
-test-unit-operator: $(GO_TEST_TOOLS) ## The operator module's unit tests.
+test-unit-operator: $(GO_TEST_TOOLS) ## The operator module's unit tests, and the image builder's (hack/image: builds the operator's image three times, pushes to an in-process registry).
 	$(GO_TEST) $(GO_TEST_FLAGS) $(UNIT_PKGS) $(GOTEST_TIMES)
+	cd $(IMAGE_MODULE) && $(call GO_TEST,image) $(GO_TEST_FLAGS) ./... $(GOTEST_TIMES)
 
 test-unit-local: $(GO_TEST_TOOLS) ## The local module's unit tests (the sandbox's as root, with runc and namespaces).
 	hack/node-packages.sh

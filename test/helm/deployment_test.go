@@ -75,8 +75,8 @@ func checkDefaults(t *testing.T, s operator.Settings, d *appsv1.Deployment) {
 		t.Error("webhooks are on by default")
 	}
 	c := d.Spec.Template.Spec.Containers[0]
-	if c.Image != "ray-operator:latest" || *d.Spec.Replicas != 1 {
-		t.Errorf("image %q, replicas %d; want ray-operator:latest, 1", c.Image, *d.Spec.Replicas)
+	if c.Image != "ghcr.io/ray-operator/ray-operator:latest" || *d.Spec.Replicas != 1 {
+		t.Errorf("image %q, replicas %d; want ghcr.io/ray-operator/ray-operator:latest, 1", c.Image, *d.Spec.Replicas)
 	}
 	if sc := c.SecurityContext; sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
 		t.Error("the root filesystem is writable")
