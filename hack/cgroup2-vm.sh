@@ -53,6 +53,10 @@ if [[ -z "$pkg" ]]; then
 	"$here/timings.sh" run tool "apt-get update" -- apt-get update >&2
 	pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
 fi
+if [[ -z "$pkg" ]]; then
+	echo "apt knows no linux-image-amd64: the cgroup v2 VM test takes its kernel from Debian's archive" >&2
+	exit 1
+fi
 kernel=$(extract "$pkg" './boot/vmlinuz-*')
 busybox=$(extract busybox-static ./bin/busybox)
 mkdir -p "$cache/assets"

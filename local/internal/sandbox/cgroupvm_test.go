@@ -218,8 +218,8 @@ func TestCgroupV2VMUsage(t *testing.T) {
 }
 
 // runc, given the runtime spec the sandbox builds (cgroupsPath below the
-// pod's cgroup, memory and CPU limits, /sys/fs/cgroup of type cgroup), runs
-// containers on v2: the pod's pids.max bounds a container's forks, runc's
+// pod's cgroup, memory and CPU limits, /sys/fs/cgroup of type cgroup, a
+// user namespace), runs containers on v2: the pod's pids.max bounds a container's forks, runc's
 // memory.max from the container's limit kills an allocation past it, and
 // the usage of a running container is read back from the cgroup runc made.
 func TestCgroupV2VMRunc(t *testing.T) {
@@ -282,10 +282,13 @@ func helperSpec(mode string, memory int64) ContainerSpec {
 	}
 }
 
+// vmContainerIDs is the user namespace of the VM tests' containers.
+var vmContainerIDs = idMap{base: userNSBase, mapped: true}
+
 // guestRootfs is a container root with busybox and this test binary.
 func guestRootfs(t *testing.T) string {
 	t.Helper()
-	rootfs := filepath.Join(t.TempDir(), "rootfs")
+	rootfs := openDir(t)
 	if err := os.MkdirAll(filepath.Join(rootfs, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -304,11 +307,30 @@ func guestRootfs(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// runc makes the mount points in it as the container's root.
+	if err := vmContainerIDs.chownToRoot(rootfs); err != nil {
+		t.Fatal(err)
+	}
 	return rootfs
 }
 
-// runcRun writes the bundle of a container id in the pod's cgroup and
-// runs it with runc to its end (detach: until it started; the test
+// openDir is a temporary directory that the container's root, an
+// unprivileged host user in its user namespace, may pass.
+func openDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vmrunc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runcRun writes the bundle of a container id in the pod's cgroup, in a
+// user namespace of its own as the node's pods, and runs it with runc to its end (detach: until it started; the test
 // deletes it) and returns its output.
 func runcRun(t *testing.T, rootfs, pod, id string, detach bool, c ContainerSpec) (string, error) {
 	t.Helper()
@@ -316,9 +338,10 @@ func runcRun(t *testing.T, rootfs, pod, id string, detach bool, c ContainerSpec)
 	if c.Env == nil {
 		c.Env = []string{"PATH=/bin"}
 	}
-	dir := t.TempDir()
+	dir := openDir(t)
 	facts := containerFacts{
 		RootfsPath: rootfs, Hostname: id, ShmDir: dir, CgroupsPath: "/" + pod + "/" + id, NofileLimit: 1024,
+		IDs: vmContainerIDs,
 		ResolvConf: filepath.Join(dir, "resolv.conf"), Hosts: filepath.Join(dir, "hosts"),
 		HostnameFile: filepath.Join(dir, "hostname"), Profile: filepath.Join(dir, "profile"),
 	}
