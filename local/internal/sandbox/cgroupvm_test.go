@@ -340,10 +340,16 @@ func runcRun(t *testing.T, rootfs, pod, id string, detach bool, c ContainerSpec)
 	}
 	dir := openDir(t)
 	facts := containerFacts{
-		RootfsPath: rootfs, Hostname: id, ShmDir: dir, CgroupsPath: "/" + pod + "/" + id, NofileLimit: 1024,
-		IDs: vmContainerIDs,
-		ResolvConf: filepath.Join(dir, "resolv.conf"), Hosts: filepath.Join(dir, "hosts"),
-		HostnameFile: filepath.Join(dir, "hostname"), Profile: filepath.Join(dir, "profile"),
+		RootfsPath:   rootfs,
+		IDs:          vmContainerIDs,
+		Hostname:     id,
+		ShmDir:       dir,
+		ResolvConf:   filepath.Join(dir, "resolv.conf"),
+		Hosts:        filepath.Join(dir, "hosts"),
+		HostnameFile: filepath.Join(dir, "hostname"),
+		Profile:      filepath.Join(dir, "profile"),
+		CgroupsPath:  "/" + pod + "/" + id,
+		NofileLimit:  1024,
 	}
 	for _, f := range []string{facts.ResolvConf, facts.Hosts, facts.HostnameFile, facts.Profile} {
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
