@@ -217,6 +217,21 @@ func TestCgroupV2VMUsage(t *testing.T) {
 	}
 }
 
+// A memory limit below a cgroup that holds processes is refused, naming
+// that cgroup: v2 gives a domain controller (memory) to no child of a
+// non-root cgroup with processes of its own, as a node started inside a
+// container's cgroup namespace would meet.
+func TestCgroupV2VMRefusesBelowAProcess(t *testing.T) {
+	requireCgroupV2VM(t)
+	busy := "rayop-vmbusy"
+	removeAfter(t, busy)
+	startInCgroup(t, busy, exec.Command("/bin/sleep", "1000"))
+	err := hostCgroups().limitMemory(busy+"/pods", 64<<20)
+	if want := "cgroup " + filepath.Join(cgroupRoot, busy) + " holds processes"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("limitMemory below a cgroup with a process: %v; want an error saying %q", err, want)
+	}
+}
+
 // runc, given the runtime spec the sandbox builds (cgroupsPath below the
 // pod's cgroup, memory and CPU limits, /sys/fs/cgroup of type cgroup, a
 // user namespace), runs containers on v2: the pod's pids.max bounds a container's forks, runc's

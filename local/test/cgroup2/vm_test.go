@@ -26,7 +26,10 @@ const assetsEnv = "RAY_OPERATOR_CGROUP2_VM"
 
 // guestTests are the sandbox tests the VM must pass; a skip, which is what
 // they do outside the VM, is a failure here.
-var guestTests = []string{"TestCgroupV2VMDetected", "TestCgroupV2VMPidsLimit", "TestCgroupV2VMPodsMemoryLimit", "TestCgroupV2VMUsage", "TestCgroupV2VMRunc"}
+var guestTests = []string{
+	"TestCgroupV2VMDetected", "TestCgroupV2VMPidsLimit", "TestCgroupV2VMPodsMemoryLimit", "TestCgroupV2VMUsage",
+	"TestCgroupV2VMRefusesBelowAProcess", "TestCgroupV2VMRunc",
+}
 
 // initScript is the guest's /init. runc's pivot_root cannot leave the
 // initramfs, so it first copies itself into a tmpfs and switches to it;
