@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepares the cgroup v2 VM test (local/test/cgroup2, `make test-cgroup2`),
 # which boots a Linux kernel in qemu with an initramfs it builds itself, and
-# prints two lines: the kernel image and a static busybox (the guest's shell
-# and tools). It installs qemu-system-x86 and cpio with apt-get when
+# prints a directory holding what that needs: vmlinuz (the kernel image) and
+# busybox (static: the guest's shell and tools). It installs qemu-system-x86 and cpio with apt-get when
 # missing, and takes the kernel out of Debian's current linux-image package
 # (the one linux-image-amd64 depends on) and busybox out of busybox-static
 # without installing either: each package is downloaded into a cache outside
