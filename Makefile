@@ -418,6 +418,12 @@ test-integration-node: k8s-binaries $(GO_TEST_TOOLS) ## The local node against e
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" \
 		$(GO_TEST) $(GO_TEST_FLAGS) -timeout 20m ./test/integration/node/ $(GOTEST_TIMES)
 
+.PHONY: test-cgroup2
+test-cgroup2: $(GO_TEST_TOOLS) ## The local node's cgroup v2 support, in a Linux kernel booted in qemu with cgroup2 at /sys/fs/cgroup (this machine's host is cgroup v1): pids.max, the pods' memory.max, usage, removal, runc's containers (as root: runc, qemu, cpio, Debian's kernel and busybox via hack/cgroup2-vm.sh).
+	hack/node-packages.sh
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_CGROUP2_VM="$$(../hack/cgroup2-vm.sh)" \
+		$(GO_TEST) $(GO_TEST_FLAGS) -timeout 15m ./test/cgroup2/ $(GOTEST_TIMES)
+
 test-integration-clusternet: k8s-binaries $(COREDNS) $(GO_TEST_TOOLS) ## The local cluster's node network (as root: bridge, kube-proxy, CoreDNS, nft; the machine-wide lock).
 	hack/node-packages.sh
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \

@@ -90,50 +90,13 @@ func killCgroupProcs(dir string) {
 	}
 }
 
-// v1Hierarchy is the mount point of the cgroup v1 hierarchy of controller
-// ("pids", "memory"), or "" when the host has none.
-func v1Hierarchy(controller string) (string, error) {
-	infos, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("cgroup"))
-	if err != nil {
-		return "", fmt.Errorf("read mountinfo: %w", err)
-	}
-	for _, m := range infos {
-		if slices.Contains(strings.Split(m.VFSOptions, ","), controller) {
-			return m.Mountpoint, nil
-		}
-	}
-	return "", nil
-}
-
-// writeV1Limit creates the cgroup rel in controller's v1 hierarchy and
-// writes value to its file (pids.max, memory.limit_in_bytes). The limits
-// the local node sets are v1 ones, as the usage it reads: a host without
-// that hierarchy is an error.
-func writeV1Limit(controller, rel, file, value string) error {
-	root, err := v1Hierarchy(controller)
-	if err != nil {
-		return err
-	}
-	if root == "" {
-		return fmt.Errorf("the host has no cgroup v1 %s hierarchy to set %s in", controller, file)
-	}
-	dir := filepath.Join(root, rel)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644); err != nil {
-		return fmt.Errorf("writing %s of cgroup %s: %w", file, rel, err)
-	}
-	return nil
-}
-
 // makePodCgroup creates a pod's cgroup, with pids.max when pidsLimit is
 // positive, before runc puts the first container below it.
 func makePodCgroup(rel string, pidsLimit int64) error {
 	if pidsLimit <= 0 {
 		return nil // runc creates the cgroup with the first container
 	}
-	return writeV1Limit("pids", rel, "pids.max", strconv.FormatInt(pidsLimit, 10))
+	return hostCgroups().limitPids(rel, pidsLimit)
 }
 
 // removeCgroup removes the pod's cgroup once its containers are gone.
@@ -144,14 +107,11 @@ func (s *Sandbox) removeCgroup() error {
 }
 
 // LimitPodsMemory bounds the memory of all the host's pods together (the
-// memory.limit_in_bytes of the cgroup their cgroups are below), as a kubelet
-// bounds its pods' cgroup by the node's allocatable memory: a pod without
-// a memory limit of its own cannot take more than the node offers. Zero or
-// less leaves them unbounded.
+// memory limit of the cgroup their cgroups are below: memory.limit_in_bytes
+// on cgroup v1, memory.max on v2), as a kubelet bounds its pods' cgroup by
+// the node's allocatable memory: a pod without a memory limit of its own
+// cannot take more than the node offers. Zero or less leaves them
+// unbounded.
 func (h *Host) LimitPodsMemory(bytes int64) error {
-	value := "-1"
-	if bytes > 0 {
-		value = strconv.FormatInt(bytes, 10)
-	}
-	return writeV1Limit("memory", h.names.cgroupParent(), "memory.limit_in_bytes", value)
+	return hostCgroups().limitMemory(h.names.cgroupParent(), bytes)
 }

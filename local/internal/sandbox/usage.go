@@ -13,17 +13,20 @@ import (
 // Usage is what a container, or the sum of a pod's running containers,
 // uses, read from their cgroups.
 type Usage struct {
-	// RSSBytes is anonymous memory resident in RAM (memory.stat total_rss).
+	// RSSBytes is anonymous memory resident in RAM (memory.stat total_rss
+	// on cgroup v1, anon on v2).
 	RSSBytes uint64
 	// MemoryBytes is everything the memory cgroups charge: RSS, page cache
-	// and tmpfs files such as Ray's /tmp (memory.usage_in_bytes).
+	// and tmpfs files such as Ray's /tmp (memory.usage_in_bytes on v1,
+	// memory.current on v2).
 	MemoryBytes uint64
 	// WorkingSetBytes is MemoryBytes less the page cache the kernel may
-	// reclaim first (memory.stat total_inactive_file), as the kubelet
-	// computes a container's working set; never below zero.
+	// reclaim first (memory.stat total_inactive_file on v1, inactive_file
+	// on v2), as the kubelet computes a container's working set; never
+	// below zero.
 	WorkingSetBytes uint64
 	// CPU is the CPU time consumed since the containers started
-	// (cpuacct.usage).
+	// (cpuacct.usage on v1, cpu.stat usage_usec on v2).
 	CPU time.Duration
 }
 
@@ -37,7 +40,7 @@ func (s *Sandbox) Usage() (Usage, error) {
 	s.mu.Unlock()
 	var total Usage
 	for _, id := range ids {
-		u, err := cgroupUsage(cgroupRoot, filepath.Join(s.host.names.podCgroup(s.spec.UID), id))
+		u, err := hostCgroups().usage(filepath.Join(s.host.names.podCgroup(s.spec.UID), id))
 		if err != nil {
 			return Usage{}, err
 		}
@@ -57,33 +60,7 @@ func (total *Usage) Add(u Usage) {
 // Usage reads the container's cgroup counters (what the kubelet API's
 // resource metrics report for it).
 func (c *Container) Usage() (Usage, error) {
-	return cgroupUsage(cgroupRoot, filepath.Join(c.sandbox.host.names.podCgroup(c.sandbox.spec.UID), c.id))
-}
-
-// cgroupRoot is where the cgroup v1 hierarchies are mounted.
-const cgroupRoot = "/sys/fs/cgroup"
-
-// cgroupUsage reads one container's cgroup (rel, relative to the
-// hierarchy roots under root) from the v1 memory and cpuacct controllers.
-func cgroupUsage(root, rel string) (Usage, error) {
-	var u Usage
-	var err error
-	memDir := filepath.Join(root, "memory", rel)
-	if u.MemoryBytes, err = readUint(filepath.Join(memDir, "memory.usage_in_bytes")); err != nil {
-		return Usage{}, err
-	}
-	stat, err := statFields(filepath.Join(memDir, "memory.stat"), "total_rss", "total_inactive_file")
-	if err != nil {
-		return Usage{}, err
-	}
-	u.RSSBytes = stat[0]
-	u.WorkingSetBytes = u.MemoryBytes - min(stat[1], u.MemoryBytes)
-	ns, err := readUint(filepath.Join(root, "cpuacct", rel, "cpuacct.usage"))
-	if err != nil {
-		return Usage{}, err
-	}
-	u.CPU = time.Duration(ns) //nolint:gosec // nanoseconds of CPU time fit an int64
-	return u, nil
+	return hostCgroups().usage(filepath.Join(c.sandbox.host.names.podCgroup(c.sandbox.spec.UID), c.id))
 }
 
 func readUint(path string) (uint64, error) {
