@@ -29,6 +29,10 @@ func (cgroupV1) limitMemory(rel string, bytes int64) error {
 	return writeV1Limit("memory", rel, "memory.limit_in_bytes", value)
 }
 
+func (cgroupV1) limitCPUShares(rel string, shares uint64) error {
+	return writeV1Limit("cpu", rel, "cpu.shares", strconv.FormatUint(shares, 10))
+}
+
 func (c cgroupV1) usage(rel string) (Usage, error) { return cgroupUsage(c.root, rel) }
 
 // v1Hierarchy is the mount point of the cgroup v1 hierarchy of controller

@@ -32,6 +32,10 @@ func (c cgroupV2) limitMemory(rel string, bytes int64) error {
 	return c.set(rel, "memory", &cgroups.Resources{Memory: bytes})
 }
 
+func (c cgroupV2) limitCPUShares(rel string, shares uint64) error {
+	return c.set(rel, "cpu", &cgroups.Resources{CpuWeight: cgroups.ConvertCPUSharesToCgroupV2Value(shares)})
+}
+
 // set creates the cgroup rel with controller enabled down to it, then
 // writes r's limits into it.
 func (c cgroupV2) set(rel, controller string, r *cgroups.Resources) error {

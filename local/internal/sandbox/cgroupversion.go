@@ -21,6 +21,10 @@ type cgroupVersion interface {
 	// limitMemory creates the cgroup rel with a memory limit of bytes,
 	// which bounds every cgroup below it; zero or less: none.
 	limitMemory(rel string, bytes int64) error
+	// limitCPUShares creates the cgroup rel with a CPU weight of shares
+	// (v1's cpu.shares; v2's cpu.weight converted as runc converts it)
+	// against its siblings.
+	limitCPUShares(rel string, shares uint64) error
 	// usage reads the counters of one container's cgroup rel.
 	usage(rel string) (Usage, error)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fscommon"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -122,6 +123,32 @@ func TestCgroupV2VMDetected(t *testing.T) {
 	requireCgroupV2VM(t)
 	if got, ok := hostCgroups().(cgroupV2); !ok || got.root != cgroupRoot {
 		t.Fatalf("hostCgroups() = %#v; want cgroupV2 at %s", hostCgroups(), cgroupRoot)
+	}
+}
+
+// A pod's CPU shares (from its requests) become its cpu.weight on the
+// scale runc puts its containers' on (the library's conversion: a CPU's
+// 1024 shares are v2's default weight, 100).
+func TestCgroupV2VMPodCPUShares(t *testing.T) {
+	requireCgroupV2VM(t)
+	removeAfter(t, "rayop-vmcpu")
+	for pod, c := range map[string]struct {
+		shares uint64
+		want   string
+	}{
+		"rayop-vmcpu/pod-a": {shares: 1024, want: "100"},
+		"rayop-vmcpu/pod-b": {shares: 2048, want: strconv.FormatUint(cgroups.ConvertCPUSharesToCgroupV2Value(2048), 10)},
+	} {
+		if err := hostCgroups().limitCPUShares(pod, c.shares); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fscommon.GetCgroupParamString(filepath.Join(cgroupRoot, pod), "cpu.weight")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: cpu.weight %s for %d shares, want %s", pod, got, c.shares, c.want)
+		}
 	}
 }
 

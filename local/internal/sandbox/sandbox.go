@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -212,8 +211,7 @@ func (s *Sandbox) setUp() error {
 		return fmt.Errorf("pod cgroup: %w", err)
 	}
 	if s.spec.CPUShares > 0 {
-		shares := strconv.FormatUint(s.spec.CPUShares, 10)
-		if err := writeV1Limit("cpu", s.host.names.podCgroup(s.spec.UID), "cpu.shares", shares); err != nil {
+		if err := hostCgroups().limitCPUShares(s.host.names.podCgroup(s.spec.UID), s.spec.CPUShares); err != nil {
 			return fmt.Errorf("pod cgroup: %w", err)
 		}
 	}

@@ -28,7 +28,7 @@ const assetsEnv = "RAY_OPERATOR_CGROUP2_VM"
 // they do outside the VM, is a failure here.
 var guestTests = []string{
 	"TestCgroupV2VMDetected", "TestCgroupV2VMPidsLimit", "TestCgroupV2VMPodsMemoryLimit", "TestCgroupV2VMUsage",
-	"TestCgroupV2VMRefusesBelowAProcess", "TestCgroupV2VMRunc",
+	"TestCgroupV2VMRefusesBelowAProcess", "TestCgroupV2VMRunc", "TestCgroupV2VMPodCPUShares",
 }
 
 // initScript is the guest's /init. runc's pivot_root cannot leave the
