@@ -1,12 +1,15 @@
 package rayvenv
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // script writes an installer script with body and returns its path.
@@ -84,9 +87,16 @@ func TestInstallTimeoutEndsTheScriptsChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Gone, or killed and not yet reaped by init (state Z).
-	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
-	if err == nil && !strings.Contains(string(stat), ") Z ") {
-		t.Errorf("the script's child outlived the timeout: %s", stat)
+	// Gone, or killed and not yet reaped by init (state Z). The pipes it
+	// held close as it starts to exit, which is when Install returns: give
+	// the exit a moment to finish.
+	stat := "/proc/" + strings.TrimSpace(string(pid)) + "/stat"
+	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		s, err := os.ReadFile(stat)
+		return err != nil || strings.Contains(string(s), ") Z "), nil
+	})
+	if err != nil {
+		s, _ := os.ReadFile(stat)
+		t.Errorf("the script's child outlived the timeout: %s", s)
 	}
 }
