@@ -54,6 +54,12 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	if logs := kubectl("logs", "job/rayjob-k8s-job-mode"); !strings.Contains(logs, "'CPU'") {
 		t.Fatalf("kubectl logs of the submitter lack the entrypoint's output:\n%s", logs)
 	}
+	// The sample's image tag, 2.52.0, chose the Ray that ran (installed as
+	// the image pull on first use), not the pinned 2.60.0.
+	pulled := kubectl("get", "events", "--field-selector=reason=Pulled", "-o", "jsonpath={.items[*].message}")
+	if !strings.Contains(pulled, `image "rayproject/ray:2.52.0"`) || !strings.Contains(pulled, "(local: Ray 2.52.0 virtualenv ") {
+		t.Fatalf("Pulled events do not show Ray 2.52.0 for the sample's rayproject/ray:2.52.0:\n%s", pulled)
+	}
 	// ray-local holds the host lock: the shared objects are its own.
 	during := c.observeHost(t, nil, true)
 	requireEveryKind(t, c, during)
@@ -108,7 +114,8 @@ type rayLocal struct {
 }
 
 // startRayLocal builds ray-local, starts it with the environment `make run`
-// gives it, --local (a developer's own kubeconfig must not divert it) and
+// gives it (the test's, which `make test-e2e-local` sets, and the Ray
+// installer), --local (a developer's own kubeconfig must not divert it) and
 // args, and waits for its `export KUBECONFIG=` line.
 func startRayLocal(t *testing.T, root, stateDir string, args ...string) *rayLocal {
 	t.Helper()
@@ -120,7 +127,7 @@ func startRayLocal(t *testing.T, root, stateDir string, args ...string) *rayLoca
 	}
 	cmd := exec.Command(bin, append([]string{"--local", "--state-dir=" + stateDir, "--feature-gates=RayCronJob=true"}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	cmd.Env = append(os.Environ(), "KUBECONFIG=", "RAY_OPERATOR_RAY_INSTALLER="+filepath.Join(root, "hack", "ray-venv.sh"))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
