@@ -1,7 +1,8 @@
 // Package walkthrough_test follows the README as a newcomer would: it runs
 // ray-local (what `make run` runs) on a machine with no cluster configured,
-// applies the K8sJobMode sample with the real kubectl, waits for SUCCEEDED,
-// presses Ctrl-C, and then checks that nothing of the local cluster is left:
+// applies the K8sJobMode sample with the real kubectl, waits for SUCCEEDED
+// (on the Ray its image tag names), brings up a RayCluster of an older Ray
+// release (olderray_test.go), presses Ctrl-C, and then checks that nothing of the local cluster is left:
 // no process, network namespace, mount, bridge, veth, cgroup or nftables
 // table. It also looks at what a running ray-local exposes on the host:
 // where it listens, whether the API server answers strangers, and who may
@@ -60,6 +61,7 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	if !strings.Contains(pulled, `image "rayproject/ray:2.52.0"`) || !strings.Contains(pulled, "(local: Ray 2.52.0 virtualenv ") {
 		t.Fatalf("Pulled events do not show Ray 2.52.0 for the sample's rayproject/ray:2.52.0:\n%s", pulled)
 	}
+	requireOlderRayHead(t, kubectl)
 	// ray-local holds the host lock: the shared objects are its own.
 	during := c.observeHost(t, nil, true)
 	requireEveryKind(t, c, during)
