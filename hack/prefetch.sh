@@ -9,3 +9,9 @@ cd "$(dirname "$0")/.."
 hack/node-packages.sh
 hack/redis-server.sh >/dev/null
 hack/ray-venv.sh >/dev/null
+# The older release the node suite runs (olderRay in
+# local/test/integration/node/rayrelease_test.go): its pod would install it.
+hack/ray-venv.sh 2.41.0 >/dev/null
+# The samples' release, which the walkthrough runs (ray-local with the
+# installer, as `make run`: local/test/e2e/walkthrough).
+hack/ray-venv.sh 2.52.0 >/dev/null

@@ -57,8 +57,9 @@ type localFlags struct {
 	gateway bool
 	// rayVenv and redisServer are what Ray and Redis images run
 	// ($RAY_OPERATOR_RAY_VENV, $RAY_OPERATOR_REDIS_SERVER; `make run` sets
-	// both).
-	rayVenv, redisServer string
+	// both); rayInstaller installs the Ray release another image tag names
+	// ($RAY_OPERATOR_RAY_INSTALLER, hack/ray-venv.sh; `make run` sets it).
+	rayVenv, redisServer, rayInstaller string
 	// allowHostPrivileges and sharedHostDirs are the local node's
 	// host-access policy; sharedHostDirsList is the flag as given.
 	allowHostPrivileges bool
@@ -302,6 +303,7 @@ func (l *localFlags) kubeconfigPath() string { return filepath.Join(l.stateDir, 
 
 func gatherEnvironment(l *localFlags) environment {
 	l.rayVenv, l.redisServer = os.Getenv("RAY_OPERATOR_RAY_VENV"), os.Getenv("RAY_OPERATOR_REDIS_SERVER")
+	l.rayInstaller = os.Getenv("RAY_OPERATOR_RAY_INSTALLER")
 	env := environment{
 		kubeconfigEnv: os.Getenv("KUBECONFIG"),
 		inCluster:     os.Getenv("KUBERNETES_SERVICE_HOST") != "",
@@ -378,6 +380,7 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		KubeconfigPath:      l.kubeconfigPath(),
 		RayVenvDir:          l.rayVenv,
 		RedisServer:         l.redisServer,
+		RayInstaller:        l.rayInstaller,
 		Logger:              ctrl.Log.WithName("local"),
 		AllowHostPrivileges: l.allowHostPrivileges,
 		SharedHostDirs:      l.sharedHostDirs,

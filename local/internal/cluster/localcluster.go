@@ -60,9 +60,14 @@ type Options struct {
 	KubeconfigPath string
 	// NodeName defaults to DefaultNodeName.
 	NodeName string
-	// RayVenvDir is the Ray virtualenv that Ray images map to, and
-	// RedisServer the redis-server that Redis images map to.
+	// RayVenvDir is the Ray virtualenv of the pinned release, which Ray
+	// images of that release (and latest, nightly) run, and RedisServer
+	// the redis-server that Redis images map to.
 	RayVenvDir, RedisServer string
+	// RayInstaller is hack/ray-venv.sh, which the node runs to install
+	// the release another Ray image tag names, as its image pull. Empty:
+	// every Ray image runs RayVenvDir.
+	RayInstaller string
 	// Capacity overrides the node's capacity, and CapacityNote says why
 	// (node.Settings; default node.ChooseCapacity's).
 	Capacity     corev1.ResourceList
@@ -273,6 +278,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		HostStateDir: hostConf.StateDir,
 		RayVenvDir:   opts.RayVenvDir,
 		RedisServer:  opts.RedisServer,
+		RayInstaller: opts.RayInstaller,
 	}
 	if err := c.startNode(ctx, false); err != nil {
 		return fmt.Errorf("starting the local node: %w", err)

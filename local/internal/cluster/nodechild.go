@@ -15,6 +15,7 @@ import (
 
 	"github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
+	"github.com/ray-operator/ray-operator/local/internal/rayvenv"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
@@ -85,13 +86,31 @@ func startAgent(ctx context.Context, cfg nodeProcessConfig, host *sandbox.Host, 
 		return nil, fmt.Errorf("reading the kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
 	rest.QPS, rest.Burst = cfg.QPS, cfg.Burst
+	ray, err := rayImages(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return node.Start(ctx, node.Config{
 		Settings:   cfg.Settings,
 		RESTConfig: rest,
 		Sandboxes:  host,
-		Images:     podinputs.DefaultImages(cfg.RayVenvDir, cfg.RedisServer),
+		Images:     podinputs.DefaultImages(ray, cfg.RedisServer),
 		Log:        log,
 	})
+}
+
+// rayImages is what cfg's Ray images run: the pinned virtualenv, and the
+// installer of other releases when cfg names one.
+func rayImages(cfg nodeProcessConfig) (podinputs.RayImages, error) {
+	pinned, err := rayvenv.Read(cfg.RayVenvDir)
+	if err != nil {
+		return podinputs.RayImages{}, fmt.Errorf("the pinned Ray virtualenv: %w", err)
+	}
+	ray := podinputs.RayImages{Pinned: pinned}
+	if cfg.RayInstaller != "" {
+		ray.Installer = rayvenv.Installer{Script: cfg.RayInstaller}
+	}
+	return ray, nil
 }
 
 func readNodeConfig(path string) (nodeProcessConfig, error) {

@@ -52,8 +52,9 @@ type nodeProcessConfig struct {
 	// HostStateDir is the sandbox host's state directory; the pods'
 	// network (sandbox.Network) is the cluster's.
 	HostStateDir string
-	// RayVenvDir and RedisServer are what Ray and Redis images run.
-	RayVenvDir, RedisServer string
+	// RayVenvDir and RedisServer are what Ray and Redis images run;
+	// RayInstaller installs other Ray releases (Options.RayInstaller).
+	RayVenvDir, RedisServer, RayInstaller string
 	// Adopt takes over the sandboxes an earlier node process left.
 	Adopt bool
 }

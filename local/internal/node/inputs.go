@@ -29,6 +29,16 @@ func (in localInputs) Image(ref string) (podworker.Image, error) {
 	return podworker.Image{Image: img, ID: "local://" + ref}, nil
 }
 
+// Pull implements podworker.Inputs.
+func (in localInputs) Pull(ctx context.Context, img podworker.Image) (podworker.Image, error) {
+	pulled, err := in.images.Pull(ctx, img.Image)
+	if err != nil {
+		return podworker.Image{}, err
+	}
+	img.Image = pulled
+	return img, nil
+}
+
 // Volumes implements podworker.Inputs.
 func (in localInputs) Volumes(ctx context.Context, pod *corev1.Pod, dir string, facts podinputs.PodFacts) (podworker.Volumes, error) {
 	vols, err := podinputs.Volumes(ctx, in.objs, pod, dir, facts)

@@ -18,7 +18,7 @@ func BenchmarkHeadPodInputs(b *testing.B) {
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ray", Name: "raycluster-head-svc"},
 			Spec: corev1.ServiceSpec{ClusterIP: "10.96.5.5", Ports: []corev1.ServicePort{{Name: "gcs", Port: 6379}, {Name: "dashboard", Port: 8265}}}},
 	)
-	table := DefaultImages("/venv", "/usr/bin/redis-server")
+	table := DefaultImages(pinnedOnly("/venv"), "/usr/bin/redis-server")
 	pod := testPod(corev1.Container{Name: "ray-head", Image: "rayproject/ray:2.46.0",
 		Command: []string{"/bin/bash", "-c", "--"}, Args: []string{"ray start --head --port=6379 --block"},
 		Env: []corev1.EnvVar{{Name: "RAY_ADDRESS", Value: "$(RAYCLUSTER_HEAD_SVC_SERVICE_HOST):6379"}},

@@ -35,6 +35,10 @@ type Image struct {
 	// Mounts are what the image holds beyond the system directories every
 	// container gets: host directories or files shown read-only.
 	Mounts []ImageMount
+	// RayRelease, when set, is the Ray release the image names and this
+	// machine has yet to install: ImageTable.Pull installs it, and only
+	// then does the image's Ray mount have its source.
+	RayRelease string
 }
 
 // ImageMount is a host directory or file an image shows read-only.
@@ -59,25 +63,33 @@ type Rule struct {
 	// match reports whether a normalized repository path (without the
 	// registry: "library/redis", "rayproject/ray") belongs to the rule.
 	match func(repository string) bool
+	// adapt, when set, fits the rule's image to the reference (the Ray
+	// rule: the virtualenv of the tag's release).
+	adapt func(named reference.Named, img Image) (Image, error)
 }
 
 // ImageTable maps image references to local images by ordered rules: the
 // first rule that matches a reference wins.
-type ImageTable struct{ rules []Rule }
-
-// DefaultImages is the table of the local node: Ray images run from the Ray
-// virtualenv in rayVenvDir, Redis images run the redis-server binary at
-// redisServer.
-func DefaultImages(rayVenvDir, redisServer string) ImageTable {
-	return ImageTable{rules: []Rule{rayRule(rayVenvDir), redisRule(redisServer)}}
+type ImageTable struct {
+	rules []Rule
+	ray   *rayReleases
 }
 
-func rayRule(venv string) Rule {
+// DefaultImages is the table of the local node: Ray images run from the Ray
+// virtualenv of their tag's release (ray.go), Redis images run the
+// redis-server binary at redisServer.
+func DefaultImages(ray RayImages, redisServer string) ImageTable {
+	releases := newRayReleases(ray)
+	return ImageTable{rules: []Rule{rayRule(releases), redisRule(redisServer)}, ray: releases}
+}
+
+func rayRule(releases *rayReleases) Rule {
+	venv := releases.Pinned.Dir
 	return Rule{
 		Pattern: "rayproject/ray*",
-		Matches: `rayproject/ray, rayproject/ray-ml, anyscale/ray and any repository whose last path element is "ray" or starts with "ray-", from any registry, at any tag or digest`,
+		Matches: `rayproject/ray, rayproject/ray-ml, anyscale/ray and any repository whose last path element is "ray" or starts with "ray-", from any registry, at any digest, or at a tag naming a Ray release (X.Y.Z, latest or nightly, with -pyNNN, -cpu, -gpu, -cuNNN, -aarch64 variants), whose virtualenv it runs`,
 		Image: Image{
-			Local: "Ray virtualenv " + venv + " at " + RayPythonHome,
+			Local: rayLocal(releases.Pinned),
 			// rayproject/ray sets no ENTRYPOINT; its CMD is its base's shell.
 			Cmd: []string{"/bin/bash"},
 			Env: []string{
@@ -93,6 +105,7 @@ func rayRule(venv string) Rule {
 			last := path.Base(repository)
 			return last == "ray" || strings.HasPrefix(last, "ray-")
 		},
+		adapt: releases.adapt,
 	}
 }
 
@@ -156,6 +169,9 @@ func (t ImageTable) Resolve(ref string) (Image, error) {
 			img.Cmd = slices.Clone(img.Cmd)
 			img.Env = slices.Clone(img.Env)
 			img.Mounts = slices.Clone(img.Mounts)
+			if r.adapt != nil {
+				return r.adapt(named, img)
+			}
 			return img, nil
 		}
 	}

@@ -69,6 +69,13 @@ func newRetries(clk clock.Clock) retries {
 	return retries{flowcontrol.NewFakeBackOff(time.Second, time.Minute, clk)}
 }
 
+// newPullBackOff makes the image back-off on clk: 10 s doubling to at most
+// 5 min between pulls of a failing image, keyed by container name, as a
+// kubelet's image back-off (its container back-off's bounds).
+func newPullBackOff(clk clock.Clock) retries {
+	return retries{flowcontrol.NewFakeBackOff(initialBackoff, maxBackoff, clk)}
+}
+
 // next returns the delay before the next retry of key, which failed now.
 func (r retries) next(key string, now time.Time) time.Duration {
 	r.b.Next(key, now)

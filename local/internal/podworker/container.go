@@ -23,9 +23,11 @@ type ctr struct {
 	spec corev1.Container
 	kind ctrKind
 	img  Image
-	// imageErr is set when the image has no local equivalent: the
-	// container never starts.
+	// imageErr is set when the image failed to pull or has no local
+	// equivalent (ErrImagePull, then ImagePullBackOff): the container does
+	// not start until a retry (pull.go) or a new image succeeds.
 	imageErr *waitingError
+	pull     pullState
 
 	proc Process
 	// env and workingDir are those of the running attempt: commands run

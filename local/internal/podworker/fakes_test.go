@@ -170,20 +170,39 @@ func (p *fakeProc) Exec(_ context.Context, spec sandbox.ExecSpec) (int, error) {
 // Attach has nothing to stream: it returns at once.
 func (p *fakeProc) Attach(context.Context, sandbox.AttachSpec) error { return nil }
 
-// fakeInputs knows the images in images; containers named in configErr
-// miss a Secret.
+// fakeInputs knows the images in images; those in toPull need a pull,
+// which ends with what the test sends on pulls. Containers named in
+// configErr miss a Secret.
 type fakeInputs struct {
 	mu        sync.Mutex
 	images    map[string]string
+	toPull    map[string]string
+	pulls     chan error
 	configErr map[string]string
 }
 
 func (in *fakeInputs) Image(ref string) (Image, error) {
+	if release, ok := in.toPull[ref]; ok {
+		return Image{Image: podinputs.Image{Ref: ref, Local: "not installed", RayRelease: release}, ID: "local://" + ref}, nil
+	}
 	local, ok := in.images[ref]
 	if !ok {
 		return Image{}, fmt.Errorf("image %q has no local equivalent", ref)
 	}
 	return Image{Image: podinputs.Image{Ref: ref, Local: local}, ID: "local://" + local}, nil
+}
+
+func (in *fakeInputs) Pull(ctx context.Context, img Image) (Image, error) {
+	select {
+	case err := <-in.pulls:
+		if err != nil {
+			return Image{}, err
+		}
+		img.RayRelease, img.Local = "", "/venv-"+img.RayRelease
+		return img, nil
+	case <-ctx.Done():
+		return Image{}, ctx.Err()
+	}
 }
 
 func (in *fakeInputs) Volumes(context.Context, *corev1.Pod, string, podinputs.PodFacts) (Volumes, error) {
@@ -236,7 +255,7 @@ func newHarness(t *testing.T, pod *corev1.Pod, prepare ...func(*harness)) *harne
 	h := &harness{
 		t: t, clk: clk,
 		rt:        &fakeRuntime{t: t, clk: clk, starts: make(chan *fakeProc, 100)},
-		in:        &fakeInputs{images: map[string]string{"rayproject/ray:2.60.0": "/venv", "busybox": "/bin"}, configErr: map[string]string{}},
+		in:        &fakeInputs{images: map[string]string{"rayproject/ray:2.60.0": "/venv", "busybox": "/bin"}, toPull: map[string]string{"rayproject/ray:2.41.0": "2.41.0"}, pulls: make(chan error), configErr: map[string]string{}},
 		rec:       record.NewFakeRecorder(1000),
 		pods:      make(chan *corev1.Pod, 1000),
 		finalized: make(chan *corev1.Pod, 1),

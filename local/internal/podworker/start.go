@@ -18,7 +18,10 @@ func (w *Worker) startContainer(ctx context.Context, c *ctr) {
 		w.startFailed(c, asWaiting(err, reasonConfigError))
 		return
 	}
-	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (local: %s)", c.spec.Image, c.img.Local)
+	if !c.pull.fresh { // else the pull's own Pulled event said it
+		w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (local: %s)", c.spec.Image, c.img.Local)
+	}
+	c.pull.fresh = false
 	attempt := c.attempts
 	spec := containerSpecFor(&c.spec, c.img, in, attempt)
 	if refusal := applySecurityContext(&spec, pod, &c.spec, c.img, w.deps.Node.SeccompDir); refusal != nil {

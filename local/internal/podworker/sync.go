@@ -11,28 +11,10 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 )
 
-// resolveImages resolves every container's image before anything starts.
-func (w *Worker) resolveImages() {
-	for _, c := range w.allCtrs() {
-		w.resolveImage(c)
-	}
-}
-
-// resolveImage resolves c's image; one with no local equivalent leaves c
-// waiting with ErrImagePull.
-func (w *Worker) resolveImage(c *ctr) {
-	img, err := w.deps.Inputs.Image(c.spec.Image)
-	if err != nil {
-		c.imageErr = &waitingError{Reason: reasonErrImagePull, Message: err.Error()}
-		w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.spec.Image, c.imageErr.Message)
-		return
-	}
-	c.img, c.imageErr = img, nil
-}
-
 // canSync tells whether the pod may start anything: it was admitted, and
 // its sandbox exists or every image resolved (until then a pod whose image
-// has no local equivalent waits, and an update of the image may free it).
+// has no local equivalent, or is being pulled, waits; an update of the
+// image may free it).
 func (w *Worker) canSync() bool {
 	if !w.state.admission.Admitted() {
 		return false
@@ -41,7 +23,7 @@ func (w *Worker) canSync() bool {
 		return true
 	}
 	for _, c := range w.allCtrs() {
-		if c.imageErr != nil {
+		if !c.imagePresent() {
 			return false
 		}
 	}
@@ -169,7 +151,7 @@ func (w *Worker) syncInit(ctx context.Context) bool {
 
 // ensure starts a container that should run and is due.
 func (w *Worker) ensure(ctx context.Context, c *ctr) {
-	if c.running() || c.finished() || c.imageErr != nil {
+	if c.running() || c.finished() || !c.imagePresent() {
 		return
 	}
 	if w.deps.Clock.Now().Before(c.notBefore) {

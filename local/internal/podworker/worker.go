@@ -41,6 +41,7 @@ type Worker struct {
 	state              podState
 	crashLoop          crashLoop
 	retries            retries
+	pullBackOff        retries
 }
 
 // podState is the pod-level part of what the worker observed.
@@ -70,7 +71,7 @@ func New(deps *Deps, pod *corev1.Pod) *Worker {
 		done:    make(chan struct{}),
 	}
 	w.initCtrs, w.mainCtrs = newCtrs(pod)
-	w.crashLoop, w.retries = newCrashLoop(deps.Clock), newRetries(deps.Clock)
+	w.crashLoop, w.retries, w.pullBackOff = newCrashLoop(deps.Clock), newRetries(deps.Clock), newPullBackOff(deps.Clock)
 	w.state.conditions = map[corev1.PodConditionType]corev1.PodCondition{}
 	return w
 }
@@ -97,6 +98,7 @@ func (w *Worker) run(ctx context.Context) {
 	}
 	for {
 		w.enforceDeadline()
+		w.retryPulls()
 		if w.canSync() {
 			w.sync(ctx)
 		}
@@ -232,6 +234,10 @@ func (w *Worker) nextTimer() clock.Timer {
 	for _, c := range w.allCtrs() {
 		if !c.running() && !c.finished() {
 			consider(c.notBefore)
+		}
+		if c.imageErr != nil {
+			consider(c.pull.backOffAt)
+			consider(c.pull.retryAt)
 		}
 	}
 	if next.IsZero() || w.state.terminalPhase != "" {

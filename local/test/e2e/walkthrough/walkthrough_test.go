@@ -1,7 +1,8 @@
 // Package walkthrough_test follows the README as a newcomer would: it runs
 // ray-local (what `make run` runs) on a machine with no cluster configured,
-// applies the K8sJobMode sample with the real kubectl, waits for SUCCEEDED,
-// presses Ctrl-C, and then checks that nothing of the local cluster is left:
+// applies the K8sJobMode sample with the real kubectl, waits for SUCCEEDED
+// (on the Ray its image tag names), brings up a RayCluster of an older Ray
+// release (olderray_test.go), presses Ctrl-C, and then checks that nothing of the local cluster is left:
 // no process, network namespace, mount, bridge, veth, cgroup or nftables
 // table. It also looks at what a running ray-local exposes on the host:
 // where it listens, whether the API server answers strangers, and who may
@@ -54,6 +55,13 @@ func TestReadmeWalkThroughLeavesNothingBehind(t *testing.T) {
 	if logs := kubectl("logs", "job/rayjob-k8s-job-mode"); !strings.Contains(logs, "'CPU'") {
 		t.Fatalf("kubectl logs of the submitter lack the entrypoint's output:\n%s", logs)
 	}
+	// The sample's image tag, 2.52.0, chose the Ray that ran (installed as
+	// the image pull on first use), not the pinned 2.60.0.
+	pulled := kubectl("get", "events", "--field-selector=reason=Pulled", "-o", "jsonpath={.items[*].message}")
+	if !strings.Contains(pulled, `image "rayproject/ray:2.52.0"`) || !strings.Contains(pulled, "(local: Ray 2.52.0 virtualenv ") {
+		t.Fatalf("Pulled events do not show Ray 2.52.0 for the sample's rayproject/ray:2.52.0:\n%s", pulled)
+	}
+	requireOlderRayHead(t, kubectl)
 	// ray-local holds the host lock: the shared objects are its own.
 	during := c.observeHost(t, nil, true)
 	requireEveryKind(t, c, during)
@@ -108,7 +116,8 @@ type rayLocal struct {
 }
 
 // startRayLocal builds ray-local, starts it with the environment `make run`
-// gives it, --local (a developer's own kubeconfig must not divert it) and
+// gives it (the test's, which `make test-e2e-local` sets, and the Ray
+// installer), --local (a developer's own kubeconfig must not divert it) and
 // args, and waits for its `export KUBECONFIG=` line.
 func startRayLocal(t *testing.T, root, stateDir string, args ...string) *rayLocal {
 	t.Helper()
@@ -120,7 +129,7 @@ func startRayLocal(t *testing.T, root, stateDir string, args ...string) *rayLoca
 	}
 	cmd := exec.Command(bin, append([]string{"--local", "--state-dir=" + stateDir, "--feature-gates=RayCronJob=true"}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	cmd.Env = append(os.Environ(), "KUBECONFIG=", "RAY_OPERATOR_RAY_INSTALLER="+filepath.Join(root, "hack", "ray-venv.sh"))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

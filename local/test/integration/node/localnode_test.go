@@ -96,6 +96,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("readiness gates follow conditions set through the status API", func(t *testing.T) { testReadinessGates(t, c) })
 	t.Run("a lowered activeDeadlineSeconds fails the pod", func(t *testing.T) { testActiveDeadline(t, c) })
 	t.Run("an image change restarts the container", func(t *testing.T) { testImageChange(t, c) })
+	t.Run("a Ray image tag runs its Ray release, installed as the image pull; a release PyPI lacks fails the pull", func(t *testing.T) { testRayRelease(t, c) })
 	t.Run("a container restartPolicy OnFailure restarts it in a Never pod", func(t *testing.T) { testContainerRestartPolicy(t, c) })
 	t.Run("NetworkPolicies: ingress deny isolates a pod until deleted; egress deny blocks the node but the DNS port it allows", func(t *testing.T) { testNetworkPolicies(t, c) })
 	t.Run("disconnected past the node-monitor grace period: node and pod marked, pod kept on Reconnect, deleted pod removed", func(t *testing.T) { testDisconnect(t, c) })
@@ -162,7 +163,7 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 			},
 		},
 		RESTConfig: env.Config, Sandboxes: host,
-		Images: podinputs.DefaultImages(t.TempDir(), "/usr/bin/redis-server"),
+		Images: podinputs.DefaultImages(testRayImages(t), "/usr/bin/redis-server"),
 		Log:    testr.New(t),
 	})
 	if err != nil {
