@@ -35,7 +35,9 @@ const (
 	// restart on failure (container restartPolicy OnFailure, Kubernetes
 	// 1.35+; the operator refuses older API servers) with a command that
 	// submits only a job Ray does not know yet, and fails the RayJob only
-	// after the submitter restarted twice.
+	// after the submitter restarted twice. It needs Ray 2.54+ in the head
+	// (older `ray job logs --follow` exits 0 when its stream drops), which
+	// nothing checks, as in KubeRay.
 	SidecarSubmitterRestart featuregate.Feature = "SidecarSubmitterRestart"
 	// RayClusterNetworkPolicy admits RayCluster spec.networkPolicy and
 	// makes the RayCluster controller create the cluster's NetworkPolicies;
