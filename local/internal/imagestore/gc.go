@@ -104,3 +104,6 @@ func (s *Store) remove(hex string) error {
 	}
 	return nil
 }
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }

@@ -146,6 +146,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ImageStore != nil {
+		n.startImageGC(cfg.ImageStore, cfg.ImageStore.Dir())
+	}
 	if err := n.destroyOrphans(ctx, cfg.Sandboxes); err != nil {
 		n.log.Error(err, "Destroying the adopted sandboxes of pods that are gone")
 	}
