@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,27 +32,50 @@ var _ podworker.Inputs = localInputs{}
 // Image implements podworker.Inputs. A local image's imageID names the
 // reference (it has no digest); a registry image's is its repository at
 // its manifest digest, as a container runtime reports it.
+//
+// A reference no rule maps is a registry image. So is one a rule maps but
+// that names a registry of its own (not Docker Hub, which the mapped
+// images stand for): its registry is asked first, and the rule's image
+// runs when the registry does not serve it (Offline).
 func (in localInputs) Image(ref string) (podworker.Image, error) {
 	img, err := in.images.Resolve(ref)
 	var noLocal *podinputs.NoLocalImageError
-	if in.store != nil && errors.As(err, &noLocal) {
-		return in.storedImage(ref)
-	}
-	if err != nil {
+	switch {
+	case in.store != nil && errors.As(err, &noLocal):
+		return in.storedImage(ref, nil)
+	case err != nil:
 		return podworker.Image{}, err
+	case in.store != nil && explicitRegistry(ref):
+		return in.storedImage(ref, &img)
 	}
-	return podworker.Image{Image: img, ID: "local://" + ref}, nil
+	return localImage(img), nil
+}
+
+func localImage(img podinputs.Image) podworker.Image {
+	return podworker.Image{Image: img, ID: "local://" + img.Ref}
+}
+
+// explicitRegistry says whether ref names a registry other than Docker
+// Hub.
+func explicitRegistry(ref string) bool {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(ref, "/")
+	explicit := strings.ContainsAny(first, ".:") || first == "localhost"
+	return explicit && r.Context().RegistryStr() != name.DefaultRegistry
 }
 
 // storedImage is the registry image ref, with its root when the store
-// holds it.
-func (in localInputs) storedImage(ref string) (podworker.Image, error) {
+// holds it, and offline, the local image of its rule, if any.
+func (in localInputs) storedImage(ref string, offline *podinputs.Image) (podworker.Image, error) {
 	stored, ok, err := in.store.Present(ref)
 	if err != nil {
 		return podworker.Image{}, err
 	}
 	if !ok {
-		return podworker.Image{Image: podinputs.Image{Ref: ref, Local: "not pulled yet", Registry: true}}, nil
+		return podworker.Image{Image: podinputs.Image{Ref: ref, Local: "not pulled yet", Registry: true, Offline: offline}}, nil
 	}
 	return registryImage(ref, stored)
 }
@@ -77,6 +101,10 @@ func (in localInputs) Pull(ctx context.Context, pod *corev1.Pod, img podworker.I
 			return podworker.Image{}, err
 		}
 		stored, err := in.store.Pull(ctx, img.Ref, keychain)
+		var pe *imagestore.PullError
+		if img.Offline != nil && errors.As(err, &pe) && (pe.Cause == imagestore.CauseNotFound || pe.Cause == imagestore.CauseUnreachable) {
+			return in.Pull(ctx, pod, localImage(*img.Offline))
+		}
 		if err != nil {
 			return podworker.Image{}, err
 		}
@@ -86,8 +114,7 @@ func (in localInputs) Pull(ctx context.Context, pod *corev1.Pod, img podworker.I
 	if err != nil {
 		return podworker.Image{}, err
 	}
-	img.Image = pulled
-	return img, nil
+	return localImage(pulled), nil
 }
 
 // pullSecrets are the credentials of pod's imagePullSecrets. As a kubelet,

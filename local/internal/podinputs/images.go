@@ -39,6 +39,9 @@ type Image struct {
 	// registry's image, pulled through the node's image store (see
 	// RegistryImage); RootFS is empty until it is.
 	Registry bool
+	// Offline, on a registry image, is the local image a rule maps its
+	// reference to: what runs when its registry does not serve it.
+	Offline *Image
 	// RootFS is the unpacked root of a registry image, the lower layer of
 	// its containers' roots (empty for the local images).
 	RootFS string

@@ -191,7 +191,11 @@ func (in *fakeInputs) Image(ref string) (Image, error) {
 		in.mu.Lock()
 		defer in.mu.Unlock()
 		root := in.stored[ref]
-		return Image{Image: podinputs.Image{Ref: ref, Local: "store", Registry: true, RootFS: root}, ID: ref + "@sha256:1"}, nil
+		img := Image{Image: podinputs.Image{Ref: ref, Local: "store", Registry: true, RootFS: root}, ID: ref + "@sha256:1"}
+		if strings.Contains(ref, "/mapped") { // a rule maps it too
+			img.Offline = &podinputs.Image{Ref: ref, Local: "offline", Cmd: []string{"/bin/offline"}}
+		}
+		return img, nil
 	}
 	if release, ok := in.toPull[ref]; ok {
 		return Image{Image: podinputs.Image{Ref: ref, Local: "not installed", RayRelease: release}, ID: "local://" + ref}, nil

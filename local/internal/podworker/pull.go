@@ -65,18 +65,23 @@ func (w *Worker) resolveImage(c *ctr) {
 // registryImage pulls a registry image, or not, as c's imagePullPolicy
 // says: Always pulls (the registry says whether the tag moved; the store
 // unpacks only a new digest), IfNotPresent pulls unless the node's store
-// holds the image (img.RootFS set), Never runs only what it holds.
+// holds the image (img.RootFS set), Never runs only what it holds, or the
+// local image of the reference's rule (Offline).
 func (w *Worker) registryImage(c *ctr, img Image) {
 	present := img.RootFS != ""
 	switch c.spec.ImagePullPolicy {
 	case corev1.PullAlways:
 		w.startPull(c, img)
 	case corev1.PullNever:
-		if present {
+		switch {
+		case present:
 			c.img, c.imageErr, c.pull = img, nil, pullState{}
-			return
+		case img.Offline != nil && img.Offline.RayRelease == "":
+			// The local image of the reference's rule is on the machine.
+			c.img, c.imageErr, c.pull = Image{Image: *img.Offline, ID: "local://" + img.Ref}, nil, pullState{}
+		default:
+			w.neverPull(c)
 		}
-		w.neverPull(c)
 	default: // IfNotPresent, the API server's default for a tagged image
 		if present {
 			c.img, c.imageErr, c.pull = img, nil, pullState{}

@@ -136,3 +136,14 @@ func TestRegistryImageNeverPulledWhenAbsent(t *testing.T) {
 		t.Errorf("the container runs on %q, want /store/other", p.spec.ImageRoot)
 	}
 }
+
+func TestRegistryImageNeverPulledRunsTheLocalImageOfItsRule(t *testing.T) {
+	const ref = registryPrefix + "mapped:v1"
+	pod := makePod(corev1.RestartPolicyAlways, nil, "main")
+	pod.Spec.Containers[0].Image, pod.Spec.Containers[0].ImagePullPolicy = ref, corev1.PullNever
+	h := newHarness(t, pod)
+	h.waitEvent(`Normal Pulled Container image "registry.test/mapped:v1" already present on machine (local: offline)`)
+	if p := h.nextStart("main"); p.spec.ImageRoot != "" {
+		t.Errorf("the container runs on %q, want the local image (no image root)", p.spec.ImageRoot)
+	}
+}
