@@ -147,3 +147,20 @@ func TestRegistryImageNeverPulledRunsTheLocalImageOfItsRule(t *testing.T) {
 		t.Errorf("the container runs on %q, want the local image (no image root)", p.spec.ImageRoot)
 	}
 }
+
+func TestRegistryImageAlwaysPulledBeforeEveryStart(t *testing.T) {
+	const ref = registryPrefix + "app:latest"
+	pod := makePod(corev1.RestartPolicyAlways, nil, "main")
+	pod.Spec.Containers[0].Image, pod.Spec.Containers[0].ImagePullPolicy = ref, corev1.PullAlways
+	h := newHarness(t, pod)
+	h.waitEvent(`Normal Pulling Pulling image "registry.test/app:latest"`)
+	h.in.pulls <- nil
+	h.nextStart("main").exit(1)
+	// The restart pulls again, and starts once the pull ended.
+	h.waitEvent(`Normal Pulling Pulling image "registry.test/app:latest"`)
+	h.noStart()
+	h.in.pulls <- nil
+	if p := h.nextStart("main"); p.spec.Attempt != 1 {
+		t.Errorf("attempt %d after the second pull, want 1", p.spec.Attempt)
+	}
+}
