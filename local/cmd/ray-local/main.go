@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,10 @@ type localFlags struct {
 	nodeCPU, nodeMemory string
 	machine             node.Machine
 	capacity            node.Capacity
+	// registryAddr is where the local cluster serves its image registry
+	// as given (empty: none), registry as parsed.
+	registryAddr string
+	registry     netip.AddrPort
 }
 
 // Flags of the local node's capacity.
@@ -119,6 +124,7 @@ func bindLocalFlags(fs *flag.FlagSet) *localFlags {
 	fs.BoolVar(&l.gateway, "gateway", false, "Local node: run Traefik (built from the github.com/traefik/traefik/v3 module the Makefile pins) as a Gateway API implementation with the Gateway API CRDs and GatewayClass \"traefik\": Gateways of that class listen on port 80 of the node's address and split requests by HTTPRoute weights, as RayService incremental upgrades need (docs/local.md). Needs $RAY_OPERATOR_TRAEFIK or `make tools`.")
 	fs.StringVar(&l.nodeCPU, flagNodeCPU, "", fmt.Sprintf("Local node: the CPUs it advertises, a Kubernetes quantity (\"8\", \"2500m\"), at least 1. The scheduler places pods by their requests; containers share the machine's CPUs in proportion to their requests and stay within their limits. Default: %d times the machine's CPUs, at least %d, so that KubeRay's samples fit (docs/local.md).", node.CPUPerMachineCPU, node.MinDefaultCPU))
 	fs.StringVar(&l.nodeMemory, flagNodeMemory, "", "Local node: the memory it advertises, a Kubernetes quantity (\"16Gi\"), at least 1Gi; more than the machine's overcommits it (said at start and on the Node). Default: the machine's memory.")
+	fs.StringVar(&l.registryAddr, "registry", localcluster.DefaultRegistry.String(), "Local node: the loopback address and port where the local cluster serves an image registry that the host and the node reach, not the pods (as `kind load` for kind): `make push IMAGE=<address>/name:tag` pushes there, and pods run images by that reference (docs/local.md). Empty: none.")
 	fs.BoolVar(&l.forceLocal, "local", false, "Start a local control plane even when a kubeconfig is found.")
 	fs.BoolVar(&l.webhooks, "webhooks", false, "Serve the validating webhooks too (local control plane only): installs a ValidatingWebhookConfiguration that calls https://localhost:<--webhook-port>, with a certificate the operator makes itself.")
 	fs.BoolVar(&l.allowHostPrivileges, hostaccess.FlagAllowHostPrivileges, false, "Local node: admit pods that need root on the host (privileged containers, hostNetwork, hostPID, hostIPC, hostUsers: true) and run them without a user namespace. Default: such pods fail with reason HostPrivilegesForbidden.")
@@ -254,6 +260,13 @@ func (l *localFlags) parseNodeFlags() error {
 	}
 	if err := l.chooseCapacity(); err != nil {
 		return err
+	}
+	if l.registryAddr != "" {
+		addr, err := netip.ParseAddrPort(l.registryAddr)
+		if err != nil || !addr.Addr().IsLoopback() {
+			return fmt.Errorf("--registry %q: want a loopback address and port (127.0.0.1:5001)", l.registryAddr)
+		}
+		l.registry = addr
 	}
 	return l.parseLimits()
 }
@@ -391,12 +404,16 @@ func startLocalCluster(ctx context.Context, cancel context.CancelFunc, l *localF
 		CapacityNote:        l.capacity.Note,
 		Kueue:               l.kueue,
 		Gateway:             l.gateway,
+		Registry:            l.registry,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	fmt.Fprintf(os.Stderr, "ray-local: cluster ready in %v; node %s runs pods as real processes (docs/local.md); logs in %s\n",
 		time.Since(began).Round(time.Millisecond), c.NodeName, l.stateDir)
+	if l.registry.IsValid() {
+		fmt.Fprintf(os.Stderr, "ray-local: image registry at %s, reached by this host and the node only: make push IMAGE=%s/<name>:<tag>, then run the image by that reference\n", l.registry, l.registry)
+	}
 	fmt.Printf("export KUBECONFIG=%s\n", c.KubeconfigPath())
 	go func() {
 		// A node process that exits on its own stops everything.

@@ -93,6 +93,11 @@ type Options struct {
 	// implementation listening on the node's address, and installs the
 	// Gateway API CRDs and its GatewayClass.
 	Gateway bool
+	// Registry, when valid, is the loopback address where the cluster
+	// serves an image registry that the host and the node reach (not the
+	// pods): images pushed there run on the node (DefaultRegistry for
+	// `make run`).
+	Registry netip.AddrPort
 	// Log receives the output of the control-plane components and the node
 	// process (nil: only their log files in StateDir); Logger
 	// what this process does (the pod network, the NetworkPolicy enforcer).
@@ -111,6 +116,7 @@ type Cluster struct {
 	// NodeName is the Node's name.
 	NodeName string
 
+	registry *imageRegistry // nil without Options.Registry
 	lock     *hostlock.Lock
 	stateDir string
 	log      io.Writer
@@ -199,6 +205,11 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		return err
 	}
 	c.lock = lock
+	if opts.Registry.IsValid() {
+		if c.registry, err = startRegistry(opts.Registry, filepath.Join(opts.StateDir, "registry")); err != nil {
+			return err
+		}
+	}
 	hostConf := sandbox.HostConfig{StateDir: hostStateDir(opts.StateDir), Log: opts.Logger.WithName("network")}
 	network, err := sandbox.NewNetwork(hostConf)
 	if err != nil {
@@ -382,6 +393,9 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	}
 	if c.Network != nil {
 		errs = append(errs, c.Network.Close())
+	}
+	if c.registry != nil {
+		errs = append(errs, c.registry.close(ctx))
 	}
 	errs = append(errs, c.lock.Release())
 	return errors.Join(errs...)

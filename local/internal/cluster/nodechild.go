@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/ray-operator/ray-operator/local/internal/imagestore"
 	"github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/rayvenv"
@@ -90,11 +92,17 @@ func startAgent(ctx context.Context, cfg nodeProcessConfig, host *sandbox.Host, 
 	if err != nil {
 		return nil, err
 	}
+	// The images outlive the node process, as a kubelet's do.
+	store, err := imagestore.Open(filepath.Join(cfg.HostStateDir, "images"), imagestore.Options{})
+	if err != nil {
+		return nil, err
+	}
 	return node.Start(ctx, node.Config{
 		Settings:   cfg.Settings,
 		RESTConfig: rest,
 		Sandboxes:  host,
 		Images:     podinputs.DefaultImages(ray, cfg.RedisServer),
+		ImageStore: store,
 		Log:        log,
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/ray-operator/ray-operator/local/internal/hostaccess"
+	"github.com/ray-operator/ray-operator/local/internal/imagestore"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/podworker"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
@@ -97,6 +98,10 @@ type Config struct {
 	Sandboxes *sandbox.Host
 	// Images maps image references to local executables.
 	Images podinputs.ImageTable
+	// ImageStore pulls and holds the images of references Images has no
+	// rule for, from their registries; nil: such references fail with
+	// ErrImagePull, naming the rules.
+	ImageStore *imagestore.Store
 	// Clock defaults to the real clock.
 	Clock clock.WithTicker
 	// Log receives the node's logs.
@@ -136,10 +141,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := cfg.Sandboxes.LimitPodsMemory(mem.Value()); err != nil {
 		return nil, fmt.Errorf("bounding the pods' memory by the node's allocatable %s: %w", mem.String(), err)
 	}
-	in := localInputs{images: cfg.Images, objs: podinputs.ClientObjects(client)}
+	in := localInputs{images: cfg.Images, store: cfg.ImageStore, objs: podinputs.ClientObjects(client)}
 	n, err := startNode(ctx, cfg, client, hostRuntime{host: cfg.Sandboxes}, in, access)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ImageStore != nil {
+		n.startImageGC(cfg.ImageStore, cfg.ImageStore.Dir())
 	}
 	if err := n.destroyOrphans(ctx, cfg.Sandboxes); err != nil {
 		n.log.Error(err, "Destroying the adopted sandboxes of pods that are gone")

@@ -35,6 +35,19 @@ type Image struct {
 	// Mounts are what the image holds beyond the system directories every
 	// container gets: host directories or files shown read-only.
 	Mounts []ImageMount
+	// Registry says that no rule maps the reference: it runs from its
+	// registry's image, pulled through the node's image store (see
+	// RegistryImage); RootFS is empty until it is.
+	Registry bool
+	// Offline, on a registry image, is the local image a rule maps its
+	// reference to: what runs when its registry does not serve it.
+	Offline *Image
+	// RootFS is the unpacked root of a registry image, the lower layer of
+	// its containers' roots (empty for the local images).
+	RootFS string
+	// GID is the group the image's USER names ("user:group"), nil when it
+	// names none: the user's group in the image's /etc/passwd then.
+	GID *int64
 	// RayRelease, when set, is the Ray release the image names and this
 	// machine has yet to install: ImageTable.Pull installs it, and only
 	// then does the image's Ray mount have its source.

@@ -87,14 +87,16 @@ var _ Process = (*sandbox.Container)(nil)
 // argv, environment, mounts). Errors that leave a container waiting are
 // *podinputs.ConfigError values.
 type Inputs interface {
-	// Image resolves an image reference at once; any error leaves the
-	// container waiting with reason ErrImagePull.
+	// Image resolves an image reference at once, without a registry (a
+	// registry image has RootFS set when the node's store holds it); any
+	// error leaves the container waiting with reason ErrImagePull.
 	Image(ref string) (Image, error)
 	// Pull makes an image that Image resolved present on the machine when
 	// its RayRelease says it is not (installing a Ray release takes up to
-	// minutes: it runs off the worker's goroutine). An error is an image
+	// minutes: it runs off the worker's goroutine), or pulls a registry
+	// image (Registry) with pod's imagePullSecrets. An error is an image
 	// pull failure.
-	Pull(ctx context.Context, img Image) (Image, error)
+	Pull(ctx context.Context, pod *corev1.Pod, img Image) (Image, error)
 	// Volumes writes the pod's volumes below dir.
 	Volumes(ctx context.Context, pod *corev1.Pod, dir string, facts podinputs.PodFacts) (Volumes, error)
 	// Container resolves argv, environment and mounts of one container.

@@ -179,9 +179,24 @@ type fakeInputs struct {
 	toPull    map[string]string
 	pulls     chan error
 	configErr map[string]string
+	stored    map[string]string
 }
 
+// registryPrefix marks the references fakeInputs treats as registry
+// images; stored holds those the node's store has, with their roots.
+const registryPrefix = "registry.test/"
+
 func (in *fakeInputs) Image(ref string) (Image, error) {
+	if strings.HasPrefix(ref, registryPrefix) {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		root := in.stored[ref]
+		img := Image{Image: podinputs.Image{Ref: ref, Local: "store", Registry: true, RootFS: root}, ID: ref + "@sha256:1"}
+		if strings.Contains(ref, "/mapped") { // a rule maps it too
+			img.Offline = &podinputs.Image{Ref: ref, Local: "offline", Cmd: []string{"/bin/offline"}}
+		}
+		return img, nil
+	}
 	if release, ok := in.toPull[ref]; ok {
 		return Image{Image: podinputs.Image{Ref: ref, Local: "not installed", RayRelease: release}, ID: "local://" + ref}, nil
 	}
@@ -192,11 +207,18 @@ func (in *fakeInputs) Image(ref string) (Image, error) {
 	return Image{Image: podinputs.Image{Ref: ref, Local: local}, ID: "local://" + local}, nil
 }
 
-func (in *fakeInputs) Pull(ctx context.Context, img Image) (Image, error) {
+func (in *fakeInputs) Pull(ctx context.Context, _ *corev1.Pod, img Image) (Image, error) {
 	select {
 	case err := <-in.pulls:
 		if err != nil {
 			return Image{}, err
+		}
+		if img.Registry {
+			in.mu.Lock()
+			defer in.mu.Unlock()
+			img.RootFS = "/store/" + img.Ref
+			in.stored[img.Ref] = img.RootFS
+			return img, nil
 		}
 		img.RayRelease, img.Local = "", "/venv-"+img.RayRelease
 		return img, nil
@@ -255,7 +277,7 @@ func newHarness(t *testing.T, pod *corev1.Pod, prepare ...func(*harness)) *harne
 	h := &harness{
 		t: t, clk: clk,
 		rt:        &fakeRuntime{t: t, clk: clk, starts: make(chan *fakeProc, 100)},
-		in:        &fakeInputs{images: map[string]string{"rayproject/ray:2.60.0": "/venv", "busybox": "/bin"}, toPull: map[string]string{"rayproject/ray:2.41.0": "2.41.0"}, pulls: make(chan error), configErr: map[string]string{}},
+		in:        &fakeInputs{images: map[string]string{"rayproject/ray:2.60.0": "/venv", "busybox": "/bin"}, toPull: map[string]string{"rayproject/ray:2.41.0": "2.41.0"}, pulls: make(chan error), configErr: map[string]string{}, stored: map[string]string{}},
 		rec:       record.NewFakeRecorder(1000),
 		pods:      make(chan *corev1.Pod, 1000),
 		finalized: make(chan *corev1.Pod, 1),

@@ -15,7 +15,8 @@ import (
 // ErrImagePull and the reason, and from the next pod sync with
 // ImagePullBackOff, until the image back-off lets it pull again.
 const (
-	reasonImagePullBackOff = "ImagePullBackOff"
+	reasonImagePullBackOff  = "ImagePullBackOff"
+	reasonErrImageNeverPull = "ErrImageNeverPull"
 	// pullErrorShownFor is how long ErrImagePull shows before
 	// ImagePullBackOff: until a kubelet's next sync of the pod.
 	pullErrorShownFor = time.Second
@@ -51,18 +52,60 @@ func (w *Worker) resolveImage(c *ctr) {
 		w.pullFailed(c, err)
 		return
 	}
-	if img.RayRelease == "" {
+	switch {
+	case img.RayRelease != "":
+		w.startPull(c, img)
+	case img.Registry:
+		w.registryImage(c, img)
+	default:
 		c.img, c.imageErr, c.pull = img, nil, pullState{}
-		return
 	}
-	w.startPull(c, img)
+}
+
+// registryImage pulls a registry image, or not, as c's imagePullPolicy
+// says: Always pulls (the registry says whether the tag moved; the store
+// unpacks only a new digest), IfNotPresent pulls unless the node's store
+// holds the image (img.RootFS set), Never runs only what it holds, or the
+// local image of the reference's rule (Offline).
+func (w *Worker) registryImage(c *ctr, img Image) {
+	present := img.RootFS != ""
+	switch c.spec.ImagePullPolicy {
+	case corev1.PullAlways:
+		w.startPull(c, img)
+	case corev1.PullNever:
+		switch {
+		case present:
+			c.img, c.imageErr, c.pull = img, nil, pullState{}
+		case img.Offline != nil && img.Offline.RayRelease == "":
+			// The local image of the reference's rule is on the machine.
+			c.img, c.imageErr, c.pull = Image{Image: *img.Offline, ID: "local://" + img.Ref}, nil, pullState{}
+		default:
+			w.neverPull(c)
+		}
+	default: // IfNotPresent, the API server's default for a tagged image
+		if present {
+			c.img, c.imageErr, c.pull = img, nil, pullState{}
+			return
+		}
+		w.startPull(c, img)
+	}
+}
+
+// neverPull leaves c waiting with the kubelet's ErrImageNeverPull; the
+// image is looked for again after the image back-off.
+func (w *Worker) neverPull(c *ctr) {
+	now := w.deps.Clock.Now()
+	msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.spec.Image)
+	c.imageErr = &waitingError{Reason: reasonErrImageNeverPull, Message: msg}
+	c.pull = pullState{retryAt: now.Add(w.pullBackOff.next(c.spec.Name, now))}
+	w.deps.Recorder.Event(w.Pod(), corev1.EventTypeWarning, reasonErrImageNeverPull, msg)
 }
 
 // startPull pulls img for c off the worker's goroutine.
 func (w *Worker) startPull(c *ctr, img Image) {
 	c.imageErr, c.pull = nil, pullState{pulling: true}
-	ref, began := c.spec.Image, w.deps.Clock.Now()
-	w.deps.Recorder.Eventf(w.Pod(), corev1.EventTypeNormal, "Pulling", "Pulling image %q", ref)
+	ref, began, pod := c.spec.Image, w.deps.Clock.Now(), w.Pod()
+	w.deps.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", ref)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.goTracked(func() {
 		defer cancel()
@@ -73,7 +116,7 @@ func (w *Worker) startPull(c *ctr, img Image) {
 			case <-ctx.Done():
 			}
 		}()
-		pulled, err := w.deps.Inputs.Pull(ctx, img)
+		pulled, err := w.deps.Inputs.Pull(ctx, pod, img)
 		w.post(func() { w.pullEnded(c, ref, began, pulled, err) })
 	})
 }

@@ -73,3 +73,94 @@ func TestPullFailureBacksOffAndRetries(t *testing.T) {
 	h.nextStart("main")
 	h.waitPod("Running", phaseIs(corev1.PodRunning))
 }
+
+func TestRegistryImagePullPolicy(t *testing.T) {
+	const ref = registryPrefix + "app:v1"
+	tests := map[string]struct {
+		policy corev1.PullPolicy
+		stored bool
+		// wantPull: the image is pulled before the container starts.
+		wantPull bool
+	}{
+		"IfNotPresent, not stored, pulls":    {policy: corev1.PullIfNotPresent, wantPull: true},
+		"IfNotPresent, stored, runs it":      {policy: corev1.PullIfNotPresent, stored: true},
+		"Always, stored, pulls all the same": {policy: corev1.PullAlways, stored: true, wantPull: true},
+		"Never, stored, runs it":             {policy: corev1.PullNever, stored: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := makePod(corev1.RestartPolicyAlways, nil, "main")
+			pod.Spec.Containers[0].Image, pod.Spec.Containers[0].ImagePullPolicy = ref, tc.policy
+			h := newHarness(t, pod, func(h *harness) {
+				if tc.stored {
+					h.in.stored[ref] = "/store/old"
+				}
+			})
+			wantRoot := "/store/old"
+			if tc.wantPull {
+				h.waitEvent(`Normal Pulling Pulling image "registry.test/app:v1"`)
+				h.noStart()
+				h.clk.Step(3 * time.Second)
+				h.in.pulls <- nil
+				h.waitEvent(`Normal Pulled Successfully pulled image "registry.test/app:v1" in 3s (local: store)`)
+				wantRoot = "/store/" + ref
+			} else {
+				h.waitEvent(`Normal Pulled Container image "registry.test/app:v1" already present on machine (local: store)`)
+			}
+			if p := h.nextStart("main"); p.spec.ImageRoot != wantRoot {
+				t.Errorf("the container runs on %q, want the image's root %q", p.spec.ImageRoot, wantRoot)
+			}
+		})
+	}
+}
+
+func TestRegistryImageNeverPulledWhenAbsent(t *testing.T) {
+	const ref = registryPrefix + "app:v1"
+	pod := makePod(corev1.RestartPolicyAlways, nil, "main")
+	pod.Spec.Containers[0].Image, pod.Spec.Containers[0].ImagePullPolicy = ref, corev1.PullNever
+	h := newHarness(t, pod)
+	got := h.waitPod("ErrImageNeverPull", waitingWith(reasonErrImageNeverPull))
+	want := &corev1.ContainerStateWaiting{Reason: reasonErrImageNeverPull, Message: `Container image "registry.test/app:v1" is not present with pull policy of Never`}
+	if diff := cmp.Diff(want, waitingOf(got)); diff != "" {
+		t.Errorf("waiting (-want +got):\n%s", diff)
+	}
+	h.noStart()
+	// Once the image is in the store (another pod pulled it), the next
+	// look after the back-off runs it, with no pull.
+	h.in.mu.Lock()
+	h.in.stored[ref] = "/store/other"
+	h.in.mu.Unlock()
+	h.waitTimers(1)
+	h.clk.Step(initialBackoff)
+	if p := h.nextStart("main"); p.spec.ImageRoot != "/store/other" {
+		t.Errorf("the container runs on %q, want /store/other", p.spec.ImageRoot)
+	}
+}
+
+func TestRegistryImageNeverPulledRunsTheLocalImageOfItsRule(t *testing.T) {
+	const ref = registryPrefix + "mapped:v1"
+	pod := makePod(corev1.RestartPolicyAlways, nil, "main")
+	pod.Spec.Containers[0].Image, pod.Spec.Containers[0].ImagePullPolicy = ref, corev1.PullNever
+	h := newHarness(t, pod)
+	h.waitEvent(`Normal Pulled Container image "registry.test/mapped:v1" already present on machine (local: offline)`)
+	if p := h.nextStart("main"); p.spec.ImageRoot != "" {
+		t.Errorf("the container runs on %q, want the local image (no image root)", p.spec.ImageRoot)
+	}
+}
+
+func TestRegistryImageAlwaysPulledBeforeEveryStart(t *testing.T) {
+	const ref = registryPrefix + "app:latest"
+	pod := makePod(corev1.RestartPolicyAlways, nil, "main")
+	pod.Spec.Containers[0].Image, pod.Spec.Containers[0].ImagePullPolicy = ref, corev1.PullAlways
+	h := newHarness(t, pod)
+	h.waitEvent(`Normal Pulling Pulling image "registry.test/app:latest"`)
+	h.in.pulls <- nil
+	h.nextStart("main").exit(1)
+	// The restart pulls again, and starts once the pull ended.
+	h.waitEvent(`Normal Pulling Pulling image "registry.test/app:latest"`)
+	h.noStart()
+	h.in.pulls <- nil
+	if p := h.nextStart("main"); p.spec.Attempt != 1 {
+		t.Errorf("attempt %d after the second pull, want 1", p.spec.Attempt)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/ray-operator/ray-operator/local/internal/podinputs"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
@@ -199,7 +200,10 @@ func applySecurityContext(spec *sandbox.ContainerSpec, pod *corev1.Pod, c *corev
 		}
 	}
 	spec.UID = uint32(ptr.Deref(runAsUser, img.UID)) //nolint:gosec // the API server validates ids
-	gid, imageGroups := sandbox.ImageUser(spec.UID)
+	gid, imageGroups := imageUser(img, spec.UID)
+	if runAsUser == nil && img.GID != nil {
+		gid = uint32(*img.GID) //nolint:gosec // an image's USER group, parsed as a number
+	}
 	if g := firstSet(csc.RunAsGroup, psc.RunAsGroup); g != nil {
 		gid = uint32(*g) //nolint:gosec // the API server validates ids
 	}
@@ -221,6 +225,15 @@ func applySecurityContext(spec *sandbox.ContainerSpec, pod *corev1.Pod, c *corev
 	}
 	spec.Seccomp = seccomp
 	return nil
+}
+
+// imageUser is what the image's /etc/passwd and /etc/group say of uid:
+// those of a registry image's root, else the base root's.
+func imageUser(img Image, uid uint32) (gid uint32, groups []uint32) {
+	if img.RootFS != "" {
+		return podinputs.RootFSUser(img.RootFS, uid)
+	}
+	return sandbox.ImageUser(uid)
 }
 
 // firstSet is the first of the pointers that is set, nil if none is.

@@ -122,6 +122,7 @@ func containerSpecFor(c *corev1.Container, img Image, in ContainerInputs, attemp
 	if spec.WorkingDir == "" {
 		spec.WorkingDir = img.WorkingDir
 	}
+	spec.ImageRoot = img.RootFS
 	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 		spec.MemoryLimitBytes = mem.Value()
 	}

@@ -157,6 +157,11 @@ func (w *Worker) ensure(ctx context.Context, c *ctr) {
 	if w.deps.Clock.Now().Before(c.notBefore) {
 		return
 	}
+	if c.attempts > 0 && c.img.Registry && c.spec.ImagePullPolicy == corev1.PullAlways && !c.pull.fresh {
+		// As a kubelet: Always pulls before every start, restarts too.
+		w.startPull(c, c.img)
+		return
+	}
 	w.startContainer(ctx, c)
 }
 

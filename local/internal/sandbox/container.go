@@ -39,6 +39,11 @@ type ContainerSpec struct {
 	WorkingDir string
 	// Mounts are bind-mounted in order after the sandbox's own mounts.
 	Mounts []Mount
+	// ImageRoot, when set, is the unpacked root of the container's image
+	// (from the node's image store): the container's root is an overlay of
+	// it and the container's own layer, without the pod's base root or the
+	// host's system directories. Empty for the local images.
+	ImageRoot string
 	// UID and GID run the process; default 0.
 	UID, GID uint32
 	// AdditionalGIDs are the process's supplementary groups.

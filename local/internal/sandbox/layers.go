@@ -58,6 +58,9 @@ func (c *Container) containerLayers(rootfs string) []layer {
 // mounted read-only once their mount points exist (runc makes the root
 // read-only after its own mounts).
 func (c *Container) mountLayers(rootfs string, spec ContainerSpec) error {
+	if spec.ImageRoot != "" {
+		return c.mountImageLayer(rootfs, spec.ImageRoot)
+	}
 	ids := c.sandbox.ids
 	for i, l := range c.containerLayers(rootfs) {
 		for _, d := range []string{l.upper, l.work} {
@@ -181,4 +184,71 @@ func mirrorDir(src, dst string) error {
 		return err
 	}
 	return os.Chmod(dst, info.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid|fs.ModeSetuid))
+}
+
+// imageSubdir is where, in a container's run directory, its image's root
+// is shown with the pod's ids (an idmapped mount).
+const imageSubdir = "image"
+
+// mountImageLayer mounts the container's root for an image from a
+// registry: an overlay whose lower layer is the image's unpacked root and
+// whose upper layer is the container's own (layer "0"), and nothing of the
+// host. In a user namespace the lower layer is an idmapped mount of the
+// image's root onto the pod's ids (mount_setattr MOUNT_ATTR_IDMAP, which
+// overlayfs takes as a lower layer since Linux 5.19): files keep the owners
+// the image gives them as the container sees them, with no per-pod copy;
+// the mount is read-only and nodev, so the store's copy cannot change.
+func (c *Container) mountImageLayer(rootfs, imageRoot string) error {
+	dir := filepath.Join(c.dir, layersSubdir, "0")
+	upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	ids := c.sandbox.ids
+	lower := imageRoot
+	if ids.mapped {
+		lower = filepath.Join(c.runDir, imageSubdir)
+		if err := idmappedMount(imageRoot, lower, c.sandbox.usernsPath()); err != nil {
+			return err
+		}
+	}
+	// The upper directory takes the image root's owner and mode as the
+	// container sees them: the merged root's are the upper's.
+	if err := mirrorDir(lower, upper); err != nil {
+		return err
+	}
+	return mountOverlay(rootfs, lower, upper, work, 0)
+}
+
+// idmappedMount shows source at target (made here) read-only and nodev,
+// with its ids mapped by the user namespace at usernsPath: id n of source
+// appears as the host id the namespace maps n to.
+func idmappedMount(source, target, usernsPath string) error {
+	if err := os.Mkdir(target, 0o700); err != nil {
+		return err
+	}
+	userns, err := os.Open(usernsPath)
+	if err != nil {
+		return err
+	}
+	defer userns.Close()
+	fd, err := unix.OpenTree(unix.AT_FDCWD, source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %w", source, err)
+	}
+	tree := os.NewFile(uintptr(fd), source)
+	defer tree.Close()
+	attr := unix.MountAttr{
+		Attr_set:  unix.MOUNT_ATTR_IDMAP | unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NODEV,
+		Userns_fd: uint64(userns.Fd()),
+	}
+	if err := unix.MountSetattr(int(tree.Fd()), "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("idmap %s: %w", source, err)
+	}
+	if err := unix.MoveMount(int(tree.Fd()), "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount %s to %s: %w", source, target, err)
+	}
+	return nil
 }

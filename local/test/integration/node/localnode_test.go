@@ -40,6 +40,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/capability"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/local/internal/containerlog"
+	"github.com/ray-operator/ray-operator/local/internal/imagestore"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
 	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
@@ -103,6 +104,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("a pod that forks without end stops at its pids limit; a pod beside it runs", func(t *testing.T) { testForkBomb(t, c) })
 	t.Run("a pod that writes without end to stdout has its log rotated", func(t *testing.T) { testEndlessStdout(t, c) })
 	t.Run("a pod that fills its emptyDir past the sizeLimit is evicted", func(t *testing.T) { testEmptyDirFilled(t, c) })
+	t.Run("an image from a registry runs with its config; a wrong digest and an unauthorised pull fail ErrImagePull", func(t *testing.T) { testRegistryImages(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
@@ -148,6 +150,11 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	shared := sharedDir(t)
 	volumes := filepath.Join(dir, "volumes")
 	seccomp := seccompDir(t, dir)
+	images := filepath.Join(dir, "images")
+	store, err := imagestore.Open(images, imagestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	node, err := localnode.Start(t.Context(), localnode.Config{
 		Settings: localnode.Settings{
 			ClusterDNS:     []string{host.Gateway().String()},
@@ -163,8 +170,9 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 			},
 		},
 		RESTConfig: env.Config, Sandboxes: host,
-		Images: podinputs.DefaultImages(testRayImages(t), "/usr/bin/redis-server"),
-		Log:    testr.New(t),
+		Images:     podinputs.DefaultImages(testRayImages(t), "/usr/bin/redis-server"),
+		ImageStore: store,
+		Log:        testr.New(t),
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
