@@ -86,9 +86,11 @@ all: build
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/ray-operator/ray-operator/internal/buildinfo.version=$(VERSION)
 
-# The repository holds two Go modules: the operator (this directory) and the
-# local cluster `make run` starts (local/, its own go.mod, which requires the
-# operator's through a replace). Targets that lint or test run in both.
+# The two product modules: the operator (this directory) and the local
+# cluster `make run` starts (local/, its own go.mod, which requires the
+# operator's through a replace). Targets that lint or test run in both; the
+# README's Layout lists the other modules (test/monitoring, hack/image and
+# the tool modules under hack/).
 LOCAL_MODULE := local
 
 .PHONY: build
