@@ -86,9 +86,11 @@ all: build
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/ray-operator/ray-operator/internal/buildinfo.version=$(VERSION)
 
-# The repository holds two Go modules: the operator (this directory) and the
-# local cluster `make run` starts (local/, its own go.mod, which requires the
-# operator's through a replace). Targets that lint or test run in both.
+# The two product modules: the operator (this directory) and the local
+# cluster `make run` starts (local/, its own go.mod, which requires the
+# operator's through a replace). Targets that lint or test run in both; the
+# README's Layout lists the other modules (test/monitoring, hack/image and
+# the tool modules under hack/).
 LOCAL_MODULE := local
 
 .PHONY: build
@@ -229,8 +231,16 @@ test-e2e-dashboard: ## The dashboard client against a real Ray head only.
 # comes later on the command line and replaces them.
 RUN_FEATURE_GATES ?= RayCronJob=true
 
+# run_asks is the words of ARGS that turn on ray-local's boolean flag $(1),
+# in every form Go's flag package reads as true (-f, --f, -f=true, --f=1,
+# ...). `make run` builds an add-on (minutes each, the first time) only when
+# its flag asks for it; ray-local reads the variable that names the binary
+# only then.
+run_asks = $(filter $(foreach d,- --,$(d)$(1) $(foreach v,1 t T true TRUE True,$(d)$(1)=$(v))),$(ARGS))
+RUN_ADDONS = $(if $(call run_asks,cert-manager),$(CERT_MANAGER)) $(if $(call run_asks,kueue),$(KUEUE)) $(if $(call run_asks,gateway),$(TRAEFIK))
+
 .PHONY: run
-run: $(KWOK) $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
+run: $(KWOK) $(COREDNS) $(METRICS_SERVER) $(RUN_ADDONS) ## Run the operator (RayCronJob gate on): against a local cluster whose node runs pods as real processes (kubeconfig in .cache/local/; ARGS=--simulated for kwok nodes) unless a kubeconfig is found. ARGS="--flag ..." passes flags.
 	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
 	hack/node-packages.sh
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_KWOK="$(KWOK)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" RAY_OPERATOR_TRAEFIK="$(TRAEFIK)" \

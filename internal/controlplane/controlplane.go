@@ -32,6 +32,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/ray-operator/ray-operator/internal/syncwriter"
 )
 
 // Options configure Start. Only StateDir is required.
@@ -190,7 +192,7 @@ func (o *Options) complete() error {
 		o.StartTimeout = 2 * time.Minute
 	}
 	if o.Log != nil {
-		o.Log = &syncWriter{w: o.Log}
+		o.Log = syncwriter.New(o.Log)
 	}
 	return nil
 }
@@ -336,17 +338,4 @@ func writeKubeconfig(path, url string, creds *credentials) error {
 		return fmt.Errorf("creating kubeconfig directory: %w", err)
 	}
 	return writeFiles(map[string][]byte{path: data})
-}
-
-// syncWriter serializes writes from several components to one writer.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-// Write implements io.Writer.
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(b)
 }

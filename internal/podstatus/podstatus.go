@@ -1,8 +1,14 @@
 // Package podstatus reads the state of a Pod the way the controllers judge
-// it: whether it runs and is ready to take traffic.
+// it: whether it runs and is ready to take traffic, and which Pods of a
+// group to give up first.
 package podstatus
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Ready reports whether a Pod has condition Ready True.
 func Ready(pod *corev1.Pod) bool {
@@ -19,4 +25,26 @@ func Ready(pod *corev1.Pod) bool {
 // controller judges a head Pod without the RayClusterStatusConditions gate.
 func RunningAndReady(pod *corev1.Pod) bool {
 	return pod != nil && pod.Status.Phase == corev1.PodRunning && Ready(pod)
+}
+
+// LeastWorkFirst returns a copy of pods in the order the controllers delete
+// them: those doing the least work first (not running and ready), then the
+// youngest, so that long-running workers survive; Pods created in the same
+// second by name, the greater first. Scaling down and a rolling update take
+// their victims from its front.
+func LeastWorkFirst(pods []corev1.Pod) []corev1.Pod {
+	sorted := slices.Clone(pods)
+	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int {
+		if ra, rb := RunningAndReady(&a), RunningAndReady(&b); ra != rb {
+			if ra {
+				return 1
+			}
+			return -1
+		}
+		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Name, a.Name)
+	})
+	return sorted
 }

@@ -12,7 +12,6 @@
 package rollingupdate
 
 import (
-	"cmp"
 	"crypto/sha1" //nolint:gosec // a change detector, not a security measure
 	"encoding/base32"
 	"encoding/json"
@@ -186,19 +185,7 @@ func Step(in Input) (Plan, error) {
 // which at most readyBudget ready ones; unready Pods first, then the
 // youngest.
 func victims(old []corev1.Pod, maxDown, readyBudget int) []string {
-	sorted := slices.Clone(old)
-	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int {
-		if ra, rb := podstatus.RunningAndReady(&a), podstatus.RunningAndReady(&b); ra != rb {
-			if ra {
-				return 1
-			}
-			return -1
-		}
-		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Name, a.Name)
-	})
+	sorted := podstatus.LeastWorkFirst(old)
 	var names []string
 	for i := range sorted {
 		if len(names) >= maxDown {

@@ -83,7 +83,7 @@ func (w *world) startInProcess(ctx context.Context, dash *simDashboards) (func()
 	if err != nil {
 		return nil, err
 	}
-	operatorLog.set(logFile)
+	operatorLog.Set(logFile)
 	mgr, err := operator.New(settings, w.cp.RESTConfig)
 	if err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func (w *world) startInProcess(ctx context.Context, dash *simDashboards) (func()
 	return func() {
 		cancel()
 		wg.Wait()
-		operatorLog.set(nil)
+		operatorLog.Set(nil)
 		_ = logFile.Close()
 	}, nil
 }

@@ -446,24 +446,6 @@ func TestWaitQuiet(t *testing.T) {
 	}
 }
 
-// TestSwitchWriter: writes go to the current target, and nowhere after
-// set(nil).
-func TestSwitchWriter(t *testing.T) {
-	var first, second strings.Builder
-	s := &switchWriter{}
-	s.set(&first)
-	_, _ = s.Write([]byte("a"))
-	s.set(&second)
-	_, _ = s.Write([]byte("b"))
-	s.set(nil)
-	if _, err := s.Write([]byte("c")); err != nil {
-		t.Fatal(err)
-	}
-	if first.String() != "a" || second.String() != "b" {
-		t.Errorf("first %q, second %q; want a, b", first.String(), second.String())
-	}
-}
-
 // TestAPIWriteLatencies: the series of one kind of write are summed over
 // their other labels, the earlier scrape is subtracted, reads and kinds
 // without writes in between are left out.

@@ -1,7 +1,6 @@
 package raycluster
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -162,18 +161,6 @@ func freeReplicaIndices(pods []corev1.Pod, n int) []int {
 // the least work first (not running or not ready), then the youngest, so
 // that long-running workers survive. KubeRay takes the first n listed.
 func scaleDownVictims(pods []corev1.Pod, n int) []corev1.Pod {
-	sorted := slices.Clone(pods)
-	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int {
-		if ra, rb := podstatus.RunningAndReady(&a), podstatus.RunningAndReady(&b); ra != rb {
-			if ra {
-				return 1
-			}
-			return -1
-		}
-		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Name, a.Name)
-	})
+	sorted := podstatus.LeastWorkFirst(pods)
 	return sorted[:min(n, len(sorted))]
 }

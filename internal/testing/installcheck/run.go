@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/syncwriter"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
 
@@ -44,7 +44,7 @@ func RunOperator(t *testing.T, env *testenv.Env, settings operator.Settings, id 
 	if !operatorRuns.CompareAndSwap(false, true) {
 		t.Skip("operator.New already ran in this process")
 	}
-	logs := &syncBuffer{}
+	logs := syncwriter.New(&bytes.Buffer{})
 	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 
 	// In a Pod the Lease namespace comes from the service account's mount.
@@ -161,22 +161,4 @@ func Poll(t testing.TB, what string, cond wait.ConditionWithContextFunc) {
 	if err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, WaitTimeout, true, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the manager's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,15 +1,14 @@
 package netpolicy
 
 import (
-	"fmt"
-	"net"
 	"net/netip"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/xt"
-	"golang.org/x/sys/unix"
+
+	"github.com/ray-operator/ray-operator/local/internal/nftable"
 )
 
 // installDataplane (re)creates table (family ip) whose chains send the
@@ -34,57 +33,22 @@ import (
 // rules use through nft_compat. Without the bypass flag a packet is
 // dropped while nothing reads the queue (fail closed).
 func installDataplane(table, bridge string, cidr netip.Prefix, queue uint16) error {
-	if err := deleteTable(table); err != nil {
-		return err
-	}
-	c, err := nftables.New()
-	if err != nil {
-		return err
-	}
-	t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: table})
-	accept := nftables.ChainPolicyAccept
-	post := c.AddChain(&nftables.Chain{
-		Name: "postrouting", Table: t, Type: nftables.ChainTypeFilter, Hooknum: nftables.ChainHookPostrouting,
-		Priority: nftables.ChainPriorityRef(*nftables.ChainPriorityNATSource - 5), Policy: &accept,
-	})
-	input := c.AddChain(&nftables.Chain{
-		Name: "input", Table: t, Type: nftables.ChainTypeFilter, Hooknum: nftables.ChainHookInput,
-		Priority: nftables.ChainPriorityFilter, Policy: &accept,
-	})
-	rules := map[*nftables.Chain][][]expr.Any{
-		post: {
+	return nftable.Replace(nftables.TableFamilyIPv4, table, func(c *nftables.Conn, t *nftables.Table) error {
+		nftable.AddBaseChain(c, t, "postrouting", nftables.ChainTypeFilter, nftables.ChainHookPostrouting,
+			nftables.ChainPriorityRef(*nftables.ChainPriorityNATSource-5),
 			hostRootAccept(), establishedAccept(),
-			join(ifname(expr.MetaKeyIIFNAME, bridge), inPrefix(ipSourceOffset, cidr), nfqueue(queue)),
-			join(ifname(expr.MetaKeyOIFNAME, bridge), inPrefix(ipDestinationOffset, cidr), nfqueue(queue)),
-		},
-		input: {
+			queueFrom(bridge, cidr, queue),
+			nftable.Join(nftable.IfNameIs(expr.MetaKeyOIFNAME, bridge), nftable.InPrefix(nftable.IPv4DestinationOffset, cidr), nfqueue(queue)))
+		nftable.AddBaseChain(c, t, "input", nftables.ChainTypeFilter, nftables.ChainHookInput, nftables.ChainPriorityFilter,
 			hostRootAccept(), establishedAccept(),
-			join(ifname(expr.MetaKeyIIFNAME, bridge), inPrefix(ipSourceOffset, cidr), nfqueue(queue)),
-		},
-	}
-	for chain, exprs := range rules {
-		for _, e := range exprs {
-			c.AddRule(&nftables.Rule{Table: t, Chain: chain, Exprs: e})
-		}
-	}
-	if err := c.Flush(); err != nil {
-		return fmt.Errorf("install nftables table %s: %w", table, err)
-	}
-	return nil
+			queueFrom(bridge, cidr, queue))
+		return nil
+	})
 }
 
-// Offsets of the addresses in the IPv4 header.
-const (
-	ipSourceOffset      = 12
-	ipDestinationOffset = 16
-)
-
-func join(parts ...[]expr.Any) []expr.Any {
-	var all []expr.Any
-	for _, p := range parts {
-		all = append(all, p...)
-	}
-	return all
+// queueFrom is `iifname <bridge> ip saddr <cidr>` sent to queue.
+func queueFrom(bridge string, cidr netip.Prefix, queue uint16) []expr.Any {
+	return nftable.Join(nftable.IfNameIs(expr.MetaKeyIIFNAME, bridge), nftable.InPrefix(nftable.IPv4SourceOffset, cidr), nfqueue(queue))
 }
 
 // hostRootAccept is `meta skuid 0 accept`. A packet without a local socket
@@ -109,26 +73,6 @@ func establishedAccept() []expr.Any {
 	}
 }
 
-// inPrefix is `ip saddr|daddr <cidr>`.
-func inPrefix(offset uint32, cidr netip.Prefix) []expr.Any {
-	network := cidr.Masked().Addr().As4()
-	return []expr.Any{
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: 4},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: net.CIDRMask(cidr.Bits(), 32), Xor: []byte{0, 0, 0, 0}},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: network[:]},
-	}
-}
-
-// ifname is `iifname|oifname <name>`.
-func ifname(key expr.MetaKey, name string) []expr.Any {
-	data := make([]byte, unix.IFNAMSIZ) // as the kernel compares it: zero-padded
-	copy(data, name)
-	return []expr.Any{
-		&expr.Meta{Key: key, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: data},
-	}
-}
-
 // nfqueue is the xtables target `NFQUEUE --queue-num <queue>` (revision 3,
 // struct xt_NFQ_info_v3: queue number, number of queues, flags, all
 // native-endian u16, padded to 8 bytes as XT_ALIGN does).
@@ -143,22 +87,5 @@ func nfqueue(queue uint16) []expr.Any {
 
 // deleteTable removes the ip table if it exists.
 func deleteTable(table string) error {
-	c, err := nftables.New()
-	if err != nil {
-		return err
-	}
-	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
-	if err != nil {
-		return fmt.Errorf("list nftables tables: %w", err)
-	}
-	for _, t := range tables {
-		if t.Name == table {
-			c.DelTable(t)
-			if err := c.Flush(); err != nil {
-				return fmt.Errorf("delete nftables table %s: %w", table, err)
-			}
-			return nil
-		}
-	}
-	return nil
+	return nftable.Delete(nftables.TableFamilyIPv4, table)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
+
+	"github.com/ray-operator/ray-operator/local/internal/nftable"
 )
 
 // The port guard is a bridge-family nftables table on the machine, one per
@@ -46,42 +48,26 @@ const (
 
 // installPortGuard (re)creates the table.
 func installPortGuard(table string) error {
-	if err := deletePortGuard(table); err != nil {
-		return err
-	}
-	c, err := nftables.New()
-	if err != nil {
-		return err
-	}
-	t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyBridge, Name: table})
-	guarded := &nftables.Set{Table: t, Name: guardedSet, KeyType: nftables.TypeIFName}
-	ports := &nftables.Set{
-		Table: t, Name: portsSet, Concatenation: true,
-		KeyType: nftables.MustConcatSetType(nftables.TypeIFName, nftables.TypeEtherAddr, nftables.TypeIPAddr),
-	}
-	if err := c.AddSet(guarded, nil); err != nil {
-		return fmt.Errorf("port guard set %s: %w", guardedSet, err)
-	}
-	if err := c.AddSet(ports, nil); err != nil {
-		return fmt.Errorf("port guard set %s: %w", portsSet, err)
-	}
-	accept := nftables.ChainPolicyAccept
-	pre := c.AddChain(&nftables.Chain{
-		Name: "prerouting", Table: t, Type: nftables.ChainTypeFilter,
-		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityRef(-200), Policy: &accept,
+	return nftable.Replace(nftables.TableFamilyBridge, table, func(c *nftables.Conn, t *nftables.Table) error {
+		guarded := &nftables.Set{Table: t, Name: guardedSet, KeyType: nftables.TypeIFName}
+		ports := &nftables.Set{
+			Table: t, Name: portsSet, Concatenation: true,
+			KeyType: nftables.MustConcatSetType(nftables.TypeIFName, nftables.TypeEtherAddr, nftables.TypeIPAddr),
+		}
+		if err := c.AddSet(guarded, nil); err != nil {
+			return fmt.Errorf("port guard set %s: %w", guardedSet, err)
+		}
+		if err := c.AddSet(ports, nil); err != nil {
+			return fmt.Errorf("port guard set %s: %w", portsSet, err)
+		}
+		nftable.AddBaseChain(c, t, "prerouting", nftables.ChainTypeFilter, nftables.ChainHookPrerouting, nftables.ChainPriorityRef(-200),
+			unguardedReturn(guarded),
+			portMatchReturn(ports, etherTypeIPv4, 12), // the IPv4 source address
+			portMatchReturn(ports, etherTypeARP, 14),  // the ARP sender's protocol address
+			[]expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}},
+		)
+		return nil
 	})
-	for _, exprs := range [][]expr.Any{
-		unguardedReturn(guarded),
-		portMatchReturn(ports, etherTypeIPv4, 12), // the IPv4 source address
-		portMatchReturn(ports, etherTypeARP, 14),  // the ARP sender's protocol address
-		{&expr.Verdict{Kind: expr.VerdictDrop}},
-	} {
-		c.AddRule(&nftables.Rule{Table: t, Chain: pre, Exprs: exprs})
-	}
-	if err := c.Flush(); err != nil {
-		return fmt.Errorf("install nftables table bridge %s: %w", table, err)
-	}
-	return nil
 }
 
 // unguardedReturn is `iifname != @guarded return`.
@@ -112,7 +98,7 @@ func portMatchReturn(ports *nftables.Set, etherType uint16, addrOffset uint32) [
 // guardPort lets veth send as mac and ip (and nothing else).
 func guardPort(table, veth string, mac net.HardwareAddr, ip netip.Addr) error {
 	return changePortGuard(table, veth, func(c *nftables.Conn, guarded, ports *nftables.Set) error {
-		if err := c.SetAddElements(guarded, []nftables.SetElement{{Key: ifnameData(veth)}}); err != nil {
+		if err := c.SetAddElements(guarded, []nftables.SetElement{{Key: nftable.IfName(veth)}}); err != nil {
 			return err
 		}
 		return c.SetAddElements(ports, []nftables.SetElement{{Key: portKey(veth, mac, ip)}})
@@ -131,7 +117,7 @@ func unguardPort(table, veth string) error {
 		if err != nil {
 			return err
 		}
-		name := ifnameData(veth)
+		name := nftable.IfName(veth)
 		var mine []nftables.SetElement
 		for _, e := range elems {
 			if len(e.Key) >= len(name) && string(e.Key[:len(name)]) == string(name) {
@@ -183,7 +169,7 @@ func changePortGuard(table, veth string, change func(c *nftables.Conn, guarded, 
 // portKey is the ports set's key of veth, mac and ip: each part padded to
 // 4 bytes.
 func portKey(veth string, mac net.HardwareAddr, ip netip.Addr) []byte {
-	key := ifnameData(veth)
+	key := nftable.IfName(veth)
 	key = append(key, mac...)
 	key = append(key, 0, 0)
 	a := ip.As4()
@@ -192,10 +178,10 @@ func portKey(veth string, mac net.HardwareAddr, ip netip.Addr) []byte {
 
 // deletePortGuard removes the table if it exists.
 func deletePortGuard(table string) error {
-	return deleteTableOf(nftables.TableFamilyBridge, table)
+	return nftable.Delete(nftables.TableFamilyBridge, table)
 }
 
 // portGuardExists reports whether the machine has the table.
 func portGuardExists(table string) (bool, error) {
-	return tableExists(nftables.TableFamilyBridge, table)
+	return nftable.Exists(nftables.TableFamilyBridge, table)
 }
