@@ -188,3 +188,26 @@ func (k Kube) dumpPod(ctx context.Context, out *strings.Builder, p *corev1.Pod) 
 		fmt.Fprintf(out, "  --- last lines of %s:\n%s\n", cs.Name, k.Logs(ctx, p.Namespace, p.Name, cs.Name, ptr.To[int64](40)))
 	}
 }
+
+// WaitRayJob waits up to timeout until the RayJob's deployment status is
+// terminal (Complete or Failed) and returns it.
+func (k Kube) WaitRayJob(t testing.TB, ns, name string, timeout time.Duration) *rayv1.RayJob {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	job := &rayv1.RayJob{}
+	began := time.Now()
+	err := Poll(ctx, PollInterval, func() (bool, error) {
+		if err := k.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+			return false, err
+		}
+		st := job.Status
+		return st.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete || st.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed,
+			fmt.Errorf("deployment %q, job %q, message %q", st.JobDeploymentStatus, st.JobStatus, st.Message)
+	})
+	if err != nil {
+		t.Fatalf("RayJob %s did not finish: %v", name, err)
+	}
+	t.Logf("RayJob %s: %s/%s after %v", name, job.Status.JobDeploymentStatus, job.Status.JobStatus, time.Since(began).Round(time.Second))
+	return job
+}

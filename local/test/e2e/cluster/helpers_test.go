@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -84,26 +82,10 @@ func (s *suite) applyManifest(t testing.TB, ns, from string, data []byte) runtim
 }
 
 // waitRayJob waits until the RayJob's deployment status is terminal
-// (Complete or Failed) and returns it.
+// (Complete or Failed) and returns it (e2eutil.Kube.WaitRayJob).
 func (s *suite) waitRayJob(t *testing.T, ns, name string, timeout time.Duration) *rayv1.RayJob {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	job := &rayv1.RayJob{}
-	began := time.Now()
-	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job); err != nil {
-			return false, err
-		}
-		st := job.Status
-		return st.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete || st.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed,
-			fmt.Errorf("deployment %q, job %q, message %q", st.JobDeploymentStatus, st.JobStatus, st.Message)
-	})
-	if err != nil {
-		t.Fatalf("RayJob %s did not finish: %v", name, err)
-	}
-	t.Logf("RayJob %s: %s/%s after %v", name, job.Status.JobDeploymentStatus, job.Status.JobStatus, time.Since(began).Round(time.Second))
-	return job
+	return s.kube().WaitRayJob(t, ns, name, timeout)
 }
 
 // submitterLogs returns the logs of the submitter container of the RayJob's
