@@ -154,8 +154,9 @@ func (s *suite) submitJob(t *testing.T, ns string, head *corev1.Pod, nodes int, 
 	defer cancel()
 	args := append([]string{"exec", "-n", ns, head.Name, "-c", head.Spec.Containers[0].Name, "--",
 		"ray", "job", "submit", "--address", "http://127.0.0.1:8265"}, submitArgs...)
-	// ray job submit runs its entrypoint with a shell: one quoted word.
-	args = append(args, "--", "python -c '"+onEveryNode+"'")
+	// ray job submit quotes each word of the entrypoint for the shell that
+	// runs it.
+	args = append(args, "--", "python", "-c", onEveryNode)
 	out, err := s.kube.Kubectl(ctx, args...)
 	if err != nil {
 		t.Fatalf("ray job submit in %s: %v\n%s", head.Name, err, out)
@@ -171,6 +172,12 @@ func (s *suite) submitJob(t *testing.T, ns string, head *corev1.Pod, nodes int, 
 // and the RayCluster's deletion (its Redis cleanup) completes.
 func (s *suite) checkRedis(t *testing.T, ns string, objs sampleObjects) (string, time.Duration) {
 	t.Helper()
+	// Registered after the namespace's cleanup, so run before it.
+	t.Cleanup(func() {
+		if err := s.deleteCluster(context.Background(), ns, objs.cluster); err != nil {
+			t.Error(err)
+		}
+	})
 	measured, took := s.checkCluster(t, ns, objs)
 	ctx := t.Context()
 	head := s.kube.WaitHead(ctx, t, ns, objs.cluster, "", readyTimeout)
@@ -188,7 +195,9 @@ func (s *suite) checkRedis(t *testing.T, ns string, objs sampleObjects) (string,
 	if now := s.workerState(t, ns, objs.cluster); now != workers {
 		t.Fatalf("the workers did not keep running while the head was replaced: were %s, now %s", workers, now)
 	}
-	s.deleteCluster(t, ns, objs.cluster)
+	if err := s.deleteCluster(ctx, ns, objs.cluster); err != nil {
+		t.Fatal(err)
+	}
 	return measured, took
 }
 
@@ -207,22 +216,24 @@ func (s *suite) workerState(t *testing.T, ns, cluster string) string {
 }
 
 // deleteCluster deletes the RayCluster and waits until it and its Pods are
-// gone, while the sample's Redis still runs for its cleanup Job.
-func (s *suite) deleteCluster(t *testing.T, ns, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), recoverTimeout)
+// gone, while the sample's Redis still runs for its cleanup Job (in a
+// namespace being deleted the Job cannot be created, and the cluster
+// would wait for the operator's deletion timeout, 5 minutes).
+func (s *suite) deleteCluster(ctx context.Context, ns, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, recoverTimeout)
 	defer cancel()
 	rc := &rayv1.RayCluster{}
 	rc.Namespace, rc.Name = ns, name
-	if err := s.kube.Client.Delete(ctx, rc); err != nil {
-		t.Fatal(err)
+	if err := s.kube.Client.Delete(ctx, rc); client.IgnoreNotFound(err) != nil {
+		return err
 	}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		return e2eutil.ClusterGone(ctx, s.kube.Client, ns, name)
 	})
 	if err != nil {
-		t.Fatalf("RayCluster %s is not gone: %v", name, err)
+		return fmt.Errorf("RayCluster %s is not gone: %w", name, err)
 	}
+	return nil
 }
 
 // checkJob: the RayJob reaches SUCCEEDED.
