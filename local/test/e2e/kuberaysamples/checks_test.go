@@ -3,7 +3,6 @@ package kuberaysamples_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
@@ -35,35 +33,30 @@ const (
 // sampleObjects is what a sample created, by the kinds the checks use.
 type sampleObjects struct {
 	cluster, job string    // the RayCluster's and the RayJob's names, or ""
-	applied      time.Time // when kubectl apply returned
+	applied      time.Time // when kubectl create returned
 }
 
-// apply applies the sample file, unchanged, into ns with kubectl, as a user
-// does, and returns the names of its RayCluster and RayJob.
+// apply creates the objects of the sample file, unchanged, in ns with
+// kubectl, as a user does (create rather than apply: a sample may name its
+// RayJob by generateName, which apply refuses), and returns the names of
+// its RayCluster and RayJob as created.
 func (s *suite) apply(t *testing.T, ns, file string) sampleObjects {
 	t.Helper()
 	path := filepath.Join(s.samples, file)
-	data, err := os.ReadFile(path)
+	out, err := s.kube.Kubectl(t.Context(), "create", "-n", ns, "-f", path, "-o", "name")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("kubectl create -f %s: %v\n%s", path, err, out)
 	}
-	objs, err := testenv.DecodeObjects(data)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", file, err)
-	}
-	var so sampleObjects
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "RayCluster":
-			so.cluster = o.GetName()
-		case "RayJob":
-			so.job = o.GetName()
+	so := sampleObjects{applied: time.Now()}
+	for _, line := range strings.Fields(out) {
+		kind, name, _ := strings.Cut(line, "/")
+		switch kind {
+		case "raycluster.ray.io":
+			so.cluster = name
+		case "rayjob.ray.io":
+			so.job = name
 		}
 	}
-	if out, err := s.kube.Kubectl(t.Context(), "apply", "-n", ns, "-f", path); err != nil {
-		t.Fatalf("kubectl apply -f %s: %v\n%s", path, err, out)
-	}
-	so.applied = time.Now()
 	return so
 }
 
@@ -198,7 +191,7 @@ func (s *suite) checkRedis(t *testing.T, ns string, objs sampleObjects) (string,
 	if err := s.deleteCluster(ctx, ns, objs.cluster); err != nil {
 		t.Fatal(err)
 	}
-	return measured, took
+	return measured + "; detached actor kept across the head Pod's deletion", took
 }
 
 // workerState describes the cluster's worker Pods by UID and restarts.

@@ -9,7 +9,7 @@ import (
 
 // result is the outcome of one sample: pass, fail or skip; for one that
 // ran, what was measured (ready, SUCCEEDED) and how long after kubectl
-// apply it was seen; note says why it was skipped.
+// create it was seen; note says why it was skipped.
 type result struct {
 	file, outcome, measured, note string
 	took                          time.Duration
@@ -28,18 +28,14 @@ func (s *suite) printResults(w io.Writer) {
 	defer s.mu.Unlock()
 	counts := map[string]int{}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "KubeRay %s sample\tresult\ttime\tnote\n", s.version)
+	fmt.Fprintf(tw, "KubeRay %s sample\tresult\ttime\ttime to, or why\n", s.version)
 	for _, r := range s.results {
 		counts[r.outcome]++
 		took := ""
 		if r.outcome != "skip" {
 			took = r.took.Round(time.Second).String()
 		}
-		note := r.note
-		if r.measured != "" {
-			note = r.measured + " after " + took + note
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.file, r.outcome, took, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.file, r.outcome, took, r.measured+r.note)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "KubeRay %s samples: %d ran (%d passed, %d failed), %d skipped\n",
