@@ -466,6 +466,19 @@ test-e2e-local: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(CERT_MANAGER) $(KUEU
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" RAY_OPERATOR_CERT_MANAGER="$(CERT_MANAGER)" RAY_OPERATOR_KUEUE="$(KUEUE)" RAY_OPERATOR_TRAEFIK="$(TRAEFIK)" \
 		$(GO_TEST) $(GO_TEST_FLAGS) -p 1 -parallel $(E2E_PARALLEL) -timeout 30m ./test/e2e/... $(GOTEST_TIMES)
 
+.PHONY: test-kuberay-samples
+# KUBERAY_SAMPLES_VERSION is the KubeRay release whose samples `make
+# test-kuberay-samples` applies: the Go module proxy serves KubeRay's
+# operator module, samples included (v1.4.0 and v1.5.0 checked), and `go
+# mod download` puts it in the module cache, outside the clone.
+KUBERAY_SAMPLES_VERSION ?= v1.5.0
+
+test-kuberay-samples: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make test`: KubeRay's own RayCluster and RayJob samples (release KUBERAY_SAMPLES_VERSION, v1.5.0) applied unchanged, one at a time, on the local cluster as `make run` starts it, with real Ray: pass, fail or skip (with its reason) and the time to ready/SUCCEEDED of each, in a table at the end and in .cache/kuberay-samples.txt (docs/dev/kuberay-samples.md).
+	hack/node-packages.sh
+	mkdir -p .cache
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
+		RAY_OPERATOR_KUBERAY_SAMPLES="$(KUBERAY_SAMPLES_VERSION)" go test -count=1 -v -timeout 120m -run '^TestKubeRaySamples$$' ./test/e2e/kuberaysamples/ 2>&1 | tee $(CURDIR)/.cache/kuberay-samples.txt
+
 .PHONY: soak
 # SOAK_DURATION is how long `make soak` cycles RayJobs, SOAK_UPGRADE_EVERY
 # how often it upgrades the RayService in between (docs/dev/reliability.md,

@@ -3,6 +3,7 @@ package e2eutil
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/ray-operator/ray-operator/internal/operator"
 )
 
 // BuildOperator builds the operator binary (cmd/ray-operator, as `make
@@ -161,4 +166,32 @@ func (o *Operator) Stop() error {
 		return errors.New("the operator has not exited a minute after SIGKILL")
 	}
 	return errors.New("the operator did not stop within 30s of SIGTERM and was killed")
+}
+
+// RunOperator runs the operator in-process against cfg's cluster as
+// ray-local does against its own (through the API server's proxy, no
+// leader election, no metrics or health endpoints), with its default
+// feature gates unless extra sets them, until ctx ends; then it sends what
+// the operator returned to done. Its log goes to logFile, errors also to
+// stdout. A process may run several: their controllers share names, which
+// controller-runtime then lets pass, and controller-runtime's global
+// logger keeps the first one's log file.
+func RunOperator(ctx context.Context, cfg *rest.Config, logFile string, done chan<- error, extra ...string) error {
+	fs := flag.NewFlagSet("ray-operator", flag.ContinueOnError)
+	flags := operator.BindFlags(fs)
+	err := fs.Parse(append([]string{
+		"--use-kubernetes-proxy", "--enable-leader-election=false",
+		"--metrics-addr=0", "--health-probe-bind-address=0",
+		"--log-file-path=" + logFile, "--log-stdout-encoder=console", "--zap-log-level=error",
+	}, extra...))
+	if err != nil {
+		return err
+	}
+	settings, err := flags.Resolve(func(string) (string, bool) { return "", false })
+	if err != nil {
+		return err
+	}
+	settings.SkipControllerNameValidation = true
+	go func() { done <- operator.Run(ctx, settings, flags, cfg) }()
+	return nil
 }

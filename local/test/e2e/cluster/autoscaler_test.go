@@ -115,26 +115,7 @@ type taskResult struct {
 // than previous (a Pod name, or "") and returns its name.
 func (s *suite) waitHead(ctx context.Context, t *testing.T, ns, cluster, previous string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, autoscaleTimeout)
-	defer cancel()
-	var name string
-	err := poll(ctx, func() (bool, error) {
-		pods, err := s.rayPods(ctx, ns, cluster, "head")
-		if err != nil {
-			return false, err
-		}
-		for i := range pods {
-			if pods[i].Name != previous && runningAndReady(&pods[i]) {
-				name = pods[i].Name
-				return true, nil
-			}
-		}
-		return false, fmt.Errorf("%d head Pods, none new, running and ready", len(pods))
-	})
-	if err != nil {
-		t.Fatalf("RayCluster %s has no ready head: %v", cluster, err)
-	}
-	return name
+	return s.kube().WaitHead(ctx, t, ns, cluster, previous, autoscaleTimeout)
 }
 
 // waitWorkerGroup waits until the cluster's only worker group asks for

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // The external-Redis sample's Redis password and storage namespace.
@@ -21,32 +22,6 @@ const (
 	samplePassword         = "change-me-redis"
 	sampleStorageNamespace = "raycluster-external-redis"
 )
-
-// createCounter creates a detached actor that needs the worker's CPU (the
-// head offers none), so that it lives on the worker while the head is
-// replaced, and counts once.
-const createCounter = `
-import ray
-ray.init(namespace="e2e")
-@ray.remote(num_cpus=1)
-class Counter:
-    def __init__(self):
-        self.n = 0
-    def incr(self):
-        self.n += 1
-        return self.n
-    def get(self):
-        return self.n
-c = Counter.options(name="counter", lifetime="detached").remote()
-print("count", ray.get(c.incr.remote()))
-`
-
-// readCounter finds the detached actor by name and reads its count.
-const readCounter = `
-import ray
-ray.init(namespace="e2e")
-print("count", ray.get(ray.get_actor("counter").get.remote(), timeout=60))
-`
 
 // gcsFTTimeout bounds each phase: Redis, a head and a worker start; the
 // new head starts and recovers from Redis; the cleanup Job runs.
@@ -66,7 +41,7 @@ func TestGCSFaultToleranceRedis(t *testing.T) {
 	defer cancel()
 	head := shared.waitHead(ctx, t, ns, rc.Name, "")
 	worker := shared.workerPod(ctx, t, ns, rc.Name)
-	out, err := shared.rayPython(ctx, ns, head, createCounter)
+	out, err := shared.rayPython(ctx, ns, head, e2eutil.CreateCounter)
 	if err != nil || !strings.Contains(out, "count 1") {
 		t.Fatalf("creating the detached actor: %v\n%s", err, out)
 	}
@@ -77,7 +52,7 @@ func TestGCSFaultToleranceRedis(t *testing.T) {
 
 	shared.deletePod(ctx, t, ns, head)
 	newHead := shared.waitHead(ctx, t, ns, rc.Name, head)
-	out = shared.retryPython(ctx, t, ns, newHead, readCounter)
+	out = shared.retryPython(ctx, t, ns, newHead, e2eutil.ReadCounter)
 	if !strings.Contains(out, "count 1") {
 		t.Fatalf("the detached actor lost its state across the head's restart:\n%s", out)
 	}
@@ -104,49 +79,19 @@ func (s *suite) workerPod(ctx context.Context, t *testing.T, ns, cluster string)
 	return &pods[0]
 }
 
-func restarts(p *corev1.Pod) int32 {
-	var n int32
-	for _, c := range p.Status.ContainerStatuses {
-		n += c.RestartCount
-	}
-	return n
-}
+func restarts(p *corev1.Pod) int32 { return e2eutil.Restarts(p) }
 
 // deletePod deletes a Pod and waits until it is gone.
 func (s *suite) deletePod(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
-	pod := &corev1.Pod{}
-	pod.Namespace, pod.Name = ns, name
-	if err := s.client.Delete(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, gcsFTTimeout)
-	defer cancel()
-	err := poll(ctx, func() (bool, error) {
-		err := s.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
-		return apierrors.IsNotFound(err), err
-	})
-	if err != nil {
-		t.Fatalf("Pod %s is not gone: %v", name, err)
-	}
+	s.kube().DeletePod(ctx, t, ns, name, gcsFTTimeout)
 }
 
 // retryPython runs a script in the head until it succeeds (a restarted
 // GCS takes a while to answer) and returns what it printed.
 func (s *suite) retryPython(ctx context.Context, t *testing.T, ns, pod, script string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, gcsFTTimeout)
-	defer cancel()
-	var out string
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		out, err = s.rayPython(ctx, ns, pod, script)
-		return err == nil, err
-	})
-	if err != nil {
-		t.Fatalf("running a script in %s: %v", pod, err)
-	}
-	return out
+	return s.kube().RetryPython(ctx, t, ns, pod, "ray-head", script, gcsFTTimeout)
 }
 
 // redisKeys lists the keys of the sample's storage namespace, read with

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // TestGCSFaultToleranceRocksDB: the embedded-storage sample, with no Redis
@@ -36,7 +37,7 @@ func TestGCSFaultToleranceRocksDB(t *testing.T) {
 	head := shared.waitHead(ctx, t, ns, rc.Name, "")
 	checkNoRedis(ctx, t, ns, head)
 	worker := shared.workerPod(ctx, t, ns, rc.Name)
-	out, err := shared.rayPython(ctx, ns, head, createCounter)
+	out, err := shared.rayPython(ctx, ns, head, e2eutil.CreateCounter)
 	if err != nil || !strings.Contains(out, "count 1") {
 		t.Fatalf("creating the detached actor: %v\n%s", err, out)
 	}
@@ -49,7 +50,7 @@ func TestGCSFaultToleranceRocksDB(t *testing.T) {
 
 	shared.deletePod(ctx, t, ns, head)
 	newHead := shared.waitHead(ctx, t, ns, rc.Name, head)
-	out = shared.retryPython(ctx, t, ns, newHead, readCounter)
+	out = shared.retryPython(ctx, t, ns, newHead, e2eutil.ReadCounter)
 	if !strings.Contains(out, "count 1") {
 		t.Fatalf("the detached actor lost its state across the head's restart:\n%s", out)
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // headDeathCluster has no GCS fault tolerance: a head that offers no CPU
@@ -94,7 +95,7 @@ func TestHeadCrashWithoutGCSFaultTolerance(t *testing.T) {
 	head := shared.waitHead(ctx, t, ns, rc.Name, "")
 	worker := shared.waitWorkerGroup(ctx, t, ns, rc.Name, 1)
 	shared.waitClusterReady(t, ns, rc.Name)
-	out, err := shared.rayPython(ctx, ns, head, createCounter)
+	out, err := shared.rayPython(ctx, ns, head, e2eutil.CreateCounter)
 	if err != nil || !strings.Contains(out, "count 1") {
 		t.Fatalf("creating the detached actor: %v\n%s", err, out)
 	}
@@ -117,7 +118,7 @@ func TestHeadCrashWithoutGCSFaultTolerance(t *testing.T) {
 	if !strings.Contains(out, "alive 2") || !strings.Contains(out, "ran on "+workerIP) {
 		t.Errorf("after the recovery, want 2 alive nodes and the task on the worker (%s):\n%s", workerIP, out)
 	}
-	out, err = shared.rayPython(ctx, ns, head, readCounter)
+	out, err = shared.rayPython(ctx, ns, head, e2eutil.ReadCounter)
 	if err == nil || !strings.Contains(out+err.Error(), "Failed to look up actor") {
 		t.Errorf("the detached actor survived a head crash without GCS fault tolerance (%v):\n%s", err, out)
 	}

@@ -2,18 +2,14 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -86,26 +82,10 @@ func (s *suite) applyManifest(t testing.TB, ns, from string, data []byte) runtim
 }
 
 // waitRayJob waits until the RayJob's deployment status is terminal
-// (Complete or Failed) and returns it.
+// (Complete or Failed) and returns it (e2eutil.Kube.WaitRayJob).
 func (s *suite) waitRayJob(t *testing.T, ns, name string, timeout time.Duration) *rayv1.RayJob {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	job := &rayv1.RayJob{}
-	began := time.Now()
-	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job); err != nil {
-			return false, err
-		}
-		st := job.Status
-		return st.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete || st.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed,
-			fmt.Errorf("deployment %q, job %q, message %q", st.JobDeploymentStatus, st.JobStatus, st.Message)
-	})
-	if err != nil {
-		t.Fatalf("RayJob %s did not finish: %v", name, err)
-	}
-	t.Logf("RayJob %s: %s/%s after %v", name, job.Status.JobDeploymentStatus, job.Status.JobStatus, time.Since(began).Round(time.Second))
-	return job
+	return s.kube().WaitRayJob(t, ns, name, timeout)
 }
 
 // submitterLogs returns the logs of the submitter container of the RayJob's
@@ -127,59 +107,18 @@ func (s *suite) submitterLogs(t *testing.T, ns, job string) string {
 	return all.String()
 }
 
-// logs reads a container's logs, or says why it cannot.
+// logs reads a container's logs, or says why it cannot
+// (e2eutil.Kube.Logs).
 func (s *suite) logs(ctx context.Context, ns, pod, container string, tail *int64) string {
-	raw, err := s.clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: tail}).DoRaw(ctx)
-	if err != nil {
-		return fmt.Sprintf("(logs of %s/%s: %v)", pod, container, err)
-	}
-	return string(raw)
+	return s.kube().Logs(ctx, ns, pod, container, tail)
 }
 
-// dump prints what a failed test's namespace holds: RayJobs, RayServices,
-// RayClusters, pods with their container states and log tails, and events.
+// dump prints what a failed test's namespace holds (e2eutil.Kube.Dump).
 func (s *suite) dump(ctx context.Context, t testing.TB, ns string) {
-	var out strings.Builder
-	jobs := &rayv1.RayJobList{}
-	if s.client.List(ctx, jobs, client.InNamespace(ns)) == nil {
-		for _, j := range jobs.Items {
-			fmt.Fprintf(&out, "RayJob %s: %+v\n", j.Name, j.Status)
-		}
-	}
-	services := &rayv1.RayServiceList{}
-	if s.client.List(ctx, services, client.InNamespace(ns)) == nil {
-		for _, rs := range services.Items {
-			fmt.Fprintf(&out, "RayService %s: %+v\n", rs.Name, rs.Status)
-		}
-	}
-	clusters := &rayv1.RayClusterList{}
-	if s.client.List(ctx, clusters, client.InNamespace(ns)) == nil {
-		for _, c := range clusters.Items {
-			fmt.Fprintf(&out, "RayCluster %s: state %s, ready workers %d, conditions %v\n", c.Name, c.Status.State, c.Status.ReadyWorkerReplicas, c.Status.Conditions)
-		}
-	}
-	pods := &corev1.PodList{}
-	if s.client.List(ctx, pods, client.InNamespace(ns)) == nil {
-		for _, p := range pods.Items {
-			s.dumpPod(ctx, &out, &p)
-		}
-	}
-	events := &corev1.EventList{}
-	if s.client.List(ctx, events, client.InNamespace(ns)) == nil {
-		sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].LastTimestamp.Before(&events.Items[j].LastTimestamp) })
-		for _, e := range events.Items {
-			fmt.Fprintf(&out, "event %s %s/%s %s: %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
-		}
-	}
-	t.Logf("namespace %s:\n%s", ns, out.String())
+	s.kube().Dump(ctx, t, ns)
 }
 
-// dumpPod writes a pod's phase, container states and the tail of each
-// container's log.
-func (s *suite) dumpPod(ctx context.Context, out *strings.Builder, p *corev1.Pod) {
-	fmt.Fprintf(out, "pod %s: %s on %q, IP %s\n", p.Name, p.Status.Phase, p.Spec.NodeName, p.Status.PodIP)
-	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-		fmt.Fprintf(out, "  container %s: ready %v, restarts %d, state %+v\n", cs.Name, cs.Ready, cs.RestartCount, cs.State)
-		fmt.Fprintf(out, "  --- last lines of %s:\n%s\n", cs.Name, s.logs(ctx, p.Namespace, p.Name, cs.Name, ptr.To[int64](40)))
-	}
+// kube is the suite's cluster access as e2eutil's helpers take it.
+func (s *suite) kube() e2eutil.Kube {
+	return e2eutil.Kube{Client: s.client, Clientset: s.clientset, Kubeconfig: s.cluster.KubeconfigPath()}
 }

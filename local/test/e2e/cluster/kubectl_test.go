@@ -5,9 +5,9 @@ import (
 	"os/exec"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ray-operator/ray-operator/internal/testing/kubectl"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // kubectlCmd builds a command of the real kubectl against the local
@@ -25,25 +25,13 @@ func (s *suite) kubectl(ctx context.Context, args ...string) (string, error) {
 // rayPython runs a Python script with the Ray virtualenv's python in the
 // ray-head container of pod (kubectl exec), as a user attaches to a cluster.
 func (s *suite) rayPython(ctx context.Context, ns, pod, script string) (string, error) {
-	return s.kubectl(ctx, "exec", "-n", ns, pod, "-c", "ray-head", "--", "python", "-c", script)
+	return s.kube().RayPython(ctx, ns, pod, "ray-head", script)
 }
 
 // rayPods lists the Pods of a RayCluster of one node type (head or worker).
 func (s *suite) rayPods(ctx context.Context, ns, cluster, nodeType string) ([]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"ray.io/cluster": cluster, "ray.io/node-type": nodeType})
-	return pods.Items, err
+	return s.kube().RayPods(ctx, ns, cluster, nodeType)
 }
 
 // runningAndReady tells whether a pod runs with every container ready.
-func runningAndReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+func runningAndReady(p *corev1.Pod) bool { return e2eutil.RunningAndReady(p) }

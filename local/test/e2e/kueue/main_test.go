@@ -20,11 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ray-operator/ray-operator/internal/controlplane"
-	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
@@ -140,31 +138,5 @@ func startSuite(ctx context.Context) (*suite, error) {
 // directory.
 func (s *suite) startOperator(ctx context.Context) error {
 	ctx, s.stopOperator = context.WithCancel(ctx)
-	return runOperator(ctx, s.cluster.RESTConfig(), filepath.Join(s.stateDir, "operator.log"), s.opErr)
-}
-
-// runOperator runs an operator in-process against cfg's cluster until ctx
-// ends, then sends what it returned to done. A process may run several
-// (the MultiKueue test runs one on its manager cluster too): their
-// controllers share names, which controller-runtime then lets pass, and
-// controller-runtime's global logger keeps the first one's log file, so
-// some lines of a later one land there.
-func runOperator(ctx context.Context, cfg *rest.Config, logFile string, done chan<- error) error {
-	fs := flag.NewFlagSet("ray-operator", flag.ContinueOnError)
-	flags := operator.BindFlags(fs)
-	err := fs.Parse([]string{
-		"--use-kubernetes-proxy", "--enable-leader-election=false",
-		"--metrics-addr=0", "--health-probe-bind-address=0",
-		"--log-file-path=" + logFile, "--log-stdout-encoder=console", "--zap-log-level=error",
-	})
-	if err != nil {
-		return err
-	}
-	settings, err := flags.Resolve(func(string) (string, bool) { return "", false })
-	if err != nil {
-		return err
-	}
-	settings.SkipControllerNameValidation = true
-	go func() { done <- operator.Run(ctx, settings, flags, cfg) }()
-	return nil
+	return e2eutil.RunOperator(ctx, s.cluster.RESTConfig(), filepath.Join(s.stateDir, "operator.log"), s.opErr)
 }

@@ -167,7 +167,7 @@ func startManager(t *testing.T) *managerCluster {
 	t.Cleanup(func() { _ = cp.Stop() })
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	if err := runOperator(ctx, cp.RESTConfig, filepath.Join(dir, "operator.log"), done); err != nil {
+	if err := e2eutil.RunOperator(ctx, cp.RESTConfig, filepath.Join(dir, "operator.log"), done); err != nil {
 		stop()
 		t.Fatal(err)
 	}
