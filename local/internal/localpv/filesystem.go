@@ -46,20 +46,21 @@ func (p *Provisioner) imagePath(name string) string {
 }
 
 // createImage makes volume name's sparse file of size bytes, unless it
-// exists (a Provision retried), and reports whether it made it.
-func (p *Provisioner) createImage(name string, size int64) (bool, error) {
+// exists (a Provision retried).
+func (p *Provisioner) createImage(name string, size int64) error {
 	f, err := os.OpenFile(p.imagePath(name), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return false, nil
+		return nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("creating the volume's file: %w", err)
+		return fmt.Errorf("creating the volume's file: %w", err)
 	}
 	defer f.Close()
 	if err := f.Truncate(size); err != nil {
-		return true, fmt.Errorf("sizing the volume's file: %w", err)
+		_ = os.Remove(f.Name()) // so that a retry makes it again
+		return fmt.Errorf("sizing the volume's file: %w", err)
 	}
-	return true, nil
+	return nil
 }
 
 // attach mounts volume name's filesystem on its directory, formatting the

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -51,8 +52,7 @@ func (p *Provisioner) Provision(_ context.Context, opts controller.ProvisionOpti
 		return nil, controller.ProvisioningFinished, errors.New("block volumes are not supported: the local node's volumes are directories")
 	}
 	size := imageSize(opts.PVC.Spec.Resources.Requests[corev1.ResourceStorage])
-	made, err := p.createImage(opts.PVName, size)
-	if err != nil {
+	if err := p.createImage(opts.PVName, size); err != nil {
 		return nil, controller.ProvisioningFinished, err
 	}
 	if err := p.attach(opts.PVName, opts.StorageClass.MountOptions); err != nil {
@@ -60,8 +60,13 @@ func (p *Provisioner) Provision(_ context.Context, opts controller.ProvisionOpti
 	}
 	dir := filepath.Join(p.Dir, opts.PVName)
 	// 0777: the pods' users are unprivileged on the host until the node
-	// gives the filesystem's root to the pod that mounts it.
-	if made {
+	// gives the filesystem's root to the pod that mounts it. A root some
+	// pod owns already (a Provision retried late) stays as it is.
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, controller.ProvisioningFinished, err
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid == 0 {
 		if err := os.Chmod(dir, 0o777); err != nil {
 			return nil, controller.ProvisioningFinished, err
 		}
