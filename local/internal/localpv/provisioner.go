@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 )
 
@@ -50,6 +51,9 @@ func (p *Provisioner) Provision(_ context.Context, opts controller.ProvisionOpti
 	}
 	if mode := opts.PVC.Spec.VolumeMode; mode != nil && *mode == corev1.PersistentVolumeBlock {
 		return nil, controller.ProvisioningFinished, errors.New("block volumes are not supported: the local node's volumes are directories")
+	}
+	if ptr.Deref(opts.StorageClass.AllowVolumeExpansion, false) {
+		return nil, controller.ProvisioningFinished, fmt.Errorf("StorageClass %q sets allowVolumeExpansion, which %s does not honour (a volume is a filesystem of the claim's size, and the node runs no resizer): use a class without it", opts.StorageClass.Name, ProvisionerName)
 	}
 	size := imageSize(opts.PVC.Spec.Resources.Requests[corev1.ResourceStorage])
 	if err := p.createImage(opts.PVName, size); err != nil {

@@ -47,9 +47,16 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-// newProvisioner is a provisioner with directories of its own.
+// newProvisioner is a provisioner with directories of its own, whose
+// volumes a failed test left mounted are unmounted at its end.
 func newProvisioner(t *testing.T) *Provisioner {
-	return &Provisioner{Dir: t.TempDir(), ImageDir: t.TempDir(), NodeName: "ray-local"}
+	p := &Provisioner{Dir: t.TempDir(), ImageDir: t.TempDir(), NodeName: "ray-local"}
+	t.Cleanup(func() {
+		if err := DetachAll(p.Dir); err != nil {
+			t.Errorf("unmounting the volumes: %v", err)
+		}
+	})
+	return p
 }
 
 // TestProvisionAndDelete: a claim gets an ext4 filesystem of its size,
@@ -66,7 +73,6 @@ func TestProvisionAndDelete(t *testing.T) {
 		t.Fatalf("Provision: %v, %s", err, state)
 	}
 	volDir := filepath.Join(p.Dir, "pvc-1234")
-	t.Cleanup(func() { _ = detach(volDir) })
 	want := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "pvc-1234"},
 		Spec: corev1.PersistentVolumeSpec{
@@ -123,7 +129,6 @@ func TestReattach(t *testing.T) {
 		t.Fatal(err)
 	}
 	volDir := pv.Spec.Local.Path
-	t.Cleanup(func() { _ = detach(volDir) })
 	if err := os.WriteFile(filepath.Join(volDir, "kept"), []byte("data"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -231,14 +236,20 @@ func localPV(name, path string) *corev1.PersistentVolume {
 		PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}}}}
 }
 
-// TestProvisionRefusesBlockAndOtherNodes: block volumes are refused for
-// good; a claim whose pod landed elsewhere is sent back to the scheduler.
+// TestProvisionRefusesBlockAndOtherNodes: block volumes and classes that
+// allow expansion are refused for good; a claim whose pod landed elsewhere
+// is sent back to the scheduler.
 func TestProvisionRefusesBlockAndOtherNodes(t *testing.T) {
 	p := newProvisioner(t)
 	block := provisionOptions(nil)
 	block.PVC.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
 	if _, state, err := p.Provision(t.Context(), block); err == nil || state != controller.ProvisioningFinished {
 		t.Errorf("block: %v, %s; want an error, Finished", err, state)
+	}
+	expanding := provisionOptions(nil)
+	expanding.StorageClass.AllowVolumeExpansion = ptr.To(true)
+	if _, state, err := p.Provision(t.Context(), expanding); err == nil || !strings.Contains(err.Error(), "allowVolumeExpansion") || state != controller.ProvisioningFinished {
+		t.Errorf("a class allowing expansion: %v, %s; want an error naming allowVolumeExpansion, Finished", err, state)
 	}
 	elsewhere := provisionOptions(nil)
 	elsewhere.SelectedNodeName = "kwok-1"
