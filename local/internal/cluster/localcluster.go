@@ -27,6 +27,7 @@ import (
 	"github.com/ray-operator/ray-operator/local/internal/certmanager"
 	"github.com/ray-operator/ray-operator/local/internal/hostlock"
 	"github.com/ray-operator/ray-operator/local/internal/kueue"
+	"github.com/ray-operator/ray-operator/local/internal/localpv"
 	"github.com/ray-operator/ray-operator/local/internal/metricsserver"
 	"github.com/ray-operator/ray-operator/local/internal/netaddons"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
@@ -51,7 +52,8 @@ func SeccompDir(stateDir string) string { return filepath.Join(stateDir, "seccom
 type Options struct {
 	// StateDir holds the control plane's state and the node's pods; both
 	// start afresh every time. Its volumes directory holds the persistent
-	// volumes' data (VolumeDir), which stays: a later run has no PV for it.
+	// volumes' filesystems (VolumeDir, and its files beside it), which stay:
+	// a later run has no PV for them.
 	StateDir string
 	// CRDDirs are installed before Start returns.
 	CRDDirs []string
@@ -385,6 +387,11 @@ func (c *Cluster) NodeInventory() (sandbox.Inventory, error) {
 // on a partly started cluster.
 func (c *Cluster) Stop(ctx context.Context) error {
 	errs := []error{c.stopNode(ctx)}
+	if errs[0] == nil {
+		// The pods are gone: their volumes' filesystems and loop devices go
+		// too (see localpv.DetachAll).
+		errs = append(errs, localpv.DetachAll(VolumeDir(c.stateDir)))
+	}
 	if c.NetworkPolicies != nil {
 		errs = append(errs, c.NetworkPolicies.Stop())
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +67,10 @@ type Settings struct {
 	// node mounts persistent volumes under it. Default none: claims of
 	// that class stay pending.
 	VolumeDir string
+	// VolumeImageDir holds the file of each provisioned volume's
+	// filesystem, which the node mounts on the volume's directory under
+	// VolumeDir; default VolumeDir with "-images" appended, beside it.
+	VolumeImageDir string
 	// SeccompDir holds the seccomp profiles pods name with
 	// seccompProfile type Localhost (localhostProfile is a path relative to
 	// it), as a kubelet's <root-dir>/seccomp; default none: such pods'
@@ -127,6 +132,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		if access, err = access.WithVolumeDir(cfg.VolumeDir); err != nil {
 			return nil, fmt.Errorf("node.Config.VolumeDir: %w", err)
+		}
+		if cfg.VolumeImageDir == "" {
+			cfg.VolumeImageDir = filepath.Clean(cfg.VolumeDir) + "-images"
+		}
+		if err := os.MkdirAll(cfg.VolumeImageDir, 0o700); err != nil {
+			return nil, fmt.Errorf("node.Config.VolumeImageDir: %w", err)
 		}
 	}
 	client, err := kubernetes.NewForConfig(cfg.RESTConfig)

@@ -112,7 +112,8 @@ func (n *Node) startVolumes(ctx context.Context) error {
 	if n.cfg.VolumeDir == "" {
 		return nil
 	}
-	done, err := localpv.Start(volumesCtx, n.client, n.cfg.VolumeDir, n.cfg.NodeName, n.cfg.Log.WithName("volumes"))
+	p := &localpv.Provisioner{Dir: n.cfg.VolumeDir, ImageDir: n.cfg.VolumeImageDir, NodeName: n.cfg.NodeName}
+	done, err := localpv.Start(volumesCtx, n.client, p, n.cfg.Log.WithName("volumes"))
 	n.volumesDone = done
 	return err
 }

@@ -87,13 +87,13 @@ func runtimeSpec(c ContainerSpec, f containerFacts) (*specs.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("container %q: %w", c.Name, err)
 	}
-	seccomp, err := seccompFor(c, caps)
-	if err != nil {
-		return nil, fmt.Errorf("container %q: %w", c.Name, err)
-	}
 	capNames := make([]string, len(caps))
 	for i, name := range caps {
 		capNames[i] = "CAP_" + name
+	}
+	seccomp, err := seccompFor(c, capNames)
+	if err != nil {
+		return nil, fmt.Errorf("container %q: %w", c.Name, err)
 	}
 	linux := linuxSection(c, f)
 	linux.Seccomp = seccomp

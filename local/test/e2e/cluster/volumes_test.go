@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -94,6 +95,41 @@ func TestPersistentVolumeClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared.waitVolumeGone(ctx, t, pv.Name, dir)
+}
+
+// TestPersistentVolumeAcrossNodeRestart: the node process is killed and
+// started again between the writer and the reader of a claim; the claim's
+// filesystem stays mounted once (the new node finds it mounted) and the
+// reader reads what the writer wrote.
+func TestPersistentVolumeAcrossNodeRestart(t *testing.T) {
+	ns := shared.namespace(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*volumeTimeout)
+	defer cancel()
+	shared.applyManifest(t, ns, "claimAndWriter", []byte(claimAndWriter))
+	shared.waitPodPhase(ctx, t, ns, "writer", corev1.PodSucceeded)
+	_, dir := shared.claimVolume(ctx, t, ns, "data")
+	shared.deletePod(ctx, t, ns, "writer")
+	if err := shared.cluster.RestartNode(ctx); err != nil {
+		t.Fatalf("RestartNode: %v", err)
+	}
+	if n := mountsOn(t, dir); n != 1 {
+		t.Errorf("after the node's restart %s is mounted %d times, want once", dir, n)
+	}
+	shared.applyManifest(t, ns, "reader", []byte(reader))
+	shared.waitPodPhase(ctx, t, ns, "reader", corev1.PodSucceeded)
+	if out := shared.logs(ctx, ns, "reader", "main", nil); out != "persisted\n" {
+		t.Errorf("the reader printed %q after the node's restart, want what the writer wrote", out)
+	}
+}
+
+// mountsOn counts the mounts on dir in the host's mount table.
+func mountsOn(t *testing.T, dir string) int {
+	t.Helper()
+	mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(mounts)
 }
 
 // waitPodPhase waits until the pod reaches phase (and fails on the other

@@ -41,6 +41,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/local/internal/containerlog"
 	"github.com/ray-operator/ray-operator/local/internal/imagestore"
+	"github.com/ray-operator/ray-operator/local/internal/localpv"
 	"github.com/ray-operator/ray-operator/local/internal/netpolicy"
 	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 	"github.com/ray-operator/ray-operator/local/internal/podinputs"
@@ -91,6 +92,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("a container's own layers: a subPath mount where the host's root has no directory, writes kept from the host and gone on restart, read-only root", func(t *testing.T) { testContainerLayers(t, c) })
 	t.Run("securityContext: honoured as a kubelet does, or refused with the kubelet's reason", func(t *testing.T) { testSecurityContext(t, c) })
 	t.Run("a claim of the default class is provisioned, mounted, kept across pods and deleted", func(t *testing.T) { testPersistentVolumes(t, c) })
+	t.Run("a claim's capacity: writing past it fails with ENOSPC, the host's disk gives no more; growing it is refused", func(t *testing.T) { testPersistentVolumeCapacity(t, c) })
 	t.Run("a pod whose claim is unbound waits in ContainerCreating", func(t *testing.T) { testUnboundClaim(t, c) })
 	t.Run("a hand-made PV on a host path is not mounted", func(t *testing.T) { testHostPersistentVolume(t, c) })
 	t.Run("hostPaths swapped for symlinks by another pod after admission are refused, nothing created on the host", func(t *testing.T) { testSwappedHostPaths(t, c) })
@@ -149,6 +151,13 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	listen := netip.AddrPortFrom(host.Gateway(), port)
 	shared := sharedDir(t)
 	volumes := filepath.Join(dir, "volumes")
+	// Before the state directory's removal: a volume a failed test left
+	// mounted.
+	t.Cleanup(func() {
+		if err := localpv.DetachAll(volumes); err != nil {
+			t.Errorf("unmounting the volumes: %v", err)
+		}
+	})
 	seccomp := seccompDir(t, dir)
 	images := filepath.Join(dir, "images")
 	store, err := imagestore.Open(images, imagestore.Options{})

@@ -16,6 +16,10 @@ import (
 // namespace.
 const defaultPortRange = "32768 60999"
 
+// eperm is how the C library words EPERM, what a seccomp filter's refusal
+// returns.
+const eperm = "Operation not permitted"
+
 // securityScript prints, one key=value a line, what a container's
 // securityContext decides.
 const securityScript = `
@@ -28,7 +32,8 @@ echo "capbnd=$(awk '/^CapBnd:/{print $2}' /proc/self/status)"
 if touch /var/tmp/written 2>/dev/null; then echo "root=writable"; else echo "root=read-only"; fi
 if touch /tmp/written 2>/dev/null; then echo "tmp=writable"; else echo "tmp=read-only"; fi
 if touch /data/written 2>/dev/null; then echo "data=writable"; else echo "data=read-only"; fi
-if unshare -U true 2>/dev/null; then echo "userns=allowed"; else echo "userns=denied"; fi
+if out=$(unshare -U true 2>&1); then echo "userns=allowed"; else echo "userns=${out##*: }"; fi
+if out=$(setarch "$(uname -m)" -R true 2>&1); then echo "personality=allowed"; else echo "personality=${out##*: }"; fi
 echo "maskedkeys=$(grep -c ' /proc/keys ' /proc/self/mountinfo)"
 echo "portrange=$(tr '\t' ' ' </proc/sys/net/ipv4/ip_local_port_range)"
 `
@@ -46,7 +51,7 @@ func testSecurityContext(t *testing.T, c *cluster) {
 			pod: func(*corev1.Pod) {},
 			want: map[string]string{
 				"uid": "0", "gid": "0", "groups": "0 ", "nonewprivs": "0", "seccomp": "0", "capbnd": "00000000a80425fb",
-				"root": "writable", "tmp": "writable", "data": "writable", "userns": "allowed", "maskedkeys": "1",
+				"root": "writable", "tmp": "writable", "data": "writable", "userns": "allowed", "personality": "allowed", "maskedkeys": "1",
 				"portrange": defaultPortRange,
 			},
 		},
@@ -66,8 +71,31 @@ func testSecurityContext(t *testing.T, c *cluster) {
 			},
 			want: map[string]string{
 				"uid": "1000", "gid": "100", "groups": "100 2000 3000 ", "nonewprivs": "1", "seccomp": "2", "capbnd": "0000000000000000",
-				"root": "read-only", "tmp": "writable", "data": "writable", "userns": "denied", "maskedkeys": "1",
+				"root": "read-only", "tmp": "writable", "data": "writable", "userns": eperm, "personality": eperm, "maskedkeys": "1",
 				"portrange": "20000 30000",
+			},
+		},
+		// RuntimeDefault is an allow list: personality(ADDR_NO_RANDOMIZE) is
+		// outside it; unshare is in it only for CAP_SYS_ADMIN.
+		"sc-runtimedefault": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+			},
+			want: map[string]string{
+				"uid": "0", "gid": "0", "groups": "0 ", "nonewprivs": "0", "seccomp": "2", "capbnd": "00000000a80425fb",
+				"root": "writable", "tmp": "writable", "data": "writable", "userns": eperm, "personality": eperm, "maskedkeys": "1",
+				"portrange": defaultPortRange,
+			},
+		},
+		"sc-runtimedefault-sysadmin": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}}
+			},
+			want: map[string]string{
+				"uid": "0", "gid": "0", "groups": "0 ", "nonewprivs": "0", "seccomp": "2", "capbnd": "00000000a82425fb",
+				"root": "writable", "tmp": "writable", "data": "writable", "userns": "allowed", "personality": eperm, "maskedkeys": "1",
+				"portrange": defaultPortRange,
 			},
 		},
 		"sc-localhost": {
@@ -78,7 +106,7 @@ func testSecurityContext(t *testing.T, c *cluster) {
 			},
 			want: map[string]string{
 				"uid": "0", "gid": "0", "groups": "0 ", "nonewprivs": "0", "seccomp": "2", "capbnd": "00000000a80425fb",
-				"root": "writable", "tmp": "writable", "data": "writable", "userns": "denied", "maskedkeys": "1",
+				"root": "writable", "tmp": "writable", "data": "writable", "userns": eperm, "personality": "allowed", "maskedkeys": "1",
 				"portrange": defaultPortRange,
 			},
 		},
@@ -92,7 +120,7 @@ func testSecurityContext(t *testing.T, c *cluster) {
 			},
 			want: map[string]string{
 				"uid": "0", "gid": "0", "groups": "0 ", "nonewprivs": "0", "seccomp": "0", "capbnd": "0000000000000001",
-				"root": "writable", "tmp": "writable", "data": "writable", "userns": "allowed", "maskedkeys": "0",
+				"root": "writable", "tmp": "writable", "data": "writable", "userns": "allowed", "personality": "allowed", "maskedkeys": "0",
 				"portrange": defaultPortRange,
 			},
 		},

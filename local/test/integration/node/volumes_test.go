@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -166,5 +169,71 @@ func testHostPersistentVolume(t *testing.T, c *cluster) {
 	}
 	if err := c.cs.CoreV1().PersistentVolumes().Delete(ctx, "host-etc", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fillScript writes to /data without end as uid 1000, then says how dd
+// ended, how much it wrote and who owns the volume's root.
+const fillScript = `
+if dd if=/dev/zero of=/data/big bs=1M 2>/tmp/err; then echo "dd=ended"; else echo "dd=$(grep -o 'No space left on device' /tmp/err)"; fi
+echo "written=$(stat -c %s /data/big)"
+echo "owner=$(stat -c %u:%g /data)"
+`
+
+// testPersistentVolumeCapacity: a pod (uid 1000, fsGroup 2000) that writes
+// without end to a 32 MiB claim gets ENOSPC within the 32 MiB, and the
+// volume's file takes no more than that of the host's disk; the next pod
+// finds the file, frees the space and writes again; growing the claim is
+// refused (the default class does not allow expansion); deleting the
+// claim unmounts the filesystem and removes its directory and file.
+func testPersistentVolumeCapacity(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	pvc := claim("full", nil)
+	pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("32Mi")
+	_, err := c.cs.CoreV1().PersistentVolumeClaims(namespace).Create(ctx, pvc, metav1.CreateOptions{})
+	mustCreate(t, err)
+	filler := claimPod("filler", "full", fillScript)
+	filler.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](100), FSGroup: ptr.To[int64](2000)}
+	runToCompletion(t, c, filler)
+	got := parseLines(kubeletLogs(t, c, "filler", "main"))
+	written, _ := strconv.ParseInt(got["written"], 10, 64)
+	if got["dd"] != "No space left on device" || written > 32<<20 || written < 16<<20 || got["owner"] != "0:2000" {
+		t.Errorf("filling the claim: %v; want ENOSPC after 16-32 MiB, the root owned by 0:2000", got)
+	}
+	pvc, err = c.cs.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, "full", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(c.volumes, pvc.Spec.VolumeName)
+	image := filepath.Join(c.volumes+"-images", pvc.Spec.VolumeName+".ext4")
+	var st unix.Stat_t
+	if err := unix.Stat(image, &st); err != nil || st.Blocks*512 > 32<<20 {
+		t.Errorf("the volume's file on the host: %d bytes allocated (%v), want at most 32 MiB", st.Blocks*512, err)
+	}
+	t.Logf("a 32 MiB claim took %d bytes before ENOSPC; its file takes %d bytes of the host's disk", written, st.Blocks*512)
+	deleteAndWait(t, c, "filler")
+	runToCompletion(t, c, claimPod("refiller", "full", `stat -c %s /data/big && rm /data/big && echo again > /data/f && cat /data/f`))
+	if logs := kubeletLogs(t, c, "refiller", "main"); logs != got["written"]+"\nagain\n" {
+		t.Errorf("the next pod printed %q, want the size the filler wrote, then again", logs)
+	}
+	deleteAndWait(t, c, "refiller")
+	pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("64Mi")
+	if _, err := c.cs.CoreV1().PersistentVolumeClaims(namespace).Update(ctx, pvc, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "must support resize") {
+		t.Errorf("growing the claim: %v, want it refused: the class does not allow expansion", err)
+	}
+	if err := c.cs.CoreV1().PersistentVolumeClaims(namespace).Delete(ctx, "full", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := c.cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("PV %s was not deleted with its claim: %v", pvc.Spec.VolumeName, err)
+	}
+	for _, gone := range []string{dir, image} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after the PV's deletion: %v", gone, err)
+		}
 	}
 }
