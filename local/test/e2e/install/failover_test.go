@@ -52,6 +52,7 @@ func testFailover(t *testing.T, r *run) {
 		t.Fatalf("the Lease's holder %q is none of the operator Pods", ptr.Deref(old.Spec.HolderIdentity, ""))
 	}
 	mark := len(r.loop.Replies())
+	probe := startAdmissionProbe(shared.client, r.serviceNS)
 	deleted := time.Now()
 	if err := shared.client.Delete(t.Context(), &doomed); err != nil {
 		t.Fatal(err)
@@ -69,6 +70,7 @@ func testFailover(t *testing.T, r *run) {
 	// The webhooks are every replica's: the one left serves them.
 	requireInvalidRefused(t)
 	shared.operatorPods(t, 2) // the Deployment's replacement
+	requireAdmitted(t, "from the leader's deletion until two operator Pods run again", probe)
 	requireNoFailedRequests(t, r, "from the leader's deletion until two operator Pods run again", mark)
 }
 

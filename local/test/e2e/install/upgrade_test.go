@@ -106,8 +106,10 @@ func testUpgrade(t *testing.T, r *run) {
 
 	shared.pushImage(t, versionTwo)
 	r.setValue("image.tag", versionTwo)
+	probe := startAdmissionProbe(shared.client, ns)
 	shared.helmApply(t, "upgrade", r.release)
 	newPod := shared.operatorPods(t, 1)[0]
+	requireAdmitted(t, "during helm upgrade", probe)
 	if newPod.UID == oldPod.UID {
 		t.Fatalf("helm upgrade kept the operator Pod %s", oldPod.Name)
 	}
@@ -123,6 +125,18 @@ func testUpgrade(t *testing.T, r *run) {
 	requireSame(t, "after the upgrade and the RayJob's end", before, shared.rayObjects(t, r.serviceNS, ns))
 	requireNoFailedRequests(t, r, "from the push of the new image to the RayJob's end", mark)
 	shared.requireActsAsServiceAccount(t, []corev1.Pod{oldPod, newPod})
+}
+
+// requireAdmitted stops the probe and fails t when the API server
+// refused one of its creates.
+func requireAdmitted(t *testing.T, what string, probe *admissionProbe) {
+	t.Helper()
+	total, failures := probe.finish()
+	t.Logf("dry-run creates of a valid RayCluster %s: %d, %d refused", what, total, len(failures))
+	if len(failures) > 0 {
+		t.Errorf("%d of %d dry-run creates of a valid RayCluster %s were refused; first and last:\n%s\n%s",
+			len(failures), total, what, failures[0], failures[len(failures)-1])
+	}
 }
 
 // waitJobRunning waits until the RayJob's Ray job runs and returns it.
