@@ -41,6 +41,11 @@ func testUninstall(t *testing.T, r *run) {
 		t.Errorf("RayService %s after helm uninstall: UID %q, was %q (%v)", e2eutil.HelloName, after.UID, service.UID, err)
 	}
 	requireSame(t, "after helm uninstall", before, shared.rayObjects(t, r.serviceNS))
+	// The webhook configuration went with the release: with no operator
+	// to serve it, failurePolicy Fail would refuse every Ray object.
+	if err := shared.client.Create(t.Context(), validRayCluster(r.serviceNS), client.DryRunAll); err != nil {
+		t.Errorf("a dry-run create of a valid RayCluster after helm uninstall: %v", err)
+	}
 	shared.requireRayPodsReady(t, r.serviceNS)
 	// Serving goes on without the operator: wait for a good number of
 	// answers after the uninstall.
