@@ -15,9 +15,9 @@ import (
 // push`, with the Makefile's settings: the operator built static and
 // stamped with a version, at /ray-operator with /manager beside it.
 type imageBuilder struct {
-	tool, root, dir    string
-	revision, epoch    string
-	lastBuild, lastPut time.Duration
+	tool, root, dir     string
+	revision, epoch     string
+	lastBuild, lastPush time.Duration
 }
 
 // newImageBuilder builds hack/image into dir.
@@ -69,7 +69,7 @@ func (b *imageBuilder) buildAndPush(ctx context.Context, repository, version str
 	if err != nil {
 		return "", err
 	}
-	b.lastPut = time.Since(began)
+	b.lastPush = time.Since(began)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	return lines[len(lines)-1], nil
 }

@@ -122,7 +122,7 @@ func (s *suite) pushImage(t *testing.T, version string) string {
 		t.Fatal(err)
 	}
 	t.Logf("image %s: built (this platform) in %v, pushed in %v: %s", version,
-		s.images.lastBuild.Round(time.Millisecond), s.images.lastPut.Round(time.Millisecond), ref)
+		s.images.lastBuild.Round(time.Millisecond), s.images.lastPush.Round(time.Millisecond), ref)
 	return ref
 }
 
