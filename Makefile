@@ -479,6 +479,12 @@ test-kuberay-samples: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make 
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
 		RAY_OPERATOR_KUBERAY_SAMPLES="$(KUBERAY_SAMPLES_VERSION)" go test -count=1 -v -timeout 120m -run '^TestKubeRaySamples$$' ./test/e2e/kuberaysamples/ 2>&1 | tee $(CURDIR)/.cache/kuberay-samples.txt
 
+.PHONY: test-install
+test-install: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(HELM) ## Not in `make test`: the operator installed as users install it (local/test/e2e/install): the image hack/image builds from this source pushed into the local cluster's registry, helm-chart/ray-operator installed with the pinned helm, the operator a Pod under the chart's ServiceAccount; with real Ray a RayJob, the webhooks, `helm upgrade` to another version while a RayService serves and a RayJob runs, leader failover with two replicas, `helm uninstall` (docs/install.md).
+	hack/node-packages.sh
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_E2E_INSTALL=true RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
+		go test -count=1 -v -timeout 40m ./test/e2e/install/
+
 .PHONY: soak
 # SOAK_DURATION is how long `make soak` cycles RayJobs, SOAK_UPGRADE_EVERY
 # how often it upgrades the RayService in between (docs/dev/reliability.md,

@@ -73,6 +73,8 @@ type Event struct {
 	User      struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	// SourceIPs are the client's addresses, the connection's last.
+	SourceIPs []string `json:"sourceIPs"`
 	ObjectRef *struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
@@ -81,6 +83,8 @@ type Event struct {
 	} `json:"objectRef"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
+		// Message is an error's (a webhook's refusal names the webhook).
+		Message string `json:"message"`
 	} `json:"responseStatus"`
 	StageTimestamp metav1.MicroTime `json:"stageTimestamp"`
 }

@@ -52,12 +52,34 @@ func TestDeploymentSettings(t *testing.T) {
 			objs := render(t, release(tt.values, append([]string{"crds.install=false"}, tt.sets...)...))
 			d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
 			s := installcheck.CheckDeployment(t, d, installcheck.DeploymentCheck{Identity: helmchart.Operator(), Objects: objs})
-			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-				t.Errorf("strategy = %q, want Recreate", d.Spec.Strategy.Type)
-			}
+			checkStrategy(t, s, d)
 			checkSelects(t, d.Spec.Selector, d.Spec.Template.Labels, "the Deployment's Pods")
 			tt.check(t, s, d)
 		})
+	}
+}
+
+// checkStrategy checks the update strategy with leader election: a rolling
+// update that never has fewer Ready Pods than replicas (the webhooks stay
+// served; one Pod leads at a time).
+func checkStrategy(t *testing.T, s operator.Settings, d *appsv1.Deployment) {
+	t.Helper()
+	st := d.Spec.Strategy
+	if !s.Config.LeaderElectionEnabled() {
+		t.Fatal("leader election is off")
+	}
+	if st.Type != appsv1.RollingUpdateDeploymentStrategyType || st.RollingUpdate == nil || st.RollingUpdate.MaxUnavailable == nil || st.RollingUpdate.MaxUnavailable.IntValue() != 0 {
+		t.Errorf("strategy = %+v with leader election, want RollingUpdate with maxUnavailable 0", st)
+	}
+}
+
+// TestStrategyWithoutLeaderElection: without leader election two Pods
+// would both reconcile, so the old one stops before the new one starts.
+func TestStrategyWithoutLeaderElection(t *testing.T) {
+	objs := render(t, release("default", "crds.install=false", "leaderElectionEnabled=false"))
+	d := installcheck.Convert[appsv1.Deployment](t, installcheck.Find(t, objs, "Deployment", helmchart.ReleaseNamespace, helmchart.ReleaseName))
+	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
+		t.Errorf("strategy = %+v without leader election, want Recreate", d.Spec.Strategy)
 	}
 }
 

@@ -100,6 +100,9 @@ type Options struct {
 	// pods): images pushed there run on the node (DefaultRegistry for
 	// `make run`).
 	Registry netip.AddrPort
+	// AuditLogPath, when set, makes the API server write an audit log
+	// there (controlplane.Options.AuditLogPath): who made each request.
+	AuditLogPath string
 	// Log receives the output of the control-plane components and the node
 	// process (nil: only their log files in StateDir); Logger
 	// what this process does (the pod network, the NetworkPolicy enforcer).
@@ -249,6 +252,7 @@ func (c *Cluster) start(ctx context.Context, opts *Options) error {
 		StateDir:       opts.StateDir,
 		CRDDirs:        crds,
 		KubeconfigPath: opts.KubeconfigPath,
+		AuditLogPath:   opts.AuditLogPath,
 		Log:            opts.Log,
 		Network: &controlplane.NodeNetwork{
 			NodeIP: network.Gateway(), PodCIDR: network.PodCIDR(), NodeName: opts.NodeName, Addons: addons,

@@ -112,6 +112,13 @@ func (l *RequestLoop) Answered(want string) int {
 	return n
 }
 
+// Replies returns every reply so far, oldest first, while the loop runs on.
+func (l *RequestLoop) Replies() []Reply {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.replies)
+}
+
 // Finish stops the loop and returns every reply, oldest first.
 func (l *RequestLoop) Finish() []Reply {
 	close(l.stop)

@@ -96,11 +96,18 @@ func DefaultImages(ray RayImages, redisServer string) ImageTable {
 	return ImageTable{rules: []Rule{rayRule(releases), redisRule(redisServer)}, ray: releases}
 }
 
+// operatorImage is the last path element of the repository `make image`
+// names (ghcr.io/ray-operator/ray-operator): the operator, not a Ray image,
+// so the Ray rule leaves it to its registry. Its default tag, latest, would
+// otherwise name a Ray release, and a registry that does not serve it would
+// run a Ray virtualenv in its place instead of failing the pull.
+const operatorImage = "ray-operator"
+
 func rayRule(releases *rayReleases) Rule {
 	venv := releases.Pinned.Dir
 	return Rule{
 		Pattern: "rayproject/ray*",
-		Matches: `rayproject/ray, rayproject/ray-ml, anyscale/ray and any repository whose last path element is "ray" or starts with "ray-", from any registry, at any digest, or at a tag naming a Ray release (X.Y.Z, latest or nightly, with -pyNNN, -cpu, -gpu, -cuNNN, -aarch64 variants), whose virtualenv it runs`,
+		Matches: `rayproject/ray, rayproject/ray-ml, anyscale/ray and any repository whose last path element is "ray" or starts with "ray-" (but is not "ray-operator", this operator's image), from any registry, at any digest, or at a tag naming a Ray release (X.Y.Z, latest or nightly, with -pyNNN, -cpu, -gpu, -cuNNN, -aarch64 variants), whose virtualenv it runs`,
 		Image: Image{
 			Local: rayLocal(releases.Pinned),
 			// rayproject/ray sets no ENTRYPOINT; its CMD is its base's shell.
@@ -116,7 +123,7 @@ func rayRule(releases *rayReleases) Rule {
 		},
 		match: func(repository string) bool {
 			last := path.Base(repository)
-			return last == "ray" || strings.HasPrefix(last, "ray-")
+			return last == "ray" || strings.HasPrefix(last, "ray-") && last != operatorImage
 		},
 		adapt: releases.adapt,
 	}

@@ -103,6 +103,9 @@ func TestResolve(t *testing.T) {
 		{ref: "busybox:1.36", wantErr: noLocal("busybox:1.36")},
 		{ref: "rayproject/raylet", wantErr: noLocal("rayproject/raylet")},
 		{ref: "ray/busybox", wantErr: noLocal("ray/busybox")},
+		// The operator's own image is no Ray image, even at tag latest.
+		{ref: "ghcr.io/ray-operator/ray-operator:latest", wantErr: noLocal("ghcr.io/ray-operator/ray-operator:latest")},
+		{ref: "127.0.0.1:5001/ray-operator:dev", wantErr: noLocal("127.0.0.1:5001/ray-operator:dev")},
 		{ref: "Ray:latest", wantErr: `Failed to apply default image tag "Ray:latest": couldn't parse image name "Ray:latest": invalid reference format: repository name (library/Ray) must be lowercase`},
 	}
 	for _, tc := range cases {

@@ -1,0 +1,96 @@
+package install_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ray-operator/ray-operator/internal/operator"
+	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
+)
+
+// lease returns the operator's leader Lease.
+func (s *suite) lease(ctx context.Context) (*coordinationv1.Lease, error) {
+	l := &coordinationv1.Lease{}
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: operator.LeaderElectionID}, l)
+	return l, err
+}
+
+// holderPod is the Pod a Lease's holder identity names
+// (controller-runtime's "<hostname>_<uuid>", the hostname being the Pod's
+// name), "" when none holds it.
+func holderPod(l *coordinationv1.Lease) string {
+	name, _, _ := strings.Cut(ptr.Deref(l.Spec.HolderIdentity, ""), "_")
+	return name
+}
+
+func testFailover(t *testing.T, r *run) {
+	r.startLoop(t)
+	r.setValue("replicas", "2")
+	shared.helmApply(t, "upgrade", r.release)
+	pods := shared.operatorPods(t, 2)
+	old, err := shared.lease(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := holderPod(old)
+	var doomed corev1.Pod
+	for _, p := range pods {
+		if p.Name == leader {
+			doomed = p
+		}
+	}
+	if doomed.Name == "" {
+		t.Fatalf("the Lease's holder %q is none of the operator Pods", ptr.Deref(old.Spec.HolderIdentity, ""))
+	}
+	mark := len(r.loop.Replies())
+	probe := startAdmissionProbe(shared.client, r.serviceNS)
+	deleted := time.Now()
+	if err := shared.client.Delete(t.Context(), &doomed); err != nil {
+		t.Fatal(err)
+	}
+	now := shared.waitNewLeader(t, leader)
+	failover := time.Since(deleted)
+	t.Logf("leader %s deleted; %s leads %v later (Lease transitions %d -> %d)", leader, holderPod(now), failover.Round(time.Millisecond),
+		ptr.Deref(old.Spec.LeaseTransitions, 0), ptr.Deref(now.Spec.LeaseTransitions, 0))
+	// Taken over before the deleted leader's Lease would have expired: it
+	// released the Lease on its way out.
+	expiry := old.Spec.RenewTime.Add(time.Duration(ptr.Deref(old.Spec.LeaseDurationSeconds, 0)) * time.Second)
+	if acquired := now.Spec.AcquireTime.Time; !acquired.Before(expiry) {
+		t.Errorf("the new leader acquired the Lease at %v, after the old one's expired (%v)", acquired, expiry)
+	}
+	// The webhooks are every replica's: the one left serves them.
+	requireInvalidRefused(t)
+	shared.operatorPods(t, 2) // the Deployment's replacement
+	requireAdmitted(t, "from the leader's deletion until two operator Pods run again", probe)
+	requireNoFailedRequests(t, r, "from the leader's deletion until two operator Pods run again", mark)
+}
+
+// waitNewLeader polls the Lease until a Pod other than leader holds it,
+// and returns it.
+func (s *suite) waitNewLeader(t *testing.T, leader string) *coordinationv1.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var l *coordinationv1.Lease
+	err := e2eutil.Poll(ctx, 50*time.Millisecond, func() (bool, error) {
+		var err error
+		if l, err = s.lease(ctx); err != nil {
+			return false, err
+		}
+		holder := holderPod(l)
+		return holder != "" && holder != leader, fmt.Errorf("held by %q", holder)
+	})
+	if err != nil {
+		t.Fatalf("no other operator Pod took the Lease over from %s: %v", leader, err)
+	}
+	return l
+}
