@@ -482,10 +482,11 @@ test-kuberay-samples: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make 
 .PHONY: test-ray-versions
 # RAY_VERSIONS are the Ray releases `make test-ray-versions` runs side by
 # side; the package's own default, when it is empty, is the oldest and the
-# newest (2.9.3 and 2.60.0). RAY_VERSIONS_PARALLEL is go test's -parallel:
-# each release runs its RayCluster and its RayService at once.
+# newest (2.9.3 and 2.60.0). RAY_VERSIONS_PARALLEL is go test's -parallel,
+# how many cases run at once: with 8, eight Ray heads started together on a
+# busy 2-core machine and two missed ray start's dashboard deadline.
 RAY_VERSIONS ?= 2.9.3 2.41.0 2.52.0 2.60.0
-RAY_VERSIONS_PARALLEL ?= 8
+RAY_VERSIONS_PARALLEL ?= 4
 
 test-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make test`: real Ray of each release of RAY_VERSIONS (2.9.3 2.41.0 2.52.0 2.60.0, installed as the image pull on first use) on the local cluster, side by side: a RayCluster with a worker Ready under that release's probes, RayJobs in K8sJobMode and HTTPMode, the autoscaler adding a worker, GCS FT with Redis across a head Pod deletion, a RayService answering; a table of results at the end and in .cache/ray-versions.txt (docs/dev/ray-versions.md).
 	hack/node-packages.sh

@@ -140,3 +140,20 @@ func (s *suite) jobLogs(ctx context.Context, ns, job, previous string) string {
 	}
 	return all.String()
 }
+
+// removeCluster deletes the shared RayCluster if it is still there and
+// waits until it is gone or caseTimeout passes, while its Redis runs; what
+// a test checks of the deletion is in deleteCluster.
+func (s *suite) removeCluster(ns string) {
+	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
+	defer cancel()
+	rc := &rayv1.RayCluster{}
+	rc.Namespace, rc.Name = ns, clusterName
+	if err := s.kube.Client.Delete(ctx, rc); err != nil {
+		return
+	}
+	_ = e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
+		err := s.kube.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
+		return apierrors.IsNotFound(err), err
+	})
+}

@@ -63,6 +63,9 @@ func testSharedCluster(t *testing.T, r release) {
 	ns := shared.namespace(t)
 	shared.apply(t, ns, []byte(redisManifest))
 	rc := shared.apply(t, ns, r.manifest(sharedCluster))
+	// Before the namespace goes (cleanups run last first): the RayCluster's
+	// Redis cleanup finalizer needs the Redis the namespace deletion kills.
+	t.Cleanup(func() { shared.removeCluster(ns) })
 	if !t.Run("worker Ready", func(t *testing.T) { testWorkerReady(t, r, ns, rc.GetCreationTimestamp()) }) {
 		t.Fatal("the shared RayCluster is not ready: the cases that share it cannot run")
 	}
