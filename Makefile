@@ -485,6 +485,21 @@ test-install: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(HELM) ## Not in `make 
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_E2E_INSTALL=true RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
 		go test -count=1 -v -timeout 40m ./test/e2e/install/
 
+.PHONY: test-ray-versions
+# RAY_VERSIONS are the Ray releases `make test-ray-versions` runs side by
+# side; the package's own default, when it is empty, is the oldest and the
+# newest (2.9.3 and 2.60.0). RAY_VERSIONS_PARALLEL is go test's -parallel,
+# how many cases run at once: with 8, eight Ray heads started together on a
+# busy 2-core machine and two missed ray start's dashboard deadline.
+RAY_VERSIONS ?= 2.9.3 2.41.0 2.52.0 2.60.0
+RAY_VERSIONS_PARALLEL ?= 4
+
+test-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make test`: real Ray of each release of RAY_VERSIONS (2.9.3 2.41.0 2.52.0 2.60.0, installed as the image pull on first use) on the local cluster, side by side: a RayCluster with a worker Ready under that release's probes, RayJobs in K8sJobMode and HTTPMode, the autoscaler adding a worker, GCS FT with Redis across a head Pod deletion, a RayService answering; a table of results at the end and in .cache/ray-versions.txt (docs/dev/ray-versions.md).
+	hack/node-packages.sh
+	mkdir -p .cache
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_RAY_INSTALLER="$(CURDIR)/hack/ray-venv.sh" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
+		RAY_VERSIONS="$(RAY_VERSIONS)" go test -count=1 -v -parallel $(RAY_VERSIONS_PARALLEL) -timeout 60m -run '^TestRayVersions$$' ./test/e2e/rayversions/ 2>&1 | tee $(CURDIR)/.cache/ray-versions.txt
+
 .PHONY: soak
 # SOAK_DURATION is how long `make soak` cycles RayJobs, SOAK_UPGRADE_EVERY
 # how often it upgrades the RayService in between (docs/dev/reliability.md,

@@ -46,6 +46,13 @@ pip_extra=()
 if version_lt "$ray_version" 2.41.0; then
 	pip_extra+=(--no-binary=gpustat)
 fi
+# Serve from 2.44.0 to 2.56.x reads FieldDescriptor.label, which protobuf 7
+# removed: every Serve application fails to deploy with an AttributeError
+# (seen on 2.52.0; 2.43.0 does not read it, 2.57.0 checks for is_repeated
+# first). pip would pick protobuf 7, so those releases keep protobuf 6.
+if ! version_lt "$ray_version" 2.44.0 && version_lt "$ray_version" 2.57.0; then
+	pip_extra+=("protobuf<7")
+fi
 
 # What the marker records: a change here installs afresh. A release with no
 # pins keeps the line it had before pins existed, so that its venv stays.

@@ -24,9 +24,14 @@ c = Counter.options(name="counter", lifetime="detached").remote()
 print("count", ray.get(c.incr.remote()))
 `
 	// ReadCounter finds the detached actor by name and prints its count.
+	// The handle is kept in a variable: before Ray 2.10 or so an actor
+	// method holds only a weak reference to its handle, so calling a
+	// method on the handle get_actor returns, unnamed, fails with
+	// "Lost reference to actor" (seen on 2.9.3).
 	ReadCounter = `
 import ray
 ray.init(namespace="e2e")
-print("count", ray.get(ray.get_actor("counter").get.remote(), timeout=60))
+c = ray.get_actor("counter")
+print("count", ray.get(c.get.remote(), timeout=60))
 `
 )

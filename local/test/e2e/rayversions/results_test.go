@@ -1,0 +1,54 @@
+package rayversions_test
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+)
+
+// result is the outcome of one case of one release: pass, fail or skip,
+// the time it took, and what was measured or why it was skipped.
+type result struct {
+	release, feature, outcome, note string
+	took                            time.Duration
+}
+
+// track records t's outcome as feature of release when t ends; note adds
+// what t measured (set it before t ends).
+func (s *suite) track(t *testing.T, release, feature string, note *string) {
+	began := time.Now()
+	t.Cleanup(func() {
+		r := result{release: release, feature: feature, outcome: "pass", took: time.Since(began)}
+		switch {
+		case t.Failed():
+			r.outcome = "fail"
+		case t.Skipped():
+			r.outcome = "skip"
+		}
+		if note != nil {
+			r.note = *note
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.results = append(s.results, r)
+	})
+}
+
+// printResults prints the results, release by release.
+func (s *suite) printResults(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Ray\tcase\tresult\ttime\tmeasured, or why")
+	for _, v := range s.versions {
+		for _, r := range s.results {
+			if r.release == v.String() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.release, r.feature, r.outcome, r.took.Round(time.Second), strings.ReplaceAll(r.note, "\n", " "))
+			}
+		}
+	}
+	_ = tw.Flush()
+}
