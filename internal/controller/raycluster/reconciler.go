@@ -27,6 +27,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/expectations"
@@ -251,4 +252,9 @@ func (r *Reconciler) forget(namespace, name string) {
 	if r.Metrics != nil {
 		r.Metrics.Forget(name, namespace)
 	}
+}
+
+// children writes the objects the RayCluster owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -134,4 +135,9 @@ func (r *Reconciler) forgetMetrics(name, namespace string) {
 func (r *Reconciler) failed(ctx context.Context, err error) (ctrl.Result, error) {
 	ctrl.LoggerFrom(ctx).Error(err, "RayCronJob pass failed; retrying", "after", errorRequeue)
 	return ctrl.Result{RequeueAfter: errorRequeue}, nil
+}
+
+// children writes the objects the RayCronJob owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -24,6 +24,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/cachelag"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
@@ -215,4 +216,9 @@ func (r *Reconciler) sidecarRestartEnabled() bool {
 // now is the current time of the injected clock.
 func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()
+}
+
+// children writes the objects the RayJob owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -26,6 +26,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
@@ -201,4 +202,9 @@ func ignoreConflict(err error) error {
 		return nil
 	}
 	return err
+}
+
+// children writes the objects the RayService owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -133,10 +134,5 @@ func (r *Reconciler) deleteService(ctx context.Context, rs *rayv1.RayService, sv
 	if !svc.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	if err := r.Client.Delete(ctx, svc); client.IgnoreNotFound(err) != nil {
-		r.events.Eventf(rs, nil, corev1.EventTypeWarning, reasonFailedToDeleteService, actionDelete, "Failed to delete the service %s/%s: %v", svc.Namespace, svc.Name, err)
-		return fmt.Errorf("deleting Service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	r.events.Eventf(rs, nil, corev1.EventTypeNormal, reasonDeletedService, actionDelete, "Deleted the service %s/%s", svc.Namespace, svc.Name)
-	return nil
+	return r.children().Delete(ctx, rs, svc, clusterowner.ServiceEvent(childwrite.Delete, svc), childwrite.NotFoundAsDeleted())
 }
