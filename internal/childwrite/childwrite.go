@@ -129,6 +129,9 @@ func (w Writer) Report(ctx context.Context, owner runtime.Object, v Verb, obj cl
 		if o.errorAs != nil {
 			return errors.Join(o.errorAs, err)
 		}
+		if o.raw {
+			return err
+		}
 		return fmt.Errorf("%s %s %s: %w", v.gerund(), kind, client.ObjectKeyFromObject(obj), err)
 	}
 	ctrl.LoggerFrom(ctx).Info(v.past()+" "+kind, "object", klog.KObj(obj))

@@ -187,6 +187,14 @@ func TestWrites(t *testing.T) {
 			},
 			wantStored: true,
 		},
+		"raw error": {
+			answer: errors.New("boom"),
+			write: func(ctx context.Context, w childwrite.Writer) error {
+				return w.Create(ctx, owner(), child(), ev(childwrite.Create), childwrite.RawError())
+			},
+			wantErr:    "boom",
+			wantEvents: []string{"Warning Failed Failed to create thing ns/child: boom"},
+		},
 		"no reasons, no events": {
 			answer: errors.New("boom"),
 			write: func(ctx context.Context, w childwrite.Writer) error {

@@ -19,6 +19,7 @@ type options struct {
 	doneBy               func()
 	relate               bool
 	errorAs              error
+	raw                  bool
 }
 
 func collect(opts []Option) options {
@@ -85,6 +86,13 @@ func DoneBy(done func()) Option {
 // existing (not a failed create's), as KubeRay's RayCronJob events do.
 func Related() Option {
 	return func(o *options) { o.relate = true }
+}
+
+// RawError returns the API server's answer as it is: the caller puts it in
+// a note of KubeRay's that names the object itself (RayCluster's
+// "Failed to reconcile mTLS <step>: <error>").
+func RawError() Option {
+	return func(o *options) { o.raw = true }
 }
 
 // ErrorAs returns the API server's answer joined to reason (errors.Join)

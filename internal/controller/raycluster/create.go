@@ -35,15 +35,21 @@ func (r *Reconciler) ensureExists(ctx context.Context, s *scope, obj client.Obje
 
 // createChild creates obj and reports the outcome with an event.
 func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Object, ev childEvents) error {
-	return r.recordChildCreate(ctx, s, obj, ev, r.Client.Create(ctx, obj))
+	return r.children().Create(ctx, s.cluster, obj, ev.event(obj), r.createOptions(s, obj, ev)...)
 }
 
-// recordChildCreate reports the outcome err of creating obj. An object that
-// already exists under the deterministic name is one the cache has not
-// shown yet (the next pass sees it), not a failure.
+// recordChildCreate reports the outcome err of creating obj, sent with the
+// pass's round of Pod creates.
 func (r *Reconciler) recordChildCreate(ctx context.Context, s *scope, obj client.Object, ev childEvents, err error) error {
-	return r.children().Report(ctx, s.cluster, childwrite.Create, obj, ev.event(obj), err, childwrite.IgnoreAlreadyExists(),
-		childwrite.DoneBy(func() { r.recordCreation(s, ev, obj.GetNamespace(), obj.GetName()) }))
+	return r.children().Report(ctx, s.cluster, childwrite.Create, obj, ev.event(obj), err, r.createOptions(s, obj, ev)...)
+}
+
+// createOptions: an object that already exists under the deterministic
+// name is one the cache has not shown yet (the next pass sees it), not a
+// failure; and a creation is reported as --creation-events says.
+func (r *Reconciler) createOptions(s *scope, obj client.Object, ev childEvents) []childwrite.Option {
+	return []childwrite.Option{childwrite.IgnoreAlreadyExists(),
+		childwrite.DoneBy(func() { r.recordCreation(s, ev, obj.GetNamespace(), obj.GetName()) })}
 }
 
 // event is KubeRay's event of creating obj, one of these children.
