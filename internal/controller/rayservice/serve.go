@@ -9,13 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
@@ -278,7 +278,7 @@ func (r *Reconciler) needsApply(ctx context.Context, s *scope, c *rayv1.RayClust
 // head Pod running and ready.
 func (r *Reconciler) headReady(c *rayv1.RayCluster, head *corev1.Pod) bool {
 	if r.opts.Features.Enabled(features.RayClusterStatusConditions) {
-		return meta.IsStatusConditionTrue(c.Status.Conditions, string(rayv1.HeadPodReady))
+		return conditions.IsTrue(c.Status.Conditions, rayv1.HeadPodReady)
 	}
 	return podstatus.RunningAndReady(head)
 }
