@@ -180,3 +180,13 @@ func kindOf(obj client.Object) string {
 func Noun(kind string, obj client.Object) string {
 	return kind + " " + obj.GetNamespace() + "/" + obj.GetName()
 }
+
+// Reasons are one kind of child's event reasons by verb: the reason of a
+// write done, then of one that failed.
+type Reasons map[Verb][2]string
+
+// Event is the Event Noted gives for the write v of noun with these
+// reasons.
+func (r Reasons) Event(v Verb, noun string) Event {
+	return Noted(v, noun, r[v][0], r[v][1])
+}

@@ -187,6 +187,14 @@ func TestWrites(t *testing.T) {
 			},
 			wantStored: true,
 		},
+		"reasons by verb": {
+			existing: true,
+			write: func(ctx context.Context, w childwrite.Writer) error {
+				reasons := childwrite.Reasons{childwrite.Create: {"Made", "NotMade"}, childwrite.Delete: {"Gone", "NotGone"}}
+				return w.Delete(ctx, owner(), child(), reasons.Event(childwrite.Delete, "the thing"))
+			},
+			wantEvents: []string{"Normal Gone Deleted the thing"},
+		},
 		"raw error": {
 			answer: errors.New("boom"),
 			write: func(ctx context.Context, w childwrite.Writer) error {

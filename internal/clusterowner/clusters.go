@@ -68,15 +68,18 @@ func (c Clusters) Create(ctx context.Context, owner runtime.Object, cluster *ray
 		childwrite.AlreadyExistsIf(func(ctx context.Context) bool { return c.controlledAlready(ctx, owner, cluster) }))
 }
 
+// clusterReasons are KubeRay's event reasons of an owner's writes of its
+// RayClusters.
+var clusterReasons = childwrite.Reasons{
+	childwrite.Create: {ReasonCreatedRayCluster, ReasonFailedToCreateRayCluster},
+	childwrite.Update: {ReasonUpdatedRayCluster, ReasonFailedToUpdateRayCluster},
+	childwrite.Delete: {ReasonDeletedRayCluster, ReasonFailedToDeleteRayCluster},
+}
+
 // clusterEvent is KubeRay's event of the write v of cluster, one of its
 // owner's: "Created RayCluster ns/name".
 func clusterEvent(v childwrite.Verb, cluster *rayv1.RayCluster) childwrite.Event {
-	reasons := map[childwrite.Verb][2]string{
-		childwrite.Create: {ReasonCreatedRayCluster, ReasonFailedToCreateRayCluster},
-		childwrite.Update: {ReasonUpdatedRayCluster, ReasonFailedToUpdateRayCluster},
-		childwrite.Delete: {ReasonDeletedRayCluster, ReasonFailedToDeleteRayCluster},
-	}[v]
-	return childwrite.Noted(v, childwrite.Noun("RayCluster", cluster), reasons[0], reasons[1])
+	return clusterReasons.Event(v, childwrite.Noun("RayCluster", cluster))
 }
 
 func (c Clusters) writer() childwrite.Writer {

@@ -59,13 +59,16 @@ func (c Clusters) createService(ctx context.Context, owner runtime.Object, svc *
 	return c.writer().Create(ctx, owner, svc, ServiceEvent(childwrite.Create, svc))
 }
 
+// serviceReasons are KubeRay's event reasons of an owner's writes of its
+// Services.
+var serviceReasons = childwrite.Reasons{
+	childwrite.Create: {ReasonCreatedService, ReasonFailedToCreateService},
+	childwrite.Update: {ReasonUpdatedService, ReasonFailedToUpdateService},
+	childwrite.Delete: {ReasonDeletedService, ReasonFailedToDeleteService},
+}
+
 // ServiceEvent is KubeRay's event of the write v of svc, a Service its
 // RayJobs and RayServices own: "Created the service ns/name".
 func ServiceEvent(v childwrite.Verb, svc *corev1.Service) childwrite.Event {
-	reasons := map[childwrite.Verb][2]string{
-		childwrite.Create: {ReasonCreatedService, ReasonFailedToCreateService},
-		childwrite.Update: {ReasonUpdatedService, ReasonFailedToUpdateService},
-		childwrite.Delete: {ReasonDeletedService, ReasonFailedToDeleteService},
-	}[v]
-	return childwrite.Noted(v, childwrite.Noun("the service", svc), reasons[0], reasons[1])
+	return serviceReasons.Event(v, childwrite.Noun("the service", svc))
 }
