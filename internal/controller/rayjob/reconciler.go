@@ -186,13 +186,7 @@ func (r *Reconciler) pass(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, 
 		return r.failValidation(ctx, s, err)
 	}
 	res, err := passsteps.Run(ctx, r.stepsFor(job.Status.JobDeploymentStatus), s)
-	if writeErr := r.finishPass(ctx, s); writeErr != nil {
-		return ctrl.Result{}, writeErr
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+	return r.finishPass(ctx, s, res, err)
 }
 
 // forgetMetrics drops the metrics of a RayJob that no longer exists.
