@@ -4,16 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 )
 
@@ -29,6 +28,8 @@ const (
 	ReasonFailedToCreateService    = "FailedToCreateService"
 	ReasonUpdatedService           = "UpdatedService"
 	ReasonFailedToUpdateService    = "FailedToUpdateService"
+	ReasonDeletedService           = "DeletedService"
+	ReasonFailedToDeleteService    = "FailedToDeleteService"
 
 	ActionCreate = "Create"
 	ActionUpdate = "Update"
@@ -63,18 +64,26 @@ func (c Clusters) Get(ctx context.Context, key types.NamespacedName) (*rayv1.Ray
 // already controls is taken as created (cluster becomes it, and no event is
 // recorded): an earlier pass created it and the cache does not show it yet.
 func (c Clusters) Create(ctx context.Context, owner runtime.Object, cluster *rayv1.RayCluster) error {
-	key := client.ObjectKeyFromObject(cluster)
-	if err := c.Client.Create(ctx, cluster); err != nil {
-		if apierrors.IsAlreadyExists(err) && c.controlledAlready(ctx, owner, cluster) {
-			ctrl.LoggerFrom(ctx).Info("RayCluster created by an earlier pass, not cached yet", "rayCluster", key)
-			return nil
-		}
-		c.event(owner, corev1.EventTypeWarning, ReasonFailedToCreateRayCluster, ActionCreate, "Failed to create RayCluster %s: %v", key, err)
-		return fmt.Errorf("creating RayCluster %s: %w", key, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Created RayCluster", "rayCluster", key)
-	c.event(owner, corev1.EventTypeNormal, ReasonCreatedRayCluster, ActionCreate, "Created RayCluster %s", key)
-	return nil
+	return c.writer().Create(ctx, owner, cluster, clusterEvent(childwrite.Create, cluster),
+		childwrite.AlreadyExistsIf(func(ctx context.Context) bool { return c.controlledAlready(ctx, owner, cluster) }))
+}
+
+// clusterReasons are KubeRay's event reasons of an owner's writes of its
+// RayClusters.
+var clusterReasons = childwrite.Reasons{
+	childwrite.Create: {ReasonCreatedRayCluster, ReasonFailedToCreateRayCluster},
+	childwrite.Update: {ReasonUpdatedRayCluster, ReasonFailedToUpdateRayCluster},
+	childwrite.Delete: {ReasonDeletedRayCluster, ReasonFailedToDeleteRayCluster},
+}
+
+// clusterEvent is KubeRay's event of the write v of cluster, one of its
+// owner's: "Created RayCluster ns/name".
+func clusterEvent(v childwrite.Verb, cluster *rayv1.RayCluster) childwrite.Event {
+	return clusterReasons.Event(v, childwrite.Noun("RayCluster", cluster))
+}
+
+func (c Clusters) writer() childwrite.Writer {
+	return childwrite.Writer{Client: c.Client, Events: c.Events}
 }
 
 // controlledAlready reports whether the stored cluster of cluster's name is
@@ -103,14 +112,7 @@ func (c Clusters) controlledAlready(ctx context.Context, owner runtime.Object, c
 
 // Update writes cluster, changed by owner.
 func (c Clusters) Update(ctx context.Context, owner runtime.Object, cluster *rayv1.RayCluster) error {
-	key := client.ObjectKeyFromObject(cluster)
-	if err := c.Client.Update(ctx, cluster); err != nil {
-		c.event(owner, corev1.EventTypeWarning, ReasonFailedToUpdateRayCluster, ActionUpdate, "Failed to update RayCluster %s: %v", key, err)
-		return fmt.Errorf("updating RayCluster %s: %w", key, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Updated RayCluster", "rayCluster", key)
-	c.event(owner, corev1.EventTypeNormal, ReasonUpdatedRayCluster, ActionUpdate, "Updated RayCluster %s", key)
-	return nil
+	return c.writer().Update(ctx, owner, cluster, clusterEvent(childwrite.Update, cluster))
 }
 
 // List returns the clusters owner (of kind ownerKind) created, by their
@@ -135,18 +137,7 @@ func (c Clusters) Delete(ctx context.Context, owner runtime.Object, key types.Na
 	if !cluster.DeletionTimestamp.IsZero() {
 		return false, nil
 	}
-	if err := c.Client.Delete(ctx, cluster, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		c.event(owner, corev1.EventTypeWarning, ReasonFailedToDeleteRayCluster, ActionDelete, "Failed to delete RayCluster %s: %v", key, err)
-		return false, fmt.Errorf("deleting RayCluster %s: %w", key, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Deleted RayCluster", "rayCluster", key)
-	c.event(owner, corev1.EventTypeNormal, ReasonDeletedRayCluster, ActionDelete, "Deleted RayCluster %s", key)
-	return false, nil
-}
-
-func (c Clusters) event(obj runtime.Object, eventType, reason, action, note string, args ...any) {
-	c.Events.Eventf(obj, nil, eventType, reason, action, note, args...)
+	err = c.writer().Delete(ctx, owner, cluster, clusterEvent(childwrite.Delete, cluster),
+		childwrite.DeleteOptions(client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	return false, err
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
@@ -48,19 +49,26 @@ func (c Clusters) ApplyService(ctx context.Context, owner runtime.Object, desire
 	spec := desired.Spec.DeepCopy()
 	spec.ClusterIP, spec.ClusterIPs = current.Spec.ClusterIP, current.Spec.ClusterIPs
 	current.Spec = *spec
-	if err := c.Client.Update(ctx, current); err != nil {
-		c.event(owner, corev1.EventTypeWarning, ReasonFailedToUpdateService, ActionUpdate, "Failed to update the service %s/%s: %v", current.Namespace, current.Name, err)
-		return nil, fmt.Errorf("updating Service %s/%s: %w", current.Namespace, current.Name, err)
+	if err := c.writer().Update(ctx, owner, current, ServiceEvent(childwrite.Update, current)); err != nil {
+		return nil, err
 	}
-	c.event(owner, corev1.EventTypeNormal, ReasonUpdatedService, ActionUpdate, "Updated the service %s/%s", current.Namespace, current.Name)
 	return current, nil
 }
 
 func (c Clusters) createService(ctx context.Context, owner runtime.Object, svc *corev1.Service) error {
-	if err := c.Client.Create(ctx, svc); err != nil {
-		c.event(owner, corev1.EventTypeWarning, ReasonFailedToCreateService, ActionCreate, "Failed to create the service %s/%s: %v", svc.Namespace, svc.Name, err)
-		return fmt.Errorf("creating Service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	c.event(owner, corev1.EventTypeNormal, ReasonCreatedService, ActionCreate, "Created the service %s/%s", svc.Namespace, svc.Name)
-	return nil
+	return c.writer().Create(ctx, owner, svc, ServiceEvent(childwrite.Create, svc))
+}
+
+// serviceReasons are KubeRay's event reasons of an owner's writes of its
+// Services.
+var serviceReasons = childwrite.Reasons{
+	childwrite.Create: {ReasonCreatedService, ReasonFailedToCreateService},
+	childwrite.Update: {ReasonUpdatedService, ReasonFailedToUpdateService},
+	childwrite.Delete: {ReasonDeletedService, ReasonFailedToDeleteService},
+}
+
+// ServiceEvent is KubeRay's event of the write v of svc, a Service its
+// RayJobs and RayServices own: "Created the service ns/name".
+func ServiceEvent(v childwrite.Verb, svc *corev1.Service) childwrite.Event {
+	return serviceReasons.Event(v, childwrite.Noun("the service", svc))
 }

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 )
 
 // childEvents are the event reasons of creating one kind of child.
@@ -36,25 +35,26 @@ func (r *Reconciler) ensureExists(ctx context.Context, s *scope, obj client.Obje
 
 // createChild creates obj and reports the outcome with an event.
 func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Object, ev childEvents) error {
-	return r.recordChildCreate(ctx, s, obj, ev, r.Client.Create(ctx, obj))
+	return r.children().Create(ctx, s.cluster, obj, ev.event(obj), r.createOptions(s, obj, ev)...)
 }
 
-// recordChildCreate reports the outcome err of creating obj. An object that
-// already exists under the deterministic name is one the cache has not
-// shown yet (the next pass sees it), not a failure.
+// recordChildCreate reports the outcome err of creating obj, sent with the
+// pass's round of Pod creates.
 func (r *Reconciler) recordChildCreate(ctx context.Context, s *scope, obj client.Object, ev childEvents, err error) error {
-	if apierrors.IsAlreadyExists(err) {
-		ctrl.LoggerFrom(ctx).Info("The "+ev.kind+" already exists", "object", klog.KObj(obj))
-		return nil
-	}
-	if err != nil {
-		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failed, actionCreate,
-			"Failed to create %s %s/%s: %v", ev.kind, obj.GetNamespace(), obj.GetName(), err)
-		return fmt.Errorf("creating %s %s/%s: %w", ev.kind, obj.GetNamespace(), obj.GetName(), err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Created "+ev.kind, "object", klog.KObj(obj))
-	r.recordCreation(s, ev, obj.GetNamespace(), obj.GetName())
-	return nil
+	return r.children().Report(ctx, s.cluster, childwrite.Create, obj, ev.event(obj), err, r.createOptions(s, obj, ev)...)
+}
+
+// createOptions: an object that already exists under the deterministic
+// name is one the cache has not shown yet (the next pass sees it), not a
+// failure; and a creation is reported as --creation-events says.
+func (r *Reconciler) createOptions(s *scope, obj client.Object, ev childEvents) []childwrite.Option {
+	return []childwrite.Option{childwrite.IgnoreAlreadyExists(),
+		childwrite.DoneBy(func() { r.recordCreation(s, ev, obj.GetNamespace(), obj.GetName()) })}
+}
+
+// event is KubeRay's event of creating obj, one of these children.
+func (ev childEvents) event(obj client.Object) childwrite.Event {
+	return childwrite.Noted(childwrite.Create, childwrite.Noun(ev.kind, obj), ev.created, ev.failed)
 }
 
 // heldCreate is a child's create held back to go out together with the

@@ -5,10 +5,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/gcsstorage"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -70,10 +69,7 @@ func (r *Reconciler) applyGCSStorageDeletionPolicy(ctx context.Context, s *scope
 	if err != nil || !changed {
 		return err
 	}
-	if err := r.Client.Update(ctx, pvc); err != nil {
-		return err
-	}
-	ctrl.LoggerFrom(ctx).Info("Updated the owner references of the GCS storage PVC for its deletion policy",
-		"pvc", klog.KObj(pvc), "retain", gcsstorage.Retain(s.cluster))
-	return nil
+	// The owner reference follows the deletion policy; KubeRay records no
+	// event for it.
+	return r.children().Update(ctx, s.cluster, pvc, childwrite.Event{})
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/gcsstorage"
 	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/raypod"
@@ -134,19 +135,10 @@ func (r *Reconciler) createRedisCleanupJob(ctx context.Context, cluster *rayv1.R
 	if err != nil {
 		return err
 	}
-	err = r.Client.Create(ctx, job)
-	if apierrors.IsAlreadyExists(err) {
-		return nil // the cache has not caught up; the next pass sees it
-	}
-	if err != nil {
-		r.events.Eventf(cluster, nil, corev1.EventTypeWarning, reasonFailedToCreateRedisCleanupJob, actionCreate,
-			"Failed to create Redis cleanup Job %s/%s, %v", job.Namespace, job.Name, err)
-		return err
-	}
-	ctrl.LoggerFrom(ctx).Info("Created Redis cleanup Job", "job", job.Name)
-	r.events.Eventf(cluster, nil, corev1.EventTypeNormal, reasonCreatedRedisCleanupJob, actionCreate,
-		"Created Redis cleanup Job %s/%s", job.Namespace, job.Name)
-	return nil
+	ev := childwrite.Noted(childwrite.Create, childwrite.Noun("Redis cleanup Job", job),
+		reasonCreatedRedisCleanupJob, reasonFailedToCreateRedisCleanupJob)
+	ev.ErrorAfter = ", "
+	return r.children().Create(ctx, cluster, job, ev, childwrite.IgnoreAlreadyExists())
 }
 
 func (r *Reconciler) removeGCSFTFinalizer(ctx context.Context, cluster *rayv1.RayCluster) error {

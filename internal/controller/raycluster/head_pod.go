@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 )
@@ -66,5 +66,5 @@ func (r *Reconciler) reconcileHeadPod(ctx context.Context, s *scope) error {
 // is not recreated, since its job cannot be resubmitted to a new one.
 func keepHeadDown(cluster *rayv1.RayCluster) bool {
 	return strings.EqualFold(cluster.Annotations[rayv1.AnnotationDisableProvisionedHeadRestart], "true") &&
-		meta.IsStatusConditionTrue(cluster.Status.Conditions, string(rayv1.RayClusterProvisioned))
+		conditions.IsTrue(cluster.Status.Conditions, rayv1.RayClusterProvisioned)
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -65,7 +66,7 @@ func ownedByRayWorkload(cluster *rayv1.RayCluster) bool {
 // idleVerdict is the RayClusterIdle condition a report leads to (nil:
 // leave it as it is) and whether the cluster has been idle past its
 // threshold at now.
-func idleVerdict(conditions []metav1.Condition, report dashboard.ActivityReport, timeout time.Duration, now time.Time) (*metav1.Condition, bool) {
+func idleVerdict(conds []metav1.Condition, report dashboard.ActivityReport, timeout time.Duration, now time.Time) (*metav1.Condition, bool) {
 	if report.At.IsZero() {
 		return nil, false
 	}
@@ -80,7 +81,7 @@ func idleVerdict(conditions []metav1.Condition, report dashboard.ActivityReport,
 	}
 	c.Status, c.Reason = metav1.ConditionTrue, reasonNoActiveJobs
 	since := now
-	if old := meta.FindStatusCondition(conditions, string(rayv1.RayClusterIdle)); old != nil &&
+	if old := conditions.Get(conds, rayv1.RayClusterIdle); old != nil &&
 		old.Status == metav1.ConditionTrue && old.Reason == reasonNoActiveJobs {
 		since = old.LastTransitionTime.Time
 	}
@@ -161,16 +162,16 @@ func (r *Reconciler) recordIdleSuspension(ctx context.Context, s *scope) error {
 // idleTerminationOptions the condition is removed.
 func setIdleCondition(status *rayv1.RayClusterStatus, cluster *rayv1.RayCluster, verdict *metav1.Condition) {
 	if cluster.Spec.IdleTerminationOptions == nil {
-		meta.RemoveStatusCondition(&status.Conditions, string(rayv1.RayClusterIdle))
+		conditions.Remove(&status.Conditions, rayv1.RayClusterIdle)
 		return
 	}
 	if verdict == nil {
 		return
 	}
 	// A new idle period after an ended one starts its own clock.
-	if old := meta.FindStatusCondition(status.Conditions, string(rayv1.RayClusterIdle)); old != nil && old.Reason == reasonIdleTimeoutExceeded &&
+	if old := conditions.Get(status.Conditions, rayv1.RayClusterIdle); old != nil && old.Reason == reasonIdleTimeoutExceeded &&
 		verdict.Reason != reasonIdleTimeoutExceeded {
-		meta.RemoveStatusCondition(&status.Conditions, string(rayv1.RayClusterIdle))
+		conditions.Remove(&status.Conditions, rayv1.RayClusterIdle)
 	}
 	meta.SetStatusCondition(&status.Conditions, *verdict)
 }

@@ -12,12 +12,12 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/naming"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
@@ -213,10 +213,9 @@ func (r *Reconciler) deleteMTLSObjects(ctx context.Context, s *scope, secrets bo
 		if !metav1.IsControlledBy(o, s.cluster) {
 			continue
 		}
-		if err := r.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+		if err := r.children().Delete(ctx, s.cluster, o, childwrite.Event{}, childwrite.RawError()); err != nil {
 			return err
 		}
-		ctrl.LoggerFrom(ctx).Info("Deleted mTLS object", "object", klog.KObj(o), "kind", o.GetObjectKind().GroupVersionKind().Kind)
 	}
 	return nil
 }

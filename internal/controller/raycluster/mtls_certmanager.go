@@ -2,16 +2,16 @@ package raycluster
 
 import (
 	"context"
+	"fmt"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/raytls"
 )
 
@@ -36,33 +36,26 @@ func (r *Reconciler) mtlsSteps(c *rayv1.RayCluster) []mtlsStep {
 		}
 	}
 	return []mtlsStep{
-		{"self-signed issuer", func(ctx context.Context, _ *scope) error { return r.createIssuer(ctx, issuers[0]) }},
+		{"self-signed issuer", func(ctx context.Context, s *scope) error { return r.createIssuer(ctx, s, issuers[0]) }},
 		{"CA certificate", func(ctx context.Context, s *scope) error {
 			return r.applyCertificate(ctx, s, raytls.CACertificate(c), false)
 		}},
-		{"CA issuer", func(ctx context.Context, _ *scope) error { return r.createIssuer(ctx, issuers[1]) }},
+		{"CA issuer", func(ctx context.Context, s *scope) error { return r.createIssuer(ctx, s, issuers[1]) }},
 		{"head certificate", leaf(0)},
 		{"worker certificate", leaf(1)},
 	}
 }
 
 // createIfMissing creates obj; one that already exists is left alone.
-func (r *Reconciler) createIfMissing(ctx context.Context, obj client.Object) error {
-	err := r.Client.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	if err == nil {
-		ctrl.LoggerFrom(ctx).Info("Created mTLS object", "object", klog.KObj(obj))
-	}
-	return err
+func (r *Reconciler) createIfMissing(ctx context.Context, s *scope, obj client.Object) error {
+	return r.children().Create(ctx, s.cluster, obj, childwrite.Event{}, childwrite.IgnoreAlreadyExists(), childwrite.RawError())
 }
 
 // createIssuer creates the Issuer unless it exists: its spec never changes.
-func (r *Reconciler) createIssuer(ctx context.Context, issuer *certmanagerv1.Issuer) error {
+func (r *Reconciler) createIssuer(ctx context.Context, s *scope, issuer *certmanagerv1.Issuer) error {
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(issuer), &certmanagerv1.Issuer{})
 	if apierrors.IsNotFound(err) {
-		return r.createIfMissing(ctx, issuer)
+		return r.createIfMissing(ctx, s, issuer)
 	}
 	return err
 }
@@ -73,7 +66,7 @@ func (r *Reconciler) applyCertificate(ctx context.Context, s *scope, desired *ce
 	existing := &certmanagerv1.Certificate{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
-		return r.createIfMissing(ctx, desired)
+		return r.createIfMissing(ctx, s, desired)
 	}
 	if err != nil {
 		return err
@@ -81,19 +74,19 @@ func (r *Reconciler) applyCertificate(ctx context.Context, s *scope, desired *ce
 	if update && !raytls.LeafUpToDate(existing, desired) {
 		existing.Labels, existing.Spec = desired.Labels, desired.Spec
 		existing.OwnerReferences = desired.OwnerReferences
-		if err := r.Client.Update(ctx, existing); err != nil {
+		err := r.children().Update(ctx, s.cluster, existing, childwrite.Event{Reason: reasonMTLSCertificatesUpdated,
+			Note: fmt.Sprintf("Updated %s SANs (IPs: %v)", raytls.Noun(desired), desired.Spec.IPAddresses)}, childwrite.RawError())
+		if err != nil {
 			return err
 		}
-		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonMTLSCertificatesUpdated, actionUpdate,
-			"Updated %s SANs (IPs: %v)", raytls.Noun(desired), desired.Spec.IPAddresses)
 	}
-	return r.ownSecret(ctx, existing)
+	return r.ownSecret(ctx, s, existing)
 }
 
 // ownSecret gives the Certificate's Secret, once cert-manager wrote it, an
 // owner reference to the Certificate, so that it goes with it. The Secret
 // carries none of the cache's labels: it is read from the API server.
-func (r *Reconciler) ownSecret(ctx context.Context, cert *certmanagerv1.Certificate) error {
+func (r *Reconciler) ownSecret(ctx context.Context, s *scope, cert *certmanagerv1.Certificate) error {
 	secret := &corev1.Secret{}
 	err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: cert.Namespace, Name: cert.Spec.SecretName}, secret)
 	if apierrors.IsNotFound(err) {
@@ -110,5 +103,5 @@ func (r *Reconciler) ownSecret(ctx context.Context, cert *certmanagerv1.Certific
 	secret.OwnerReferences = append(secret.OwnerReferences, metav1.OwnerReference{
 		APIVersion: certmanagerv1.SchemeGroupVersion.String(), Kind: certificateKind, Name: cert.Name, UID: cert.UID,
 	})
-	return r.Client.Update(ctx, secret)
+	return r.children().Update(ctx, s.cluster, secret, childwrite.Event{}, childwrite.RawError())
 }

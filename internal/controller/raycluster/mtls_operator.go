@@ -17,6 +17,7 @@ import (
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterpki"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/raytls"
@@ -94,7 +95,7 @@ func (r *Reconciler) applyPKISecret(ctx context.Context, s *scope, spec *certman
 		// cert-manager's Secret, still good: the operator takes it over
 		// before the Certificates that own it are deleted.
 		setPKISecretMeta(secret, pkiSecret(s.cluster, spec, nil))
-		if err := r.Client.Update(ctx, secret); err != nil {
+		if err := r.children().Update(ctx, s.cluster, secret, childwrite.Event{}, childwrite.RawError()); err != nil {
 			return nil, time.Time{}, err
 		}
 	}
@@ -118,7 +119,7 @@ func (r *Reconciler) issuePKISecret(ctx context.Context, s *scope, spec *certman
 	}
 	desired := pkiSecret(s.cluster, spec, clusterpki.SecretData(kp, ca))
 	if existing == nil {
-		if err := r.Client.Create(ctx, desired); err != nil {
+		if err := r.children().Create(ctx, s.cluster, desired, childwrite.Event{}, childwrite.RawError()); err != nil {
 			return nil, time.Time{}, err
 		}
 		ctrl.LoggerFrom(ctx).Info("Issued mTLS certificate", "secret", klog.KObj(desired), "notAfter", kp.Cert.NotAfter)
@@ -126,11 +127,12 @@ func (r *Reconciler) issuePKISecret(ctx context.Context, s *scope, spec *certman
 	}
 	setPKISecretMeta(existing, desired)
 	existing.Data = desired.Data
-	if err := r.Client.Update(ctx, existing); err != nil {
+	err = r.children().Update(ctx, s.cluster, existing, childwrite.Event{Reason: reasonMTLSCertificatesUpdated,
+		Note: fmt.Sprintf("Issued %s again, %s (IPs: %v, expires %s)", noun(spec), why, spec.Spec.IPAddresses, kp.Cert.NotAfter.UTC().Format(time.RFC3339)),
+	}, childwrite.RawError())
+	if err != nil {
 		return nil, time.Time{}, err
 	}
-	r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonMTLSCertificatesUpdated, actionUpdate,
-		"Issued %s again, %s (IPs: %v, expires %s)", noun(spec), why, spec.Spec.IPAddresses, kp.Cert.NotAfter.UTC().Format(time.RFC3339))
 	return kp, clusterpki.RenewalTime(kp, spec), nil
 }
 

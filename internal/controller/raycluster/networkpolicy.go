@@ -8,11 +8,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/raynetpol"
@@ -75,15 +74,8 @@ func (r *Reconciler) applyNetworkPolicy(ctx context.Context, s *scope, desired *
 		return nil
 	}
 	existing.Labels, existing.Spec = desired.Labels, desired.Spec
-	if err := r.Client.Update(ctx, existing); err != nil {
-		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonFailedToUpdateNetworkPolicy, actionUpdate,
-			"Failed to update NetworkPolicy %s/%s: %v", desired.Namespace, desired.Name, err)
-		return fmt.Errorf("updating NetworkPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Updated NetworkPolicy", "object", klog.KObj(desired))
-	r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonUpdatedNetworkPolicy, actionUpdate,
-		"Updated NetworkPolicy %s/%s", desired.Namespace, desired.Name)
-	return nil
+	return r.children().Update(ctx, s.cluster, existing, childwrite.Noted(childwrite.Update,
+		childwrite.Noun(networkPolicyKind, desired), reasonUpdatedNetworkPolicy, reasonFailedToUpdateNetworkPolicy))
 }
 
 // deleteStaleNetworkPolicies deletes the policies labelled with the
@@ -100,18 +92,12 @@ func (r *Reconciler) deleteStaleNetworkPolicies(ctx context.Context, s *scope, k
 		if keep[p.Name] || !metav1.IsControlledBy(p, s.cluster) {
 			continue
 		}
-		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		err := r.children().Delete(ctx, s.cluster, p, childwrite.Noted(childwrite.Delete,
+			childwrite.Noun(networkPolicyKind, p), reasonDeletedNetworkPolicy, reasonFailedToDeleteNetworkPolicy),
+			childwrite.DeleteOptions(client.Preconditions{UID: &p.UID}))
 		if err != nil {
-			r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, reasonFailedToDeleteNetworkPolicy, actionDelete,
-				"Failed to delete NetworkPolicy %s/%s: %v", p.Namespace, p.Name, err)
-			return fmt.Errorf("deleting NetworkPolicy %s/%s: %w", p.Namespace, p.Name, err)
+			return err
 		}
-		ctrl.LoggerFrom(ctx).Info("Deleted NetworkPolicy", "object", klog.KObj(p))
-		r.events.Eventf(s.cluster, nil, corev1.EventTypeNormal, reasonDeletedNetworkPolicy, actionDelete,
-			"Deleted NetworkPolicy %s/%s", p.Namespace, p.Name)
 	}
 	return nil
 }

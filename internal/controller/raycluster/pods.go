@@ -6,12 +6,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -146,18 +145,17 @@ func createsOf(held []heldCreate, pods []*corev1.Pod) []client.Object {
 func (r *Reconciler) recordPodCreates(ctx context.Context, s *scope, pods []*corev1.Pod, group string, ev podEvents, errs []error) error {
 	var first error
 	for i, pod := range pods {
-		if err := errs[i]; err != nil {
-			r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failedCreate, actionCreate,
-				"Failed to create %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name+pod.GenerateName, err)
-			if first == nil {
-				first = errors.Join(ev.createErr, err)
-			}
-			continue
+		err := r.children().Report(ctx, s.cluster, childwrite.Create, pod, childwrite.Event{
+			FailedReason: ev.failedCreate,
+			FailedNote:   fmt.Sprintf("Failed to create %s Pod %s/%s", ev.role, pod.Namespace, pod.Name+pod.GenerateName),
+		}, errs[i], childwrite.ErrorAs(ev.createErr), childwrite.DoneBy(func() {
+			r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
+			s.podsCreated = true
+			s.events.add(childChange{reason: ev.created, action: actionCreate, noun: ev.role + " Pod", group: group}, pod.Name)
+		}))
+		if err != nil && first == nil {
+			first = err
 		}
-		r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Create)
-		s.podsCreated = true
-		ctrl.LoggerFrom(ctx).Info("Created "+ev.role+" Pod", "pod", klog.KObj(pod))
-		s.events.add(childChange{reason: ev.created, action: actionCreate, noun: ev.role + " Pod", group: group}, pod.Name)
 	}
 	return first
 }
@@ -166,18 +164,13 @@ func (r *Reconciler) recordPodCreates(ctx context.Context, s *scope, pods []*cor
 // says why in the event. A Pod already gone is not an error.
 func (r *Reconciler) deletePod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents, why string) error {
 	s.podsWritten = true
-	if err := r.Client.Delete(ctx, pod); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		r.events.Eventf(s.cluster, nil, corev1.EventTypeWarning, ev.failedDelete, actionDelete,
-			"Failed deleting %s Pod %s/%s: %v", ev.role, pod.Namespace, pod.Name, err)
-		return errors.Join(ev.deleteErr, err)
-	}
-	r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Delete)
-	ctrl.LoggerFrom(ctx).Info("Deleted "+ev.role+" Pod", "pod", klog.KObj(pod), "reason", why)
-	s.events.add(childChange{reason: ev.deleted, action: actionDelete, noun: ev.role + " Pod", group: group, why: why}, pod.Name)
-	return nil
+	return r.children().Delete(ctx, s.cluster, pod, childwrite.Event{
+		FailedReason: ev.failedDelete,
+		FailedNote:   fmt.Sprintf("Failed deleting %s Pod %s/%s", ev.role, pod.Namespace, pod.Name),
+	}, childwrite.ErrorAs(ev.deleteErr), childwrite.DoneBy(func() {
+		r.Expectations.Expect(pod.Namespace, s.cluster.Name, group, pod.Name, expectations.Delete)
+		s.events.add(childChange{reason: ev.deleted, action: actionDelete, noun: ev.role + " Pod", group: group, why: why}, pod.Name)
+	}))
 }
 
 // deletePods deletes several Pods of one group for the same reason.

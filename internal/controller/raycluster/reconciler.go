@@ -17,7 +17,6 @@ import (
 	"io"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -27,11 +26,13 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
+	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
@@ -215,22 +216,26 @@ func New(deps Deps, opts Options) *Reconciler {
 
 // Reconcile brings one RayCluster one pass closer to its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	cached := &rayv1.RayCluster{}
-	if err := r.Client.Get(ctx, req.NamespacedName, cached, client.UnsafeDisableDeepCopy); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(req.Namespace, req.Name)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
+	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayCluster{}, r.prologueKind(), r.pass)
+}
+
+// prologueKind: a RayCluster is read as the cache's own copy, which the
+// pass copies once (a 1,000-Pod cluster's status is large); the finalizer
+// writes, so it gets a copy too.
+func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCluster] {
+	return prologue.Kind[*rayv1.RayCluster]{
+		Name: rayv1.KindRayCluster, Reader: r.Client, ReadOptions: []client.GetOption{client.UnsafeDisableDeepCopy},
+		Forget:    func(key types.NamespacedName) { r.forget(key.Namespace, key.Name) },
+		ManagedBy: func(c *rayv1.RayCluster) *string { return c.Spec.ManagedBy },
+		Finalize: func(ctx context.Context, c *rayv1.RayCluster) (ctrl.Result, error) {
+			return r.finalize(ctx, c.DeepCopy())
+		},
 	}
+}
+
+// pass validates the cluster, ensures its finalizer and runs the steps.
+func (r *Reconciler) pass(ctx context.Context, cached *rayv1.RayCluster) (ctrl.Result, error) {
 	cluster := cached.DeepCopy()
-	if !rayv1.IsManagedByThisOperator(cluster.Spec.ManagedBy) {
-		ctrl.LoggerFrom(ctx).Info("Skipping RayCluster managed by a custom controller", "managed-by", *cluster.Spec.ManagedBy)
-		return ctrl.Result{}, nil
-	}
-	if !cluster.DeletionTimestamp.IsZero() {
-		return r.finalize(ctx, cluster)
-	}
 	if stop, err := r.validate(ctx, cluster); stop {
 		return ctrl.Result{}, err
 	}
@@ -251,4 +256,9 @@ func (r *Reconciler) forget(namespace, name string) {
 	if r.Metrics != nil {
 		r.Metrics.Forget(name, namespace)
 	}
+}
+
+// children writes the objects the RayCluster owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

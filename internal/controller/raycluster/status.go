@@ -8,12 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clustersize"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
@@ -79,7 +79,7 @@ func (r *Reconciler) finishStatus(ctx context.Context, s *scope, reconcileErr er
 // report their progress as the Pods go.
 func deferStatus(s *scope, reconcileErr error) bool {
 	return reconcileErr == nil && (s.podsCreated || s.cacheBehind) && !s.scaleDeferred &&
-		meta.FindStatusCondition(s.original.Status.Conditions, string(rayv1.RayClusterValidationFailed)) == nil
+		conditions.Get(s.original.Status.Conditions, rayv1.RayClusterValidationFailed) == nil
 }
 
 // observation is what the status is computed from.
@@ -161,7 +161,7 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope, reconcileErr
 	setDesiredResources(status, cluster)
 	setState(status, cluster, o.pods, reconcileErr, now)
 	setHeadInfo(status, o)
-	meta.RemoveStatusCondition(&status.Conditions, string(rayv1.RayClusterValidationFailed))
+	conditions.Remove(&status.Conditions, rayv1.RayClusterValidationFailed)
 	if r.opts.Features.Enabled(features.RayClusterStatusConditions) {
 		setReplicaFailure(status, reconcileErr, now)
 		setHeadPodReady(status, o.head, now)
@@ -203,8 +203,8 @@ func statusOnly(c *rayv1.RayCluster) *rayv1.RayCluster {
 // has just turned true.
 func (r *Reconciler) observeProvisioned(cluster *rayv1.RayCluster, status *rayv1.RayClusterStatus) {
 	provisioned := string(rayv1.RayClusterProvisioned)
-	if r.Metrics == nil || meta.IsStatusConditionTrue(cluster.Status.Conditions, provisioned) ||
-		!meta.IsStatusConditionTrue(status.Conditions, provisioned) {
+	if r.Metrics == nil || conditions.IsTrue(cluster.Status.Conditions, provisioned) ||
+		!conditions.IsTrue(status.Conditions, provisioned) {
 		return
 	}
 	r.Metrics.ObserveProvisioned(cluster.Name, cluster.Namespace, r.Clock.Since(cluster.CreationTimestamp.Time))

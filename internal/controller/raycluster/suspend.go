@@ -5,9 +5,9 @@ import (
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
@@ -21,7 +21,7 @@ import (
 // suspendState is the suspension condition that is true, or "".
 func suspendState(cluster *rayv1.RayCluster) rayv1.RayClusterConditionType {
 	for _, t := range []rayv1.RayClusterConditionType{rayv1.RayClusterSuspending, rayv1.RayClusterSuspended} {
-		if meta.IsStatusConditionTrue(cluster.Status.Conditions, string(t)) {
+		if conditions.IsTrue(cluster.Status.Conditions, t) {
 			return t
 		}
 	}
@@ -37,12 +37,12 @@ func specSuspended(cluster *rayv1.RayCluster) bool {
 // cluster is suspended, or asked to suspend but not yet marked Suspending.
 // Without the RayClusterStatusConditions gate, spec.suspend alone decides.
 func (r *Reconciler) reconcileSuspension(ctx context.Context, s *scope) (bool, error) {
-	conditions := r.opts.Features.Enabled(features.RayClusterStatusConditions)
+	gated := r.opts.Features.Enabled(features.RayClusterStatusConditions)
 	state := suspendState(s.cluster)
-	if state == rayv1.RayClusterSuspending || (!conditions && specSuspended(s.cluster)) {
+	if state == rayv1.RayClusterSuspending || (!gated && specSuspended(s.cluster)) {
 		return true, r.deleteAllPodsFor(ctx, s, "suspension")
 	}
-	return conditions && (state == rayv1.RayClusterSuspended || specSuspended(s.cluster)), nil
+	return gated && (state == rayv1.RayClusterSuspended || specSuspended(s.cluster)), nil
 }
 
 // deleteAllPodsFor deletes every Pod of the cluster in one call (suspension,

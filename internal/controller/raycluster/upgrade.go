@@ -9,6 +9,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 )
 
@@ -88,7 +89,7 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 		head.Annotations[annotationRecreateHash] = hash
 		head.Annotations[annotationKubeRayVersion] = r.operatorVersion()
 		s.podsWritten = true
-		return false, r.Client.Patch(ctx, head, client.MergeFrom(before))
+		return false, r.children().Patch(ctx, s.cluster, head, client.MergeFrom(before), childwrite.Event{})
 	}
 	if old := before.Annotations[annotationRecreateHash]; old == "" || old == hash {
 		return false, nil

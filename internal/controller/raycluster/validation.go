@@ -5,10 +5,10 @@ import (
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/invalidspec"
 	"github.com/ray-operator/ray-operator/internal/raytls"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -62,14 +62,8 @@ func (r *Reconciler) validate(ctx context.Context, cluster *rayv1.RayCluster) (b
 func (r *Reconciler) reportInvalid(ctx context.Context, cluster *rayv1.RayCluster, invalid *invalidspec.Error) error {
 	s := newScope(cluster, r.opts.MaxPodWritesPerPass)
 	status := cluster.Status.DeepCopy()
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type:               string(rayv1.RayClusterValidationFailed),
-		Status:             metav1.ConditionTrue,
-		Reason:             invalid.Reason,
-		Message:            invalid.Error(),
-		ObservedGeneration: cluster.Generation,
-		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
-	})
+	conditions.MarkTrue(&status.Conditions, rayv1.RayClusterValidationFailed, invalid.Reason, invalid.Error(),
+		conditions.At(metav1.NewTime(r.Clock.Now()), cluster.Generation))
 	_, err := r.writeStatus(ctx, s, status)
 	return err
 }

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
@@ -52,15 +49,14 @@ func overLimit(jobs []*rayv1.RayJob, limit *int32) []*rayv1.RayJob {
 // owner reference) and records why; one already gone counts as deleted.
 // The UID precondition keeps a later RayJob of the same name safe.
 func (r *Reconciler) deleteRayJob(ctx context.Context, s *scope, job *rayv1.RayJob, why string) error {
-	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: &job.UID})
-	if err != nil && !apierrors.IsNotFound(err) {
-		r.events.Eventf(s.cj, job, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete,
-			"Failed to delete RayJob %s (%s): %v", job.Name, why, err)
-		return fmt.Errorf("deleting RayJob %s: %w", job.Name, err)
+	err := r.children().Delete(ctx, s.cj, job, childwrite.Event{
+		Reason: reasonDeletedRayJob, Note: fmt.Sprintf("Deleted RayJob %s: %s", job.Name, why),
+		FailedReason: reasonFailedToDeleteRayJob, FailedNote: fmt.Sprintf("Failed to delete RayJob %s (%s)", job.Name, why),
+	}, childwrite.Related(), childwrite.NotFoundAsDeleted(),
+		childwrite.DeleteOptions(client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID}))
+	if err != nil {
+		return err
 	}
-	ctrl.LoggerFrom(ctx).Info("Deleted RayJob", "rayJob", klog.KObj(job), "why", why)
-	r.events.Eventf(s.cj, job, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s: %s", job.Name, why)
 	s.jobs.deleted(job)
 	return nil
 }

@@ -16,16 +16,17 @@ import (
 	"context"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
+	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -103,19 +104,24 @@ func New(deps Deps, opts Options) *Reconciler {
 
 // Reconcile deals with the schedule times of one RayCronJob that are due.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	cj := &rayv1.RayCronJob{}
-	if err := r.LiveReader.Get(ctx, req.NamespacedName, cj); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forgetMetrics(req.Name, req.Namespace)
-			return ctrl.Result{}, nil
-		}
-		return r.failed(ctx, err)
+	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayCronJob{}, r.prologueKind(), r.pass)
+}
+
+// prologueKind: a RayCronJob is read from the API server, so that a
+// schedule time its last status write recorded is never taken again from a
+// stale copy; a failed read retries after errorRequeue, as the schedule
+// does. It has no spec.managedBy, and nothing to finalize: its RayJobs go
+// with it through their owner references.
+func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCronJob] {
+	return prologue.Kind[*rayv1.RayCronJob]{
+		Name: rayv1.KindRayCronJob, Reader: r.LiveReader,
+		Forget:     func(key types.NamespacedName) { r.forgetMetrics(key.Name, key.Namespace) },
+		ReadFailed: r.failed,
 	}
-	if !cj.DeletionTimestamp.IsZero() {
-		// Its RayJobs go with it through their owner references.
-		return ctrl.Result{}, nil
-	}
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("rayCronJob", klog.KObj(cj)))
+}
+
+// pass runs the steps (validation is the first).
+func (r *Reconciler) pass(ctx context.Context, cj *rayv1.RayCronJob) (ctrl.Result, error) {
 	s := newScope(cj, r.Clock.Now())
 	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
 	return r.finishPass(ctx, s, res, err)
@@ -134,4 +140,9 @@ func (r *Reconciler) forgetMetrics(name, namespace string) {
 func (r *Reconciler) failed(ctx context.Context, err error) (ctrl.Result, error) {
 	ctrl.LoggerFrom(ctx).Error(err, "RayCronJob pass failed; retrying", "after", errorRequeue)
 	return ctrl.Result{RequeueAfter: errorRequeue}, nil
+}
+
+// children writes the objects the RayCronJob owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

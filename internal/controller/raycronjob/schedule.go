@@ -7,12 +7,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
@@ -89,23 +87,19 @@ func (r *Reconciler) runTick(ctx context.Context, s *scope, t time.Time) (tickOu
 // as success (KubeRay's guard against a stale view): the name is
 // deterministic, so the RayJob is the one this time asked for.
 func (r *Reconciler) createRayJob(ctx context.Context, s *scope, job *rayv1.RayJob, t time.Time) (tickOutcome, error) {
-	log := ctrl.LoggerFrom(ctx).WithValues("rayJob", klog.KObj(job), "scheduleTime", t.UTC())
-	err := r.Client.Create(ctx, job)
+	existed := false
+	err := r.children().Create(ctx, s.cj, job, childwrite.Noted(childwrite.Create,
+		fmt.Sprintf("RayJob %s for the schedule time %s", job.Name, formatTime(t)), reasonCreatedRayJob, reasonFailedToCreateRayJob),
+		childwrite.Related(), childwrite.AlreadyExistsIf(func(context.Context) bool { existed = true; return true }))
 	switch {
-	case apierrors.IsAlreadyExists(err):
-		r.countCreation(s, outcomeAlreadyExists)
-		log.Info("RayJob of the schedule time exists already")
-		return tickExisted, nil
 	case err != nil:
 		r.countCreation(s, outcomeFailed)
-		r.events.Eventf(s.cj, nil, corev1.EventTypeWarning, reasonFailedToCreateRayJob, actionCreate,
-			"Failed to create RayJob %s for the schedule time %s: %v", job.Name, formatTime(t), err)
-		return 0, fmt.Errorf("creating RayJob %s: %w", job.Name, err)
+		return 0, err
+	case existed:
+		r.countCreation(s, outcomeAlreadyExists)
+		return tickExisted, nil
 	}
 	r.countCreation(s, outcomeCreated)
-	log.Info("Created RayJob")
-	r.events.Eventf(s.cj, job, corev1.EventTypeNormal, reasonCreatedRayJob, actionCreate,
-		"Created RayJob %s for the schedule time %s", job.Name, formatTime(t))
 	s.jobs.created(job)
 	return tickCreated, nil
 }

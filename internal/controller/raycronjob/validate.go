@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/invalidspec"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -39,12 +39,10 @@ func (r *Reconciler) validate(ctx context.Context, s *scope) (passsteps.Result, 
 // setSpecValid sets the SpecValid condition from the validation error; the
 // transition time is now when the status changes.
 func setSpecValid(status *rayv1.RayCronJobStatus, generation int64, now time.Time, err error) {
-	c := metav1.Condition{
-		Type: string(rayv1.RayCronJobSpecValid), Status: metav1.ConditionTrue, Reason: reasonValid,
-		ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now),
-	}
+	at := conditions.At(metav1.NewTime(now), generation)
 	if err != nil {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, reasonInvalidSpec, err.Error()
+		conditions.MarkFalse(&status.Conditions, rayv1.RayCronJobSpecValid, reasonInvalidSpec, err.Error(), at)
+		return
 	}
-	meta.SetStatusCondition(&status.Conditions, c)
+	conditions.MarkTrue(&status.Conditions, rayv1.RayCronJobSpecValid, reasonValid, "", at)
 }

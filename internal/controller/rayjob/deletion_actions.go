@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 )
 
 // deleteCluster deletes the RayJob's RayCluster. It reports true once the
@@ -41,14 +41,10 @@ func (r *Reconciler) suspendWorkerGroups(ctx context.Context, job *rayv1.RayJob)
 	for i := range cluster.Spec.WorkerGroupSpecs {
 		cluster.Spec.WorkerGroupSpecs[i].Suspend = ptr.To(true)
 	}
-	if err := r.Client.Update(ctx, cluster); err != nil {
-		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToSuspendWorkerGroup, actionUpdate,
-			"Failed to suspend worker groups in cluster %s: %v", clusterKey(job), err)
-		return fmt.Errorf("suspending the worker groups of %s: %w", clusterKey(job), err)
-	}
-	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonSuspendedWorkerGroups, actionUpdate,
-		"Set the `suspend` field to true for all worker groups in cluster %s", clusterKey(job))
-	return nil
+	return r.children().Update(ctx, job, cluster, childwrite.Event{
+		Reason: reasonSuspendedWorkerGroups, Note: "Set the `suspend` field to true for all worker groups in cluster " + clusterKey(job).String(),
+		FailedReason: reasonFailedToSuspendWorkerGroup, FailedNote: "Failed to suspend worker groups in cluster " + clusterKey(job).String(),
+	})
 }
 
 // allWorkerGroupsSuspended reports whether every worker group is suspended.
@@ -63,12 +59,10 @@ func allWorkerGroupsSuspended(cluster *rayv1.RayCluster) bool {
 
 // deleteSelf deletes the RayJob; the garbage collector deletes what it owns.
 func (r *Reconciler) deleteSelf(ctx context.Context, job *rayv1.RayJob) error {
-	if err := r.Client.Delete(ctx, job); client.IgnoreNotFound(err) != nil {
-		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToDeleteRayJob, actionDelete, "Failed to delete RayJob: %v", err)
-		return fmt.Errorf("deleting RayJob %s/%s: %w", job.Namespace, job.Name, err)
-	}
-	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonDeletedRayJob, actionDelete, "Deleted RayJob %s/%s", job.Namespace, job.Name)
-	return nil
+	return r.children().Delete(ctx, job, job, childwrite.Event{
+		Reason: reasonDeletedRayJob, Note: childwrite.Noun("Deleted RayJob", job),
+		FailedReason: reasonFailedToDeleteRayJob, FailedNote: "Failed to delete RayJob",
+	}, childwrite.NotFoundAsDeleted())
 }
 
 // executeDeletionPolicy takes the action of policy. Every action is

@@ -13,9 +13,8 @@ import (
 	"context"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,11 +23,13 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/cachelag"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
+	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -157,42 +158,35 @@ func New(deps Deps, opts Options) *Reconciler {
 
 // Reconcile moves one RayJob one step through its lifecycle.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	job := &rayv1.RayJob{}
-	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forgetMetrics(req.Name, req.Namespace)
-			r.dashFailures.ForgetObject(req.NamespacedName)
-			r.ownWrites.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
+	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayJob{}, r.prologueKind(), r.pass)
+}
+
+// prologueKind: a RayJob the cache shows as it was before this
+// controller's own last write is skipped (cachelag): the pass would redo
+// that write and fail with a conflict.
+func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayJob] {
+	return prologue.Kind[*rayv1.RayJob]{
+		Name: rayv1.KindRayJob, Reader: r.Client,
+		Forget: func(key types.NamespacedName) {
+			r.forgetMetrics(key.Name, key.Namespace)
+			r.dashFailures.ForgetObject(key)
+			r.ownWrites.Forget(key)
+		},
+		Behind:    func(job *rayv1.RayJob) bool { return r.ownWrites.Behind(job) },
+		ManagedBy: func(job *rayv1.RayJob) *string { return job.Spec.ManagedBy },
+		Finalize:  r.finalize,
 	}
-	// A RayJob the cache shows as it was before this controller's own last
-	// write: the pass would redo that write and fail with a conflict. The
-	// write's watch event brings the RayJob back once the cache has it.
-	if r.ownWrites.Behind(job) {
-		return ctrl.Result{}, nil
-	}
-	if !rayv1.IsManagedByThisOperator(job.Spec.ManagedBy) {
-		return ctrl.Result{}, nil
-	}
-	if !job.DeletionTimestamp.IsZero() {
-		return r.finalize(ctx, job)
-	}
+}
+
+// pass validates the RayJob and runs the steps of its deployment status.
+func (r *Reconciler) pass(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
 	s := newScope(job)
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("rayJob", klog.KObj(job),
-		"jobDeploymentStatus", job.Status.JobDeploymentStatus))
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("jobDeploymentStatus", job.Status.JobDeploymentStatus))
 	if err := validateRayJob(job, r.opts.Features); err != nil {
 		return r.failValidation(ctx, s, err)
 	}
 	res, err := passsteps.Run(ctx, r.stepsFor(job.Status.JobDeploymentStatus), s)
-	if writeErr := r.finishPass(ctx, s); writeErr != nil {
-		return ctrl.Result{}, writeErr
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+	return r.finishPass(ctx, s, res, err)
 }
 
 // forgetMetrics drops the metrics of a RayJob that no longer exists.
@@ -215,4 +209,9 @@ func (r *Reconciler) sidecarRestartEnabled() bool {
 // now is the current time of the injected clock.
 func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()
+}
+
+// children writes the objects the RayJob owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -7,8 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/statuswrite"
 )
 
@@ -29,11 +31,23 @@ func (s *scope) transitioned() bool {
 	return s.original.JobDeploymentStatus != s.job.Status.JobDeploymentStatus
 }
 
-// finishPass ends a pass: it counts the attempt and decides about a retry
-// when the pass ended one, stamps EndTime, records the generation the pass
-// looked at, writes the status if anything in it changed, and reports the
-// transition as an event and a metric.
-func (r *Reconciler) finishPass(ctx context.Context, s *scope) error {
+// finishPass ends a pass as the other controllers' do: the status is
+// written first, then the pass's error or its requeue is returned.
+func (r *Reconciler) finishPass(ctx context.Context, s *scope, res passsteps.Result, err error) (ctrl.Result, error) {
+	if writeErr := r.writeStatus(ctx, s); writeErr != nil {
+		return ctrl.Result{}, writeErr
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// writeStatus counts the attempt and decides about a retry when the pass
+// ended one, stamps EndTime, records the generation the pass looked at,
+// writes the status if anything in it changed, and reports the transition
+// as an event and a metric.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if !rayv1.IsJobDeploymentTerminal(s.original.JobDeploymentStatus) &&
 		s.original.JobDeploymentStatus != rayv1.JobDeploymentStatusValidationFailed {
 		countAttempt(s)

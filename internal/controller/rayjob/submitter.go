@@ -10,12 +10,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/submitter"
 )
@@ -56,14 +56,10 @@ func (r *Reconciler) createSubmitterJobIfNeeded(ctx context.Context, job *rayv1.
 	if err := controllerutil.SetControllerReference(job, batchJob, r.Client.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Client.Create(ctx, batchJob); err != nil {
-		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToCreateSubmitter, actionCreate,
-			"Failed to create new Kubernetes Job %s: %v", submitterJobKey(job), err)
-		return fmt.Errorf("creating submitter Job %s: %w", submitterJobKey(job), err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Created submitter Job", "job", submitterJobKey(job))
-	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonCreatedSubmitter, actionCreate, "Created Kubernetes Job %s", submitterJobKey(job))
-	return nil
+	return r.children().Create(ctx, job, batchJob, childwrite.Event{
+		Reason: reasonCreatedSubmitter, Note: fmt.Sprintf("Created Kubernetes Job %s", submitterJobKey(job)),
+		FailedReason: reasonFailedToCreateSubmitter, FailedNote: fmt.Sprintf("Failed to create new Kubernetes Job %s", submitterJobKey(job)),
+	})
 }
 
 // deleteSubmitterJob deletes the K8sJobMode submitter Job and its Pods. It
@@ -79,13 +75,9 @@ func (r *Reconciler) deleteSubmitterJob(ctx context.Context, job *rayv1.RayJob) 
 	if !batchJob.DeletionTimestamp.IsZero() {
 		return false, nil
 	}
-	if err := r.Client.Delete(ctx, batchJob, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-		r.events.Eventf(job, nil, corev1.EventTypeWarning, reasonFailedToDeleteSubmitter, actionDelete,
-			"Failed to delete submitter K8s Job %s: %v", submitterJobKey(job), err)
-		return false, client.IgnoreNotFound(err)
-	}
-	r.events.Eventf(job, nil, corev1.EventTypeNormal, reasonDeletedSubmitter, actionDelete, "Deleted submitter K8s Job %s", submitterJobKey(job))
-	return false, nil
+	noun := "submitter K8s Job " + submitterJobKey(job).String()
+	return false, r.children().Delete(ctx, job, batchJob, childwrite.Noted(childwrite.Delete, noun, reasonDeletedSubmitter, reasonFailedToDeleteSubmitter),
+		childwrite.DeleteOptions(client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
 // observeSubmitter reads the submitter of a Running RayJob. A failed

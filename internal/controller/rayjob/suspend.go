@@ -2,7 +2,6 @@ package rayjob
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -107,12 +107,8 @@ func (r *Reconciler) deleteFromAPIServer(ctx context.Context, job *rayv1.RayJob,
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return false, nil
 	}
-	if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return false, fmt.Errorf("deleting %s %s: %w", what, key, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Deleted an object the cache had not seen", "kind", what, "name", key)
-	r.events.Eventf(job, nil, corev1.EventTypeNormal, reason, actionDelete, "Deleted %s %s", what, key)
-	return false, nil
+	return false, r.children().Delete(ctx, job, obj, childwrite.Event{Reason: reason, Note: "Deleted " + what + " " + key.String()},
+		childwrite.DeleteOptions(client.PropagationPolicy(metav1.DeletePropagationBackground)), childwrite.NotFoundAsDeleted())
 }
 
 // resetAttempt clears what belonged to the released attempt, so that the

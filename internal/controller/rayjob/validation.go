@@ -7,6 +7,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/invalidspec"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -33,8 +34,5 @@ func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (c
 	s.job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusValidationFailed
 	s.job.Status.Reason = rayv1.ValidationFailed
 	s.job.Status.Message = err.Error()
-	if writeErr := r.finishPass(ctx, s); writeErr != nil {
-		return ctrl.Result{}, writeErr
-	}
-	return ctrl.Result{}, nil
+	return r.finishPass(ctx, s, passsteps.Result{}, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
@@ -30,7 +31,7 @@ func (r *Reconciler) cleanUpClusters(ctx context.Context, s *scope) (passsteps.R
 			continue
 		}
 		if c.Name == s.activeName() || c.Name == s.pendingName() {
-			if err := r.setDeletionDeadline(ctx, c, ""); err != nil {
+			if err := r.setDeletionDeadline(ctx, s.rs, c, ""); err != nil {
 				return res, err
 			}
 			continue
@@ -56,7 +57,7 @@ func (r *Reconciler) expireCluster(ctx context.Context, s *scope, c *rayv1.RayCl
 	deadline, err := time.Parse(time.RFC3339, c.Annotations[rayv1.AnnotationDeletionDeadline])
 	if err != nil {
 		deadline = s.now.Add(deletionDelay(s.rs))
-		if err := r.setDeletionDeadline(ctx, c, deadline.UTC().Format(time.RFC3339)); err != nil {
+		if err := r.setDeletionDeadline(ctx, s.rs, c, deadline.UTC().Format(time.RFC3339)); err != nil {
 			return 0, err
 		}
 	}
@@ -69,16 +70,16 @@ func (r *Reconciler) expireCluster(ctx context.Context, s *scope, c *rayv1.RayCl
 
 // setDeletionDeadline writes (or, with "", removes) a cluster's deletion
 // deadline when it differs.
-func (r *Reconciler) setDeletionDeadline(ctx context.Context, c *rayv1.RayCluster, deadline string) error {
+func (r *Reconciler) setDeletionDeadline(ctx context.Context, rs *rayv1.RayService, c *rayv1.RayCluster, deadline string) error {
 	if c.Annotations[rayv1.AnnotationDeletionDeadline] == deadline {
 		return nil
 	}
-	return r.patchClusterAnnotation(ctx, c, rayv1.AnnotationDeletionDeadline, deadline)
+	return r.patchClusterAnnotation(ctx, rs, c, rayv1.AnnotationDeletionDeadline, deadline)
 }
 
 // patchClusterAnnotation sets (or, with "", removes) one annotation of a
 // cluster with a merge patch, and on c.
-func (r *Reconciler) patchClusterAnnotation(ctx context.Context, c *rayv1.RayCluster, key, value string) error {
+func (r *Reconciler) patchClusterAnnotation(ctx context.Context, rs *rayv1.RayService, c *rayv1.RayCluster, key, value string) error {
 	before := c.DeepCopy()
 	if value == "" {
 		delete(c.Annotations, key)
@@ -88,7 +89,7 @@ func (r *Reconciler) patchClusterAnnotation(ctx context.Context, c *rayv1.RayClu
 		}
 		c.Annotations[key] = value
 	}
-	return client.IgnoreNotFound(r.Client.Patch(ctx, c, client.MergeFrom(before)))
+	return client.IgnoreNotFound(r.children().Patch(ctx, rs, c, client.MergeFrom(before), childwrite.Event{}))
 }
 
 // deletionDelay is spec.rayClusterDeletionDelaySeconds, 60 s when unset.

@@ -8,6 +8,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -32,7 +33,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) (passsteps
 		}
 		res = passsteps.Requeue(r.opts.InFlightRequeue)
 	}
-	if s.active != nil && !isTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress) && r.canUpdateInPlace(s.rs, s.active, true) {
+	if s.active != nil && !conditions.IsTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress) && r.canUpdateInPlace(s.rs, s.active, true) {
 		if s.active, err = r.updateCluster(ctx, s, s.active); err != nil {
 			return res, err
 		}
@@ -157,7 +158,7 @@ func (r *Reconciler) shouldPrepareNewCluster(s *scope) bool {
 	if s.pendingName() != "" && s.servingCluster == s.pendingName() {
 		return false
 	}
-	if isTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress) {
+	if conditions.IsTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress) {
 		return false
 	}
 	current := s.pending

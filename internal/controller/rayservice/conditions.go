@@ -1,10 +1,10 @@
 package rayservice
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 )
 
 // Condition messages, as KubeRay writes them.
@@ -23,41 +23,16 @@ const (
 	msgServeRequestsSucceed = "No request to Ray Serve is failing"
 )
 
-// setCondition sets a condition of rs at time now, stamping the generation.
-// Its transition time moves only when its status changes.
-func setCondition(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status metav1.ConditionStatus,
-	reason rayv1.RayServiceConditionReason, message string, now metav1.Time) {
-	meta.SetStatusCondition(&rs.Status.Conditions, metav1.Condition{
-		Type: string(t), Status: status, Reason: string(reason), Message: message,
-		ObservedGeneration: rs.Generation, LastTransitionTime: now,
-	})
-}
-
-// condition returns a condition of rs, or nil.
-func condition(rs *rayv1.RayService, t rayv1.RayServiceConditionType) *metav1.Condition {
-	return meta.FindStatusCondition(rs.Status.Conditions, string(t))
-}
-
-// isTrue reports whether a condition is True in conds.
-func isTrue(conds []metav1.Condition, t rayv1.RayServiceConditionType) bool {
-	return meta.IsStatusConditionTrue(conds, string(t))
-}
-
-// hasReason reports whether a condition has status and reason.
-func hasReason(rs *rayv1.RayService, t rayv1.RayServiceConditionType, status metav1.ConditionStatus, reason rayv1.RayServiceConditionReason) bool {
-	c := condition(rs, t)
-	return c != nil && c.Status == status && c.Reason == string(reason)
-}
-
 // initConditions sets Ready and UpgradeInProgress to Initializing when a
 // RayService has no conditions yet.
 func initConditions(rs *rayv1.RayService, now metav1.Time) {
+	at := conditions.At(now, rs.Generation)
 	clearValidationFailure(rs, now)
 	if len(rs.Status.Conditions) > 0 {
 		return
 	}
-	setCondition(rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
-	setCondition(rs, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
+	conditions.MarkFalse(&rs.Status.Conditions, rayv1.RayServiceReady, rayv1.RayServiceInitializing, msgInitializing, at)
+	conditions.MarkFalse(&rs.Status.Conditions, rayv1.UpgradeInProgress, rayv1.RayServiceInitializing, msgInitializing, at)
 }
 
 // clearValidationFailure replaces Ready False/ValidationFailed, left by an
@@ -68,16 +43,17 @@ func initConditions(rs *rayv1.RayService, now metav1.Time) {
 // timeout counts from now); one that had keeps Ready False until its
 // endpoints say otherwise.
 func clearValidationFailure(rs *rayv1.RayService, now metav1.Time) {
-	if !hasReason(rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed) {
+	at := conditions.At(now, rs.Generation)
+	if !conditions.Has(rs.Status.Conditions, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed) {
 		return
 	}
 	if rs.Status.ActiveServiceStatus.RayClusterName != "" {
-		setCondition(rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.ZeroServeEndpoints, msgZeroEndpoints, now)
+		conditions.MarkFalse(&rs.Status.Conditions, rayv1.RayServiceReady, rayv1.ZeroServeEndpoints, msgZeroEndpoints, at)
 		return
 	}
 	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress} {
-		meta.RemoveStatusCondition(&rs.Status.Conditions, string(t))
-		setCondition(rs, t, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
+		conditions.Remove(&rs.Status.Conditions, t)
+		conditions.MarkFalse(&rs.Status.Conditions, t, rayv1.RayServiceInitializing, msgInitializing, at)
 	}
 }
 
@@ -85,34 +61,36 @@ func clearValidationFailure(rs *rayv1.RayService, now metav1.Time) {
 // (ZeroServeEndpoints) when they drop to none after being ready; before
 // that Ready stays as it is (Initializing, or timed out).
 func setReady(rs *rayv1.RayService, now metav1.Time) {
+	at := conditions.At(now, rs.Generation)
 	switch {
 	case rs.Status.NumServeEndpoints > 0:
-		setCondition(rs, rayv1.RayServiceReady, metav1.ConditionTrue, rayv1.NonZeroServeEndpoints, msgNonZeroEndpoints, now)
-	case isTrue(rs.Status.Conditions, rayv1.RayServiceReady):
-		setCondition(rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.ZeroServeEndpoints, msgZeroEndpoints, now)
+		conditions.MarkTrue(&rs.Status.Conditions, rayv1.RayServiceReady, rayv1.NonZeroServeEndpoints, msgNonZeroEndpoints, at)
+	case conditions.IsTrue(rs.Status.Conditions, rayv1.RayServiceReady):
+		conditions.MarkFalse(&rs.Status.Conditions, rayv1.RayServiceReady, rayv1.ZeroServeEndpoints, msgZeroEndpoints, at)
 	}
 }
 
 // setUpgradeInProgress follows which clusters exist in status.
 func setUpgradeInProgress(rs *rayv1.RayService, now metav1.Time) {
+	at := conditions.At(now, rs.Generation)
 	active, pending := rs.Status.ActiveServiceStatus.RayClusterName, rs.Status.PendingServiceStatus.RayClusterName
 	switch {
 	case active != "" && pending != "":
-		setCondition(rs, rayv1.UpgradeInProgress, metav1.ConditionTrue, rayv1.BothActivePendingClustersExist, msgBothClusters, now)
+		conditions.MarkTrue(&rs.Status.Conditions, rayv1.UpgradeInProgress, rayv1.BothActivePendingClustersExist, msgBothClusters, at)
 	case active != "":
-		setCondition(rs, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.NoPendingCluster, msgNoPendingCluster, now)
+		conditions.MarkFalse(&rs.Status.Conditions, rayv1.UpgradeInProgress, rayv1.NoPendingCluster, msgNoPendingCluster, at)
 	default:
-		c := condition(rs, rayv1.UpgradeInProgress)
+		c := conditions.Get(rs.Status.Conditions, rayv1.UpgradeInProgress)
 		if c != nil && (c.Reason == string(rayv1.RayServiceInitializing) || c.Reason == string(rayv1.RayServiceInitializingTimeout)) {
 			return
 		}
-		setCondition(rs, rayv1.UpgradeInProgress, metav1.ConditionUnknown, rayv1.NoActiveCluster, msgNoActiveCluster, now)
+		conditions.MarkUnknown(&rs.Status.Conditions, rayv1.UpgradeInProgress, rayv1.NoActiveCluster, msgNoActiveCluster, at)
 	}
 }
 
 // serviceStatus is the legacy summary of Ready.
 func serviceStatus(rs *rayv1.RayService) rayv1.ServiceStatus {
-	if isTrue(rs.Status.Conditions, rayv1.RayServiceReady) {
+	if conditions.IsTrue(rs.Status.Conditions, rayv1.RayServiceReady) {
 		return rayv1.Running
 	}
 	return rayv1.NotRunning

@@ -133,16 +133,3 @@ func timedOut(at time.Time) *wrappers.RayServiceWrapper {
 		Condition(rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout, "timed out", at).
 		Condition(rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, at)
 }
-
-// TestSetConditionStampsGeneration checks that every condition set carries
-// the generation it was computed from, even when its status stays.
-func TestSetConditionStampsGeneration(t *testing.T) {
-	rs := readyAt(t0).Generation(3).Obj()
-	setCondition(rs, rayv1.RayServiceReady, metav1.ConditionTrue, rayv1.NonZeroServeEndpoints, msgNonZeroEndpoints, metav1.Time{Time: t0.Add(time.Minute)})
-	got := condition(rs, rayv1.RayServiceReady)
-	want := &metav1.Condition{Type: string(rayv1.RayServiceReady), Status: metav1.ConditionTrue, Reason: string(rayv1.NonZeroServeEndpoints),
-		Message: msgNonZeroEndpoints, ObservedGeneration: 3, LastTransitionTime: metav1.Time{Time: t0}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Ready (-want +got):\n%s", diff)
-	}
-}

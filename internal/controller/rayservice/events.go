@@ -14,8 +14,6 @@ const (
 	reasonFailedToUpdateServeApplications = string(rayv1.FailedToUpdateServeApplications)
 	reasonUpdatedHeadPodServeLabel        = "UpdatedHeadPodServeLabel"
 	reasonFailedToUpdateHeadPodServeLabel = "FailedToUpdateHeadPodServeLabel"
-	reasonDeletedService                  = "DeletedService"
-	reasonFailedToDeleteService           = "FailedToDeleteService"
 	reasonFailedToUpdateRayCluster        = "FailedToUpdateRayCluster"
 	reasonRollbackImpossible              = "RollbackImpossible"
 	reasonUpdatedServeTargetCapacity      = "UpdatedServeTargetCapacity"

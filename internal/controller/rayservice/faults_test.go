@@ -13,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
 )
@@ -71,7 +72,7 @@ func checkFailing(t *testing.T, rs *rayv1.RayService, reason rayv1.RayServiceCon
 	t.Helper()
 	want := &metav1.Condition{Type: string(rayv1.ServeRequestsFailing), Status: metav1.ConditionTrue, Reason: string(reason),
 		Message: message, ObservedGeneration: rs.Generation, LastTransitionTime: metav1.Time{Time: t0}}
-	if diff := cmp.Diff(want, condition(rs, rayv1.ServeRequestsFailing)); diff != "" {
+	if diff := cmp.Diff(want, conditions.Get(rs.Status.Conditions, rayv1.ServeRequestsFailing)); diff != "" {
 		t.Fatalf("ServeRequestsFailing (-want +got):\n%s", diff)
 	}
 }
@@ -79,7 +80,7 @@ func checkFailing(t *testing.T, rs *rayv1.RayService, reason rayv1.RayServiceCon
 // checkRecovered checks ServeRequestsFailing False.
 func checkRecovered(t *testing.T, rs *rayv1.RayService) {
 	t.Helper()
-	c := condition(rs, rayv1.ServeRequestsFailing)
+	c := conditions.Get(rs.Status.Conditions, rayv1.ServeRequestsFailing)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(rayv1.ServeRequestsSucceeded) || c.Message != msgServeRequestsSucceed {
 		t.Fatalf("ServeRequestsFailing %+v, want False %s", c, rayv1.ServeRequestsSucceeded)
 	}
@@ -144,9 +145,9 @@ func TestServeAPIFaultsOnAServingRayService(t *testing.T) {
 			e.failEachBackoffStep(t, what, gets, 1, func(n int, msg string) {
 				rs := e.rayService(t)
 				checkFailing(t, rs, rayv1.FailedToGetServeApplications, msg)
-				if !isTrue(rs.Status.Conditions, rayv1.RayServiceReady) || !cmp.Equal(apps(rs.Status.ActiveServiceStatus), map[string]string{"app": "RUNNING"}) {
+				if !conditions.IsTrue(rs.Status.Conditions, rayv1.RayServiceReady) || !cmp.Equal(apps(rs.Status.ActiveServiceStatus), map[string]string{"app": "RUNNING"}) {
 					t.Fatalf("failure %d: Ready %v, applications %v; want Ready with the last seen", n,
-						isTrue(rs.Status.Conditions, rayv1.RayServiceReady), apps(rs.Status.ActiveServiceStatus))
+						conditions.IsTrue(rs.Status.Conditions, rayv1.RayServiceReady), apps(rs.Status.ActiveServiceStatus))
 				}
 				e.checkEvents(t, fmt.Sprintf("failure %d", n), "Warning FailedToGetServeApplications "+msg)
 			})
@@ -194,7 +195,7 @@ func TestServeConfigFaults(t *testing.T) {
 				if got := e.clusterStates(t)[0].AppliedConfig; got != newConfig {
 					t.Fatalf("%s: recorded %q, want the new config applied", fault, got)
 				}
-				if c := condition(e.rayService(t), rayv1.ServeRequestsFailing); c != nil {
+				if c := conditions.Get(e.rayService(t).Status.Conditions, rayv1.ServeRequestsFailing); c != nil {
 					t.Fatalf("%s: %+v, want no ServeRequestsFailing", fault, c)
 				}
 				return
@@ -291,7 +292,7 @@ func TestStartingServeProxyIsNoFault(t *testing.T) {
 		t.Errorf("%d checks in 3 passes", got)
 	}
 	e.checkEvents(t, "starting proxy")
-	if c := condition(e.rayService(t), rayv1.ServeRequestsFailing); c != nil {
+	if c := conditions.Get(e.rayService(t).Status.Conditions, rayv1.ServeRequestsFailing); c != nil {
 		t.Errorf("%+v, want no ServeRequestsFailing", c)
 	}
 }
@@ -372,7 +373,7 @@ func TestPendingClusterServeFaults(t *testing.T) {
 			t.Fatalf("pass %d: Services (-want +got):\n%s", i, diff)
 		}
 	}
-	c := condition(e.rayService(t), rayv1.ServeRequestsFailing)
+	c := conditions.Get(e.rayService(t).Status.Conditions, rayv1.ServeRequestsFailing)
 	if c == nil || c.Reason != string(rayv1.FailedToGetServeApplications) ||
 		c.Message != wantRetry("Failed to get the Serve applications of the RayCluster ns/svc-abcde: "+faultErr.Error(), 2, 6*time.Second, t0.Add(4*time.Second)) {
 		t.Fatalf("ServeRequestsFailing %+v", c)
@@ -511,7 +512,7 @@ func TestServeFailuresOfClustersNoLongerAsked(t *testing.T) {
 		t.Fatal("no fault error")
 	}
 	e.pass(t)
-	if c := condition(e.rayService(t), rayv1.ServeRequestsFailing); c == nil || c.Status != metav1.ConditionTrue {
+	if c := conditions.Get(e.rayService(t).Status.Conditions, rayv1.ServeRequestsFailing); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("ServeRequestsFailing %+v after a failure", c)
 	}
 	editSpec(newVersion())(t, e)

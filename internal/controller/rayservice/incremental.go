@@ -2,12 +2,12 @@ package rayservice
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
 	"github.com/ray-operator/ray-operator/internal/naming"
@@ -29,12 +29,14 @@ func (r *Reconciler) incrementalEnabled(rs *rayv1.RayService) bool {
 
 // incrementalInProgress reports an incremental upgrade under way.
 func (r *Reconciler) incrementalInProgress(s *scope) bool {
-	return r.incrementalEnabled(s.rs) && isTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress)
+	return r.incrementalEnabled(s.rs) && conditions.IsTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress)
 }
 
 // rollingBack reports an incremental upgrade moving traffic back to the
 // active cluster.
-func rollingBack(s *scope) bool { return isTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress) }
+func rollingBack(s *scope) bool {
+	return conditions.IsTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress)
+}
 
 // upgradeState is the incremental upgrade as the status describes it.
 func upgradeState(s *scope) incrementalupgrade.Upgrade {
@@ -102,11 +104,11 @@ func (r *Reconciler) detectRollback(s *scope) {
 	now := metav1.Time{Time: s.now}
 	switch incrementalupgrade.DirectionOf(specIs(s.active, s.rs), specIs(s.pending, s.rs)) {
 	case incrementalupgrade.RollBack:
-		setCondition(s.rs, rayv1.RollbackInProgress, metav1.ConditionTrue, rayv1.DesiredClusterSpecChanged, msgRollingBack, now)
+		conditions.MarkTrue(&s.rs.Status.Conditions, rayv1.RollbackInProgress, rayv1.DesiredClusterSpecChanged, msgRollingBack, conditions.At(now, s.rs.Generation))
 	case incrementalupgrade.RollBackThenUpgrade:
-		setCondition(s.rs, rayv1.RollbackInProgress, metav1.ConditionTrue, rayv1.DesiredClusterSpecChanged, msgRollingBackThird, now)
+		conditions.MarkTrue(&s.rs.Status.Conditions, rayv1.RollbackInProgress, rayv1.DesiredClusterSpecChanged, msgRollingBackThird, conditions.At(now, s.rs.Generation))
 	default:
-		meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.RollbackInProgress))
+		conditions.Remove(&s.rs.Status.Conditions, rayv1.RollbackInProgress)
 	}
 }
 
@@ -143,7 +145,7 @@ func (r *Reconciler) incrementalPromotionDue(s *scope) bool {
 	if s.activeName() == "" {
 		return true
 	}
-	return isTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress) && s.pending != nil &&
+	return conditions.IsTrue(s.rs.Status.Conditions, rayv1.UpgradeInProgress) && s.pending != nil &&
 		incrementalupgrade.PromotionDue(upgradeState(s))
 }
 
@@ -154,13 +156,13 @@ func (r *Reconciler) completeRollback(s *scope) {
 	if !r.incrementalEnabled(s.rs) || !rollingBack(s) {
 		return
 	}
-	headReady := s.pending != nil && meta.IsStatusConditionTrue(s.pending.Status.Conditions, string(rayv1.HeadPodReady))
+	headReady := s.pending != nil && conditions.IsTrue(s.pending.Status.Conditions, rayv1.HeadPodReady)
 	if !incrementalupgrade.RollbackComplete(upgradeState(s), headReady) {
 		return
 	}
 	s.rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
 	s.pending, s.pendingReady = nil, false
-	meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.RollbackInProgress))
+	conditions.Remove(&s.rs.Status.Conditions, rayv1.RollbackInProgress)
 	s.rollbackCompleted = true
 }
 

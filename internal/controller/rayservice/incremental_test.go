@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,6 +18,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
@@ -90,7 +90,7 @@ func TestRollbackDetection(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := e.rayService(t)
-			c := meta.FindStatusCondition(got.Status.Conditions, string(rayv1.RollbackInProgress))
+			c := conditions.Get(got.Status.Conditions, rayv1.RollbackInProgress)
 			switch {
 			case tc.wantStatus == "" && c != nil:
 				t.Errorf("RollbackInProgress still set: %+v", c)

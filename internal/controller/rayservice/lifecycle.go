@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/invalidspec"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/serveapps"
@@ -76,7 +77,7 @@ func (r *Reconciler) validate(rs *rayv1.RayService) error {
 // requeued: the next change of the object brings the next pass.
 func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
 	invalidspec.Report(ctx, r.events, s.rs, rayv1.KindRayService, err, reasonInvalidSpec)
-	setCondition(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceValidationFailed, err.Error(), metav1.Time{Time: s.now})
+	conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.RayServiceReady, rayv1.RayServiceValidationFailed, err.Error(), conditions.At(metav1.Time{Time: s.now}, s.rs.Generation))
 	s.rs.Status.ObservedGeneration = s.rs.Generation
 	return r.finishPass(ctx, s, passsteps.Result{}, nil)
 }

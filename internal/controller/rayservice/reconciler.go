@@ -19,17 +19,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
+	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
@@ -169,20 +170,20 @@ func cmpOr(d, def time.Duration) time.Duration {
 
 // Reconcile moves one RayService one pass towards its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	rs := &rayv1.RayService{}
-	if err := r.Client.Get(ctx, req.NamespacedName, rs); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.serveBackoff.ForgetObject(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayService{}, r.prologueKind(), r.pass)
+}
+
+func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayService] {
+	return prologue.Kind[*rayv1.RayService]{
+		Name: rayv1.KindRayService, Reader: r.Client,
+		Forget:    r.serveBackoff.ForgetObject,
+		ManagedBy: func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
+		Finalize:  r.finalize,
 	}
-	if !rayv1.IsManagedByThisOperator(rs.Spec.ManagedBy) {
-		return ctrl.Result{}, nil
-	}
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("rayService", klog.KObj(rs)))
-	if !rs.DeletionTimestamp.IsZero() {
-		return r.finalize(ctx, rs)
-	}
+}
+
+// pass ensures the finalizer, validates the RayService and runs the steps.
+func (r *Reconciler) pass(ctx context.Context, rs *rayv1.RayService) (ctrl.Result, error) {
 	if added, err := r.ensureFinalizer(ctx, rs); added || err != nil {
 		return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, ignoreConflict(err)
 	}
@@ -201,4 +202,9 @@ func ignoreConflict(err error) error {
 		return nil
 	}
 	return err
+}
+
+// children writes the objects the RayService owns, with their events on it.
+func (r *Reconciler) children() childwrite.Writer {
+	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

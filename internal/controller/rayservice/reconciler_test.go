@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
@@ -251,7 +252,7 @@ func TestBlueGreenFlow(t *testing.T) {
 
 // reasonOf is the reason of a condition of rs ("" when absent).
 func reasonOf(rs *rayv1.RayService, t rayv1.RayServiceConditionType) rayv1.RayServiceConditionReason {
-	if c := condition(rs, t); c != nil {
+	if c := conditions.Get(rs.Status.Conditions, t); c != nil {
 		return rayv1.RayServiceConditionReason(c.Reason)
 	}
 	return ""

@@ -9,12 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/features"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/podstatus"
@@ -80,14 +81,9 @@ func (r *Reconciler) setServeLabel(ctx context.Context, s *scope, c *rayv1.RayCl
 		head.Labels = map[string]string{}
 	}
 	head.Labels[rayv1.LabelServe] = want
-	if err := r.Client.Patch(ctx, head, client.MergeFrom(before)); err != nil {
-		r.events.Eventf(rs, nil, corev1.EventTypeWarning, reasonFailedToUpdateHeadPodServeLabel, actionUpdate,
-			"Failed to update the serve label to %q for the Head Pod %s/%s: %v", want, head.Namespace, head.Name, err)
-		return client.IgnoreNotFound(err)
-	}
-	r.events.Eventf(rs, nil, corev1.EventTypeNormal, reasonUpdatedHeadPodServeLabel, actionUpdate,
-		"Updated the serve label to %q for the Head Pod %s/%s", want, head.Namespace, head.Name)
-	return nil
+	noun := fmt.Sprintf("the serve label to %q for the Head Pod %s/%s", want, head.Namespace, head.Name)
+	return client.IgnoreNotFound(r.children().Patch(ctx, rs, head, client.MergeFrom(before),
+		childwrite.Noted(childwrite.Patch, noun, reasonUpdatedHeadPodServeLabel, reasonFailedToUpdateHeadPodServeLabel)))
 }
 
 // proxyHealthy checks the Serve proxy of a cluster's head Pod. A proxy that
@@ -282,7 +278,7 @@ func (r *Reconciler) needsApply(ctx context.Context, s *scope, c *rayv1.RayClust
 // head Pod running and ready.
 func (r *Reconciler) headReady(c *rayv1.RayCluster, head *corev1.Pod) bool {
 	if r.opts.Features.Enabled(features.RayClusterStatusConditions) {
-		return meta.IsStatusConditionTrue(c.Status.Conditions, string(rayv1.HeadPodReady))
+		return conditions.IsTrue(c.Status.Conditions, rayv1.HeadPodReady)
 	}
 	return podstatus.RunningAndReady(head)
 }
@@ -301,7 +297,7 @@ func (r *Reconciler) applyServeConfig(ctx context.Context, s *scope, c *rayv1.Ra
 	}
 	r.events.Eventf(s.rs, nil, corev1.EventTypeNormal, reasonUpdatedServeApplications, actionUpdate,
 		"Updated serve applications to the RayCluster %s/%s", c.Namespace, c.Name)
-	return r.patchClusterAnnotation(ctx, c, rayv1.AnnotationAppliedServeConfig, serveapps.Record(s.rs.Spec.ServeConfigV2))
+	return r.patchClusterAnnotation(ctx, s.rs, c, rayv1.AnnotationAppliedServeConfig, serveapps.Record(s.rs.Spec.ServeConfigV2))
 }
 
 // serveApplier is the part of a dashboard client that applies configs.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
@@ -121,8 +122,8 @@ func (r *Reconciler) setServeRequestsCondition(s *scope) {
 	r.serveBackoff.Retain(client.ObjectKeyFromObject(s.rs), func(key dashboard.BackoffKey) bool { return made[key] })
 	now := metav1.Time{Time: s.now}
 	if len(failing) == 0 {
-		if isTrue(s.rs.Status.Conditions, rayv1.ServeRequestsFailing) {
-			setCondition(s.rs, rayv1.ServeRequestsFailing, metav1.ConditionFalse, rayv1.ServeRequestsSucceeded, msgServeRequestsSucceed, now)
+		if conditions.IsTrue(s.rs.Status.Conditions, rayv1.ServeRequestsFailing) {
+			conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.ServeRequestsFailing, rayv1.ServeRequestsSucceeded, msgServeRequestsSucceed, conditions.At(now, s.rs.Generation))
 		}
 		return
 	}
@@ -130,6 +131,5 @@ func (r *Reconciler) setServeRequestsCondition(s *scope) {
 	for i, f := range failing {
 		texts[i] = retryText(f)
 	}
-	setCondition(s.rs, rayv1.ServeRequestsFailing, metav1.ConditionTrue, rayv1.RayServiceConditionReason(failing[0].Reason),
-		strings.Join(texts, "; "), now)
+	conditions.MarkTrue(&s.rs.Status.Conditions, rayv1.ServeRequestsFailing, rayv1.RayServiceConditionReason(failing[0].Reason), strings.Join(texts, "; "), conditions.At(now, s.rs.Generation))
 }

@@ -7,11 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
@@ -45,7 +45,7 @@ func (r *Reconciler) calculateStatus(ctx context.Context, s *scope) (passsteps.R
 	res = res.Merge(passsteps.Requeue(r.timeOutIfInitializingTooLong(s)))
 	setUpgradeInProgress(s.rs, now)
 	if s.rollbackCompleted {
-		setCondition(s.rs, rayv1.UpgradeInProgress, metav1.ConditionFalse, rayv1.NoPendingCluster, msgRollbackComplete, now)
+		conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.UpgradeInProgress, rayv1.NoPendingCluster, msgRollbackComplete, conditions.At(now, s.rs.Generation))
 	}
 	st.ServiceStatus = serviceStatus(s.rs)
 	return res.Merge(passsteps.Requeue(r.requeueForStatus(s))), nil
@@ -128,7 +128,7 @@ func endpointKey(ep discoveryv1.Endpoint) string {
 // looked at then (0: no deadline to wait for).
 func (r *Reconciler) timeOutIfInitializingTooLong(s *scope) time.Duration {
 	timeout, err := validation.InitializingTimeout(s.rs.Annotations)
-	ready := condition(s.rs, rayv1.RayServiceReady)
+	ready := conditions.Get(s.rs.Status.Conditions, rayv1.RayServiceReady)
 	if err != nil || timeout == 0 || ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(rayv1.RayServiceInitializing) {
 		return 0
 	}
@@ -138,10 +138,10 @@ func (r *Reconciler) timeOutIfInitializingTooLong(s *scope) time.Duration {
 	}
 	s.rs.Status.ActiveServiceStatus = rayv1.RayServiceStatus{}
 	s.rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
-	meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.ServeRequestsFailing))
+	conditions.Remove(&s.rs.Status.Conditions, rayv1.ServeRequestsFailing)
 	msg := fmt.Sprintf("RayService failed to become ready within the configured timeout of %s. Time spent initializing: %s",
 		timeout, spent.Round(time.Second))
-	setCondition(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout, msg, metav1.Time{Time: s.now})
+	conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.RayServiceReady, rayv1.RayServiceInitializingTimeout, msg, conditions.At(metav1.Time{Time: s.now}, s.rs.Generation))
 	r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, reasonInitializingTimeout, actionReconcile, "%s", msg)
 	return 0
 }
@@ -150,7 +150,7 @@ func (r *Reconciler) timeOutIfInitializingTooLong(s *scope) time.Duration {
 // that state is terminal (only deleting it, or a suspend and resume, leaves
 // it). Its clusters are still cleaned up by the first step.
 func (r *Reconciler) stopIfTimedOut(_ context.Context, s *scope) (passsteps.Result, error) {
-	return passsteps.Result{Stop: hasReason(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout)}, nil
+	return passsteps.Result{Stop: conditions.Has(s.rs.Status.Conditions, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout)}, nil
 }
 
 // requeueForStatus is when the next pass is due: soon while anything is in
@@ -164,7 +164,7 @@ func (r *Reconciler) requeueForStatus(s *scope) time.Duration {
 	inFlight := st.PendingServiceStatus.RayClusterName != "" || st.ActiveServiceStatus.RayClusterName == "" ||
 		(!s.activeReady && !s.activeServeUnknown) || st.NumServeEndpoints == 0
 	switch {
-	case inFlight && !hasReason(s.rs, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout):
+	case inFlight && !conditions.Has(s.rs.Status.Conditions, rayv1.RayServiceReady, metav1.ConditionFalse, rayv1.RayServiceInitializingTimeout):
 		return r.opts.InFlightRequeue
 	case r.serveRetry(s) == 0:
 		return r.opts.IdleRequeue

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
@@ -25,15 +26,15 @@ func (r *Reconciler) reconcileSuspend(ctx context.Context, s *scope) (passsteps.
 	persisted := s.original.Conditions
 	var res passsteps.Result
 	switch {
-	case isTrue(persisted, rayv1.RayServiceSuspending):
+	case conditions.IsTrue(persisted, rayv1.RayServiceSuspending):
 		wait, err := r.finishSuspending(ctx, s)
 		if err != nil {
 			return res, err
 		}
 		res = passsteps.Result{Stop: true, RequeueAfter: wait}
-	case isTrue(persisted, rayv1.RayServiceSuspended) && !s.rs.Spec.Suspend:
+	case conditions.IsTrue(persisted, rayv1.RayServiceSuspended) && !s.rs.Spec.Suspend:
 		resume(s.rs, now)
-	case isTrue(persisted, rayv1.RayServiceSuspended):
+	case conditions.IsTrue(persisted, rayv1.RayServiceSuspended):
 		res.Stop = true
 	case s.rs.Spec.Suspend:
 		requestSuspend(s.rs, now)
@@ -51,11 +52,12 @@ func (r *Reconciler) reconcileSuspend(ctx context.Context, s *scope) (passsteps.
 
 // requestSuspend records that a suspension starts and forgets the clusters.
 func requestSuspend(rs *rayv1.RayService, now metav1.Time) {
-	setCondition(rs, rayv1.RayServiceSuspending, metav1.ConditionTrue, rayv1.SuspendRequested, msgSuspendRequested, now)
+	at := conditions.At(now, rs.Generation)
+	conditions.MarkTrue(&rs.Status.Conditions, rayv1.RayServiceSuspending, rayv1.SuspendRequested, msgSuspendRequested, at)
 	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress, rayv1.RollbackInProgress} {
-		setCondition(rs, t, metav1.ConditionFalse, rayv1.SuspendInProgress, msgSuspendInProgress, now)
+		conditions.MarkFalse(&rs.Status.Conditions, t, rayv1.SuspendInProgress, msgSuspendInProgress, at)
 	}
-	meta.RemoveStatusCondition(&rs.Status.Conditions, string(rayv1.ServeRequestsFailing))
+	conditions.Remove(&rs.Status.Conditions, rayv1.ServeRequestsFailing)
 	rs.Status.ActiveServiceStatus = rayv1.RayServiceStatus{}
 	rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
 	rs.Status.NumServeEndpoints = 0
@@ -66,10 +68,11 @@ func requestSuspend(rs *rayv1.RayService, now metav1.Time) {
 // Initializing, with a fresh transition time (the initializing timeout
 // counts from it).
 func resume(rs *rayv1.RayService, now metav1.Time) {
-	setCondition(rs, rayv1.RayServiceSuspended, metav1.ConditionFalse, rayv1.RayServiceResumed, msgResumed, now)
+	at := conditions.At(now, rs.Generation)
+	conditions.MarkFalse(&rs.Status.Conditions, rayv1.RayServiceSuspended, rayv1.RayServiceResumed, msgResumed, at)
 	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress} {
-		meta.RemoveStatusCondition(&rs.Status.Conditions, string(t))
-		setCondition(rs, t, metav1.ConditionFalse, rayv1.RayServiceInitializing, msgInitializing, now)
+		conditions.Remove(&rs.Status.Conditions, t)
+		conditions.MarkFalse(&rs.Status.Conditions, t, rayv1.RayServiceInitializing, msgInitializing, at)
 	}
 	rs.Status.ObservedGeneration = rs.Generation
 }
@@ -83,13 +86,13 @@ func (r *Reconciler) finishSuspending(ctx context.Context, s *scope) (time.Durat
 		return 0, err
 	}
 	if remaining > 0 {
-		setCondition(s.rs, rayv1.RayServiceSuspending, metav1.ConditionTrue, rayv1.SuspendInProgress, msgSuspendInProgress, now)
+		conditions.MarkTrue(&s.rs.Status.Conditions, rayv1.RayServiceSuspending, rayv1.SuspendInProgress, msgSuspendInProgress, conditions.At(now, s.rs.Generation))
 		return r.opts.InFlightRequeue, nil
 	}
-	setCondition(s.rs, rayv1.RayServiceSuspending, metav1.ConditionFalse, rayv1.SuspendComplete, msgSuspendComplete, now)
-	setCondition(s.rs, rayv1.RayServiceSuspended, metav1.ConditionTrue, rayv1.SuspendComplete, msgSuspendComplete, now)
+	conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.RayServiceSuspending, rayv1.SuspendComplete, msgSuspendComplete, conditions.At(now, s.rs.Generation))
+	conditions.MarkTrue(&s.rs.Status.Conditions, rayv1.RayServiceSuspended, rayv1.SuspendComplete, msgSuspendComplete, conditions.At(now, s.rs.Generation))
 	for _, t := range []rayv1.RayServiceConditionType{rayv1.RayServiceReady, rayv1.UpgradeInProgress, rayv1.RollbackInProgress} {
-		setCondition(s.rs, t, metav1.ConditionFalse, rayv1.SuspendComplete, msgSuspendComplete, now)
+		conditions.MarkFalse(&s.rs.Status.Conditions, t, rayv1.SuspendComplete, msgSuspendComplete, conditions.At(now, s.rs.Generation))
 	}
 	if !s.rs.Spec.Suspend {
 		// spec.suspend was turned off while suspending. Nothing else will
@@ -133,10 +136,5 @@ func (r *Reconciler) deleteService(ctx context.Context, rs *rayv1.RayService, sv
 	if !svc.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	if err := r.Client.Delete(ctx, svc); client.IgnoreNotFound(err) != nil {
-		r.events.Eventf(rs, nil, corev1.EventTypeWarning, reasonFailedToDeleteService, actionDelete, "Failed to delete the service %s/%s: %v", svc.Namespace, svc.Name, err)
-		return fmt.Errorf("deleting Service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	r.events.Eventf(rs, nil, corev1.EventTypeNormal, reasonDeletedService, actionDelete, "Deleted the service %s/%s", svc.Namespace, svc.Name)
-	return nil
+	return r.children().Delete(ctx, rs, svc, clusterowner.ServiceEvent(childwrite.Delete, svc), childwrite.NotFoundAsDeleted())
 }

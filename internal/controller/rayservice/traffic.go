@@ -14,6 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/incrementalupgrade"
 	"github.com/ray-operator/ray-operator/internal/naming"
@@ -69,14 +70,7 @@ func (r *Reconciler) ensurePerClusterServeService(ctx context.Context, rs *rayv1
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{}); !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := r.Client.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
-		r.events.Eventf(rs, nil, corev1.EventTypeWarning, clusterowner.ReasonFailedToCreateService, clusterowner.ActionCreate,
-			"Failed to create the service %s/%s: %v", svc.Namespace, svc.Name, err)
-		return fmt.Errorf("creating Service %s: %w", svc.Name, err)
-	}
-	r.events.Eventf(rs, nil, corev1.EventTypeNormal, clusterowner.ReasonCreatedService, clusterowner.ActionCreate,
-		"Created the service %s/%s", svc.Namespace, svc.Name)
-	return nil
+	return r.children().Create(ctx, rs, svc, clusterowner.ServiceEvent(childwrite.Create, svc), childwrite.AlreadyExistsAsCreated())
 }
 
 // loadTrafficObjects reads the RayService's Gateway and HTTPRoute once per
@@ -231,26 +225,16 @@ func applyTrafficObject[O any, P interface {
 // createTrafficObject creates a Gateway API object owned by the RayService.
 func (r *Reconciler) createTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
 	obj.SetOwnerReferences([]metav1.OwnerReference{clusterowner.ControllerRef(rs, rayv1.KindRayService)})
-	if err := r.Client.Create(ctx, obj); err != nil {
-		r.events.Eventf(rs, nil, corev1.EventTypeWarning, w.failedToCreate, clusterowner.ActionCreate,
-			"Failed to create %s for RayService %s/%s: %v", w.failedCreateNoun, obj.GetNamespace(), obj.GetName(), err)
-		return fmt.Errorf("creating %s %s: %w", w.noun, obj.GetName(), err)
-	}
-	r.events.Eventf(rs, nil, corev1.EventTypeNormal, w.created, clusterowner.ActionCreate,
-		"Created %s for RayService %s/%s", w.noun, obj.GetNamespace(), obj.GetName())
-	return nil
+	forRS := " for RayService " + obj.GetNamespace() + "/" + obj.GetName()
+	return r.children().Create(ctx, rs, obj, childwrite.Event{
+		Reason: w.created, Note: "Created " + w.noun + forRS,
+		FailedReason: w.failedToCreate, FailedNote: "Failed to create " + w.failedCreateNoun + forRS,
+	})
 }
 
 // updateTrafficObject writes a Gateway API object whose spec was changed.
 func (r *Reconciler) updateTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
-	if err := r.Client.Update(ctx, obj); err != nil {
-		r.events.Eventf(rs, nil, corev1.EventTypeWarning, w.failedToUpdate, clusterowner.ActionUpdate,
-			"Failed to update the %s %s/%s: %v", w.noun, obj.GetNamespace(), obj.GetName(), err)
-		return fmt.Errorf("updating %s %s: %w", w.noun, obj.GetName(), err)
-	}
-	r.events.Eventf(rs, nil, corev1.EventTypeNormal, w.updated, clusterowner.ActionUpdate,
-		"Updated the %s %s/%s", w.noun, obj.GetNamespace(), obj.GetName())
-	return nil
+	return r.children().Update(ctx, rs, obj, childwrite.Noted(childwrite.Update, childwrite.Noun("the "+w.noun, obj), w.updated, w.failedToUpdate))
 }
 
 // deleteGatewayObjects deletes the HTTPRoute and the Gateway of a
@@ -292,11 +276,7 @@ func (r *Reconciler) deleteTrafficObject(ctx context.Context, rs *rayv1.RayServi
 	case !obj.GetDeletionTimestamp().IsZero():
 		return true, nil
 	}
-	if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-		r.events.Eventf(rs, nil, corev1.EventTypeWarning, "FailedToDelete"+kind, actionDelete,
-			"Failed to delete the %s %s/%s: %v", kind, obj.GetNamespace(), obj.GetName(), err)
-		return false, fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
-	}
-	r.events.Eventf(rs, nil, corev1.EventTypeNormal, "Deleted"+kind, actionDelete, "Deleted the %s %s/%s", kind, obj.GetNamespace(), obj.GetName())
-	return true, nil
+	err = r.children().Delete(ctx, rs, obj, childwrite.Noted(childwrite.Delete, childwrite.Noun("the "+kind, obj), "Deleted"+kind, "FailedToDelete"+kind),
+		childwrite.NotFoundAsDeleted())
+	return err == nil, err
 }

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 )
 
 // maxRetryBackoff caps the doubling back-off between attempts of one spec.
@@ -82,7 +82,7 @@ func (r *Reconciler) reconcileUpgradeDeadline(s *scope) time.Duration {
 	timeout := pendingTimeout(s.rs)
 	if timeout == 0 {
 		s.rs.Status.UpgradeAttempt = nil
-		meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.UpgradeAbandoned))
+		conditions.Remove(&s.rs.Status.Conditions, rayv1.UpgradeAbandoned)
 		return 0
 	}
 	att := s.rs.Status.UpgradeAttempt
@@ -98,8 +98,7 @@ func (r *Reconciler) reconcileUpgradeDeadline(s *scope) time.Duration {
 	if att.RayClusterName != s.pendingName() {
 		att.RayClusterName, att.StartTime = s.pendingName(), &now
 		if att.AbandonedClusterSpecHash != "" {
-			setCondition(s.rs, rayv1.UpgradeAbandoned, metav1.ConditionFalse, rayv1.UpgradeRetried,
-				fmt.Sprintf("A new upgrade attempt runs with pending RayCluster %s", s.pendingName()), now)
+			conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.UpgradeAbandoned, rayv1.UpgradeRetried, fmt.Sprintf("A new upgrade attempt runs with pending RayCluster %s", s.pendingName()), conditions.At(now, s.rs.Generation))
 		}
 	}
 	if !r.abandonable(s) {
@@ -119,7 +118,7 @@ func (r *Reconciler) abandonable(s *scope) bool {
 	if s.pending == nil || !s.pending.DeletionTimestamp.IsZero() || s.servingCluster == s.pendingName() {
 		return false
 	}
-	if isTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress) {
+	if conditions.IsTrue(s.rs.Status.Conditions, rayv1.RollbackInProgress) {
 		return false
 	}
 	if !r.incrementalEnabled(s.rs) {
@@ -157,7 +156,7 @@ func (r *Reconciler) abandonUpgrade(s *scope, timeout time.Duration) {
 	}
 	msg := fmt.Sprintf("Pending RayCluster %s did not take over within %s (spec.upgradeStrategy.pendingClusterTimeoutSeconds) and was deleted; RayCluster %s keeps serving; %s",
 		name, timeout, s.activeName(), retry)
-	setCondition(s.rs, rayv1.UpgradeAbandoned, metav1.ConditionTrue, rayv1.PendingClusterTimeout, msg, now)
+	conditions.MarkTrue(&s.rs.Status.Conditions, rayv1.UpgradeAbandoned, rayv1.PendingClusterTimeout, msg, conditions.At(now, s.rs.Generation))
 	r.events.Eventf(s.rs, nil, corev1.EventTypeWarning, reasonPendingClusterTimeout, actionDelete, "%s", msg)
 	s.rs.Status.PendingServiceStatus = rayv1.RayServiceStatus{}
 	s.pending, s.pendingReady = nil, false
@@ -197,7 +196,7 @@ func (r *Reconciler) forgetAbandonedUpgrade(s *scope) {
 		return
 	}
 	*att = rayv1.UpgradeAttempt{}
-	meta.RemoveStatusCondition(&s.rs.Status.Conditions, string(rayv1.UpgradeAbandoned))
+	conditions.Remove(&s.rs.Status.Conditions, rayv1.UpgradeAbandoned)
 }
 
 // retryRequeue is how soon the held-back spec may be tried again (0: not

@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
@@ -117,7 +117,7 @@ func TestAbandonable(t *testing.T) {
 		{"pending cluster missing", false, func(s *scope) { s.pending = nil }, false},
 		{"pending cluster being deleted", false, func(s *scope) { s.pending.DeletionTimestamp = &metav1.Time{Time: time.Now()} }, false},
 		{"rollback", false, func(s *scope) {
-			setCondition(s.rs, rayv1.RollbackInProgress, metav1.ConditionTrue, rayv1.DesiredClusterSpecChanged, "", metav1.Now())
+			conditions.MarkTrue(&s.rs.Status.Conditions, rayv1.RollbackInProgress, rayv1.DesiredClusterSpecChanged, "", conditions.At(metav1.Now(), s.rs.Generation))
 		}, false},
 		{"incremental, nothing moved", true, func(*scope) {}, true},
 		{"incremental, pending capacity grown", true, func(s *scope) {
@@ -152,7 +152,7 @@ func TestPromotionSettlesAttempt(t *testing.T) {
 	rs.Status.PendingServiceStatus.RayClusterName = "svc-c"
 	rs.Status.UpgradeAttempt = &rayv1.UpgradeAttempt{RayClusterName: "svc-c", StartTime: &now,
 		AbandonedClusterSpecHash: "old", AbandonedRayClusterName: "svc-b", AbandonedTime: &now, Abandoned: 1}
-	setCondition(rs, rayv1.UpgradeAbandoned, metav1.ConditionFalse, rayv1.UpgradeRetried, "retrying", now)
+	conditions.MarkFalse(&rs.Status.Conditions, rayv1.UpgradeAbandoned, rayv1.UpgradeRetried, "retrying", conditions.At(now, rs.Generation))
 	s := newScope(rs, now.Time)
 	s.active = &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "svc-a"}}
 	pending, err := r.desiredCluster(s, "svc-c")
@@ -166,7 +166,7 @@ func TestPromotionSettlesAttempt(t *testing.T) {
 	if s.activeName() != "svc-c" {
 		t.Fatalf("active %q after the promotion, want svc-c", s.activeName())
 	}
-	if c := meta.FindStatusCondition(rs.Status.Conditions, string(rayv1.UpgradeAbandoned)); c != nil {
+	if c := conditions.Get(rs.Status.Conditions, rayv1.UpgradeAbandoned); c != nil {
 		t.Errorf("UpgradeAbandoned %+v in the promoting pass, want it removed", c)
 	}
 	if *rs.Status.UpgradeAttempt != (rayv1.UpgradeAttempt{}) {
