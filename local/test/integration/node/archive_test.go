@@ -137,6 +137,8 @@ func storedImages(t *testing.T, c *cluster) []string {
 	return names
 }
 
+// testImageArchive loads archives into the node's store while the node
+// runs, as `ray-local load image-archive` does beside `make run`.
 func testImageArchive(t *testing.T, c *cluster) {
 	// A Docker Hub name: no registry here serves it, as fluent-bit's in
 	// KubeRay's samples.
@@ -209,5 +211,19 @@ func testImageArchive(t *testing.T, c *cluster) {
 		w := mainWaiting(p)
 		return w != nil && w.Reason == "ErrImageNeverPull"
 	})
+
+	// The sound archive, loaded while that pod waits: the node finds the
+	// image when it looks again after the image back-off.
+	if _, err := loadArchive(t, c, writeDockerArchive(t, corruptRef, other)); err != nil {
+		t.Fatal(err)
+	}
+	otherDigest, err := other.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = waitPod(t, c, never.Name, "Succeeded", succeeded)
+	if id := got.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(id, "@"+otherDigest.String()) {
+		t.Errorf("%s: imageID %q; want the loaded image %s", never.Name, id, otherDigest)
+	}
 	deleteAndWait(t, c, "archive-ifnotpresent", "archive-never", "archive-always", "archive-corrupt-never")
 }

@@ -109,7 +109,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("a pod that writes without end to stdout has its log rotated", func(t *testing.T) { testEndlessStdout(t, c) })
 	t.Run("a pod that fills its emptyDir past the sizeLimit is evicted", func(t *testing.T) { testEmptyDirFilled(t, c) })
 	t.Run("an image from a registry runs with its config; a wrong digest and an unauthorised pull fail ErrImagePull", func(t *testing.T) { testRegistryImages(t, c) })
-	t.Run("an image loaded from an archive runs by its tag with IfNotPresent and Never; Always asks the registry; a corrupt archive leaves nothing", func(t *testing.T) { testImageArchive(t, c) })
+	t.Run("an image loaded from an archive runs by its tag with IfNotPresent and Never; Always asks the registry; a corrupt archive leaves nothing; a pod waiting with Never starts once its image is loaded", func(t *testing.T) { testImageArchive(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
