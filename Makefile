@@ -247,6 +247,12 @@ run: $(KWOK) $(COREDNS) $(METRICS_SERVER) $(RUN_ADDONS) ## Run the operator (Ray
 		RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_RAY_INSTALLER="$(CURDIR)/hack/ray-venv.sh" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" \
 		exec bin/ray-local --feature-gates=$(RUN_FEATURE_GATES) $(ARGS)
 
+.PHONY: load-image
+load-image: ## Load an image archive (ARCHIVE: a `docker save` tarball, or an OCI layout directory or tar; NAME: a repository:tag to run it by instead of the archive's names) into the local node of `make run`, as `kind load image-archive`: pods run it with imagePullPolicy IfNotPresent or Never.
+	@test -n "$(ARCHIVE)" || { echo 'usage: make load-image ARCHIVE=path [NAME=repository:tag]'; exit 2; }
+	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
+	bin/ray-local load image-archive "$(ARCHIVE)" $(if $(NAME),--name "$(NAME)")
+
 ##@ Generate
 
 # CRD generation options, as KubeRay's: descriptions are dropped (maxDescLen=0)

@@ -11,6 +11,10 @@
 // CRDs in that cluster and runs the operator there. Ctrl-C stops
 // everything.
 //
+// `ray-local load image-archive FILE [--name REF]` loads an image archive
+// into the local node's image store (as `kind load image-archive`), for
+// images no registry here serves.
+//
 // It takes every ray-operator flag as well as its own.
 package main
 
@@ -95,6 +99,13 @@ const (
 func main() {
 	// The local cluster's node runs as a process of this executable.
 	localcluster.RunNodeIfChild()
+	if len(os.Args) > 1 && os.Args[1] == loadCommand {
+		if err := runLoad(os.Args[2:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "ray-local load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	opFlags := operator.BindFlags(flag.CommandLine)
 	local := bindLocalFlags(flag.CommandLine)
 	localDefaults(flag.CommandLine)

@@ -312,6 +312,13 @@ func NodeHostNames(stateDir string) (sandbox.HostNames, error) {
 // hostStateDir is where the node keeps its pods' sandboxes.
 func hostStateDir(stateDir string) string { return filepath.Join(stateDir, "node") }
 
+// ImageStoreDir is the node's image store of the local cluster whose state
+// is in stateDir: it outlives the node process, and `ray-local load
+// image-archive` loads into it.
+func ImageStoreDir(stateDir string) string { return nodeImageStoreDir(hostStateDir(stateDir)) }
+
+func nodeImageStoreDir(hostStateDir string) string { return filepath.Join(hostStateDir, "images") }
+
 // startNode starts the node process, adopting what an earlier one left
 // if adopt, and returns once its Node is Ready.
 func (c *Cluster) startNode(ctx context.Context, adopt bool) error {

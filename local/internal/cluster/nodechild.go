@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -93,7 +92,7 @@ func startAgent(ctx context.Context, cfg nodeProcessConfig, host *sandbox.Host, 
 		return nil, err
 	}
 	// The images outlive the node process, as a kubelet's do.
-	store, err := imagestore.Open(filepath.Join(cfg.HostStateDir, "images"), imagestore.Options{})
+	store, err := imagestore.Open(nodeImageStoreDir(cfg.HostStateDir), imagestore.Options{})
 	if err != nil {
 		return nil, err
 	}

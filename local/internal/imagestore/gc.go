@@ -58,6 +58,11 @@ func (s *Store) list() ([]Image, error) {
 func (s *Store) GC(inUse map[v1.Hash]bool, p GCPolicy) ([]Image, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	unlock, err := s.lockAcross()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	images, err := s.list()
 	if err != nil {
 		return nil, err

@@ -58,6 +58,10 @@ type Options struct {
 	Retry remote.Backoff
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Guest opens a store another process owns (the node's, from ray-local
+	// load): tmp/ and trash/ are left as they are, since the owner's pulls
+	// and removals may be under way there.
+	Guest bool
 }
 
 // Store is an image store in one directory. Its methods are safe for
@@ -89,6 +93,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, opts: opts}
 	for _, d := range []string{"tmp", "trash"} {
+		if opts.Guest {
+			break
+		}
 		if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
 			return nil, fmt.Errorf("image store: %w", err)
 		}
@@ -200,7 +207,7 @@ func (s *Store) use(ref string, digest v1.Hash) (Image, error) {
 // into images/ only when every layer applied and verified.
 func (s *Store) ensure(ref string, digest v1.Hash, img v1.Image) error {
 	final := filepath.Join(s.dir, "images", digest.Hex)
-	if _, err := os.Stat(filepath.Join(final, "image.json")); err == nil {
+	if present(final) {
 		return nil
 	}
 	tmp, err := os.MkdirTemp(filepath.Join(s.dir, "tmp"), digest.Hex[:12]+"-")
@@ -220,10 +227,19 @@ func (s *Store) ensure(ref string, digest v1.Hash, img v1.Image) error {
 	if err == nil {
 		err = os.Rename(tmp, final)
 	}
+	if err != nil && present(final) {
+		err = nil // another process (a load beside the node) unpacked it first
+	}
 	if err != nil {
 		return &PullError{Ref: ref, Cause: CauseStore, Err: err}
 	}
 	return nil
+}
+
+// present says whether the image directory dir is whole.
+func present(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "image.json"))
+	return err == nil
 }
 
 // unpack applies img's layers in order into dir/rootfs and returns its

@@ -2,7 +2,9 @@ package imagestore
 
 import (
 	"archive/tar"
+	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 var amd64 = v1.Platform{OS: "linux", Architecture: "amd64"}
@@ -177,5 +180,25 @@ func TestPullRefusesLayersThatEscapeTheRoot(t *testing.T) {
 			}
 			assertNothingUnpacked(t, s)
 		})
+	}
+}
+
+// GNU and Python tar fill a layer's last 10240-byte record with zeros past
+// the end-of-archive blocks: the diff ID covers them, and so must the check.
+func TestPullLayerPaddedToARecord(t *testing.T) {
+	data := tarBytes(t, file("hello", "padded"))
+	data = append(data, make([]byte, 10240-len(data)%10240)...)
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := serve(t, nil)
+	push(t, host+"/padded:v1", image(t, v1.Config{}, l))
+	img, err := openStore(t, Options{Platform: amd64}).Pull(t.Context(), host+"/padded:v1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(img.RootFS, "hello")); err != nil || string(got) != "padded" {
+		t.Errorf("/hello = %q, %v", got, err)
 	}
 }

@@ -30,7 +30,8 @@ const (
 // of the layer reaches outside it.
 func applyLayer(root *os.Root, layer io.Reader, diffID string) error {
 	h := sha256.New()
-	tr := tar.NewReader(io.TeeReader(layer, h))
+	hashed := io.TeeReader(layer, h)
+	tr := tar.NewReader(hashed)
 	a := applier{root: root, created: map[string]bool{}}
 	for {
 		hdr, err := tr.Next()
@@ -44,8 +45,9 @@ func applyLayer(root *os.Root, layer io.Reader, diffID string) error {
 			return err
 		}
 	}
-	// The tar's end-of-archive blocks and any padding count in its digest.
-	if _, err := io.Copy(io.Discard, layer); err != nil {
+	// The tar's end-of-archive blocks and any padding (GNU and Python tar
+	// fill their last record) count in its digest.
+	if _, err := io.Copy(io.Discard, hashed); err != nil {
 		return readError(err)
 	}
 	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != diffID {

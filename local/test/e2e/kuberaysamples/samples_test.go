@@ -72,6 +72,7 @@ const (
 	needsYuniKorn  = "needs the YuniKorn batch scheduler (the operator's --batch-scheduler=yunikorn), which the local cluster does not run"
 	needsKAI       = "needs NVIDIA's KAI scheduler (its Queue CRD and the operator's --batch-scheduler=kai-scheduler), which the local cluster does not run"
 	noLocalImageOf = "its image %s has no local equivalent (the local node runs Ray and Redis images only; docs/local.md)"
+	noFluentBit    = "its image fluent/fluent-bit:3.2.2 is Docker Hub's, which this machine does not reach; a user with the image loads it first: `docker save fluent/fluent-bit:3.2.2 -o fluent-bit.tar` where Docker has it, then `make load-image ARCHIVE=fluent-bit.tar` (docs/local.md, Images from an archive)"
 )
 
 // plans is every RayCluster and RayJob sample of the KubeRay release the
@@ -87,7 +88,7 @@ var plans = map[string]plan{
 	"ray-cluster.embed-grafana.yaml":           {mode: cluster},
 	"ray-cluster.external-redis-uri.yaml":      {mode: redis},
 	"ray-cluster.external-redis.yaml":          {mode: redis},
-	"ray-cluster.fluentbit.yaml":               {reason: fmt.Sprintf(noLocalImageOf, "fluent/fluent-bit")},
+	"ray-cluster.fluentbit.yaml":               {reason: noFluentBit},
 	"ray-cluster.gke-bucket.yaml":              {reason: "needs a Google Cloud Storage bucket and GKE's workload identity"},
 	"ray-cluster.head-command.yaml":            {mode: cluster},
 	"ray-cluster.kai-gpu-sharing.yaml":         {reason: needsKAI + "; " + needsGPU},

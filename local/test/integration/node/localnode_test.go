@@ -70,6 +70,8 @@ type cluster struct {
 	seccomp string
 	// stateDir is the sandbox host's state directory (pods/<uid>/logs).
 	stateDir string
+	// images is the node's image store directory.
+	images string
 }
 
 func TestLocalNode(t *testing.T) {
@@ -107,6 +109,7 @@ func TestLocalNode(t *testing.T) {
 	t.Run("a pod that writes without end to stdout has its log rotated", func(t *testing.T) { testEndlessStdout(t, c) })
 	t.Run("a pod that fills its emptyDir past the sizeLimit is evicted", func(t *testing.T) { testEmptyDirFilled(t, c) })
 	t.Run("an image from a registry runs with its config; a wrong digest and an unauthorised pull fail ErrImagePull", func(t *testing.T) { testRegistryImages(t, c) })
+	t.Run("an image loaded from an archive runs by its tag with IfNotPresent and Never; Always asks the registry; a corrupt archive leaves nothing; a pod waiting with Never starts once its image is loaded", func(t *testing.T) { testImageArchive(t, c) })
 	t.Run("start latency and agent memory", func(t *testing.T) { measure(t, c) })
 	if err := c.node.Stop(t.Context()); err != nil {
 		t.Errorf("Stop: %v", err)
@@ -191,7 +194,7 @@ func startCluster(t *testing.T, env *testenv.Env, runc string) *cluster {
 	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes, seccomp: seccomp, stateDir: dir}
+	return &cluster{cs: cs, node: node, kubelet: listen, gateway: host.Gateway(), shared: shared, volumes: volumes, seccomp: seccomp, stateDir: dir, images: images}
 }
 
 // nodeSlots is how many runs of this suite may share the machine (two
