@@ -67,10 +67,16 @@ func (r *Reconciler) headPod(ctx context.Context, c *rayv1.RayCluster) (*corev1.
 }
 
 // setServeLabel writes the head Pod's ray.io/serve label when it changes.
+// A head Pod that is not Ready gets "false" without a proxy check: its
+// container may be restarting (the GCS killed), and a proxy check made
+// before the old proxy went down would leave "true" on it, so that the
+// moment the new container turns Ready, before its Serve proxy listens,
+// the serve Service would send it requests that are refused. With "false"
+// it joins the Service only after a check of the new proxy passes.
 func (r *Reconciler) setServeLabel(ctx context.Context, s *scope, c *rayv1.RayCluster, head *corev1.Pod) error {
 	rs := s.rs
 	want := "false"
-	if !rs.Spec.ExcludeHeadPodFromServeSvc {
+	if !rs.Spec.ExcludeHeadPodFromServeSvc && podstatus.Ready(head) {
 		want = strconv.FormatBool(r.proxyHealthy(ctx, s, c, head))
 	}
 	if head.Labels[rayv1.LabelServe] == want {

@@ -27,6 +27,7 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 	cases := map[string]struct {
 		exclude   bool
 		unhealthy bool
+		notReady  bool // the head Pod Running but not Ready
 		label     string // before; "" for none
 		want      string
 		wantEvent string
@@ -59,6 +60,13 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 		"healthy proxy, already true: unchanged": {
 			label: "true", want: "true",
 		},
+		// A head container restarting after its GCS was killed: the old
+		// proxy may still answer, but the new container would turn Ready
+		// before its proxy listens.
+		"head not Ready, proxy still answering: false, not checked": {
+			notReady: true, label: "true", want: "false",
+			wantEvent: `Normal UpdatedHeadPodServeLabel Updated the serve label to "false" for the Head Pod ns/svc-active-head`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -72,6 +80,9 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 			head := wrappers.MakeHeadPod(active, testNS).RunningReady()
 			if tc.label != "" {
 				head.Label(rayv1.LabelServe, tc.label)
+			}
+			if tc.notReady {
+				head.Phase(corev1.PodRunning)
 			}
 			e := newEnv(t, []client.Object{rs, cluster, head.Obj()})
 			if tc.unhealthy {
@@ -98,7 +109,7 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 			wantPorts := map[string]int32{head.Name: 9000}
-			if tc.exclude {
+			if tc.exclude || tc.notReady {
 				wantPorts = map[string]int32{}
 			}
 			if diff := cmp.Diff(wantPorts, e.proxyPorts); diff != "" {
