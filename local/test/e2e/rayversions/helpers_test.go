@@ -49,10 +49,24 @@ func (s *suite) redisKeys(t *testing.T, ns string) []string {
 	return strings.Fields(out)
 }
 
+// cleanupRun is what deleting the shared RayCluster showed of its Redis
+// cleanup Job.
+type cleanupRun struct {
+	// failed is the reason and message of the RayCluster's
+	// RedisCleanupJobFailed Warning, empty when there was none.
+	failed string
+	// logs are the logs of the Job's Pod; exitCodes the exit codes of its
+	// terminated containers.
+	logs      string
+	exitCodes []int32
+}
+
 // deleteCluster deletes the shared RayCluster and waits until it is gone,
 // which its Redis cleanup finalizer allows once the cleanup Job has
-// finished; no Warning may say the Job failed or the deletion was forced.
-func (s *suite) deleteCluster(ctx context.Context, t *testing.T, ns string) {
+// finished, and returns what the Job did. The deletion must not have been
+// forced (ForceDeletedStuckCluster); whether the Job may have failed is
+// the caller's to judge.
+func (s *suite) deleteCluster(ctx context.Context, t *testing.T, ns string) cleanupRun {
 	t.Helper()
 	rc := &rayv1.RayCluster{}
 	rc.Namespace, rc.Name = ns, clusterName
@@ -60,11 +74,12 @@ func (s *suite) deleteCluster(ctx context.Context, t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	jobKey := client.ObjectKey{Namespace: ns, Name: clusterName + "-redis-cleanup"}
-	seen, logs := false, ""
+	seen := false
+	var run cleanupRun
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		if s.kube.Client.Get(ctx, jobKey, &batchv1.Job{}) == nil {
 			seen = true
-			logs = s.jobLogs(ctx, ns, jobKey.Name, logs)
+			run.logs, run.exitCodes = s.jobLogs(ctx, ns, jobKey.Name, run.logs, run.exitCodes)
 		}
 		err := s.kube.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
 		return apierrors.IsNotFound(err), fmt.Errorf("cleanup Job seen %v; cluster: %v", seen, err)
@@ -80,10 +95,14 @@ func (s *suite) deleteCluster(ctx context.Context, t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {
-		if e.Reason == "RedisCleanupJobFailed" || e.Reason == "ForceDeletedStuckCluster" {
-			t.Fatalf("RayCluster %s: %s %s\nthe cleanup Job's logs:\n%s", clusterName, e.Reason, e.Message, logs)
+		switch e.Reason {
+		case "ForceDeletedStuckCluster":
+			t.Fatalf("RayCluster %s: %s %s\nthe cleanup Job's logs:\n%s", clusterName, e.Reason, e.Message, run.logs)
+		case "RedisCleanupJobFailed":
+			run.failed = e.Reason + " " + e.Message
 		}
 	}
+	return run
 }
 
 // waitRayService waits until the hello RayService serves from one cluster
@@ -122,23 +141,30 @@ func (s *suite) waitAnswer(t *testing.T, url, want string) {
 	}
 }
 
-// jobLogs returns the logs of the Job's Pods once one has ended (read
-// while the Job is there: it goes with its RayCluster), else previous.
-func (s *suite) jobLogs(ctx context.Context, ns, job, previous string) string {
+// jobLogs returns the logs of the Job's Pods and the exit codes of their
+// containers once one has ended (read while the Job is there: it goes with
+// its RayCluster), else previous and previousCodes.
+func (s *suite) jobLogs(ctx context.Context, ns, job, previous string, previousCodes []int32) (string, []int32) {
 	pods := &corev1.PodList{}
 	if err := s.kube.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}); err != nil {
-		return previous
+		return previous, previousCodes
 	}
 	var all strings.Builder
+	var codes []int32
 	for _, p := range pods.Items {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			all.WriteString(s.kube.Logs(ctx, ns, p.Name, p.Spec.Containers[0].Name, nil))
+			for _, c := range p.Status.ContainerStatuses {
+				if c.State.Terminated != nil {
+					codes = append(codes, c.State.Terminated.ExitCode)
+				}
+			}
 		}
 	}
 	if all.Len() == 0 {
-		return previous
+		return previous, previousCodes
 	}
-	return all.String()
+	return all.String(), codes
 }
 
 // removeCluster deletes the shared RayCluster if it is still there and
