@@ -27,7 +27,7 @@ func TestLabelHeadPodForServeStatus(t *testing.T) {
 	cases := map[string]struct {
 		exclude   bool
 		unhealthy bool
-		notReady  bool // the head Pod Running but not Ready
+		notReady  bool   // the head Pod Running but not Ready
 		label     string // before; "" for none
 		want      string
 		wantEvent string
