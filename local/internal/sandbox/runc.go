@@ -33,13 +33,26 @@ func (r runcCLI) output(ctx context.Context, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
-// list returns the ids of every container in the state root.
+// listAttempts bounds how often list asks runc again after a container's
+// state vanished while runc listed the root.
+const listAttempts = 5
+
+// list returns the ids of every container in the state root. runc reads
+// the root's entries and then each one's state, and fails the whole list
+// when a container is deleted in between (a container's monitor deletes its
+// state once it has recorded the exit): that failure is asked again.
 func (r runcCLI) list(ctx context.Context) ([]string, error) {
-	out, err := r.output(ctx, "list", "--quiet")
-	if err != nil {
-		return nil, err
+	var err error
+	for range listAttempts {
+		var out string
+		if out, err = r.output(ctx, "list", "--quiet"); err == nil {
+			return strings.Fields(out), nil
+		}
+		if !strings.Contains(err.Error(), "no such file or directory") {
+			return nil, err
+		}
 	}
-	return strings.Fields(out), nil
+	return nil, err
 }
 
 // kill sends sig to the container's init process.
