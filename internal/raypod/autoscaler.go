@@ -22,7 +22,7 @@ func AutoscalingEnabled(cluster *rayv1.RayCluster) bool {
 }
 
 // autoscalerVersion is the version forced by autoscalerOptions.version, or ""
-// when Ray should decide (v2 by default from Ray 2.47 on KubeRay).
+// when Ray should decide (v2 by default from Ray 2.48.0 under KubeRay).
 func autoscalerVersion(cluster *rayv1.RayCluster) rayv1.AutoscalerVersion {
 	if o := cluster.Spec.AutoscalerOptions; o != nil && o.Version != nil {
 		return *o.Version

@@ -243,6 +243,78 @@ func TestRayClusterSpec(t *testing.T) {
 			},
 			wantErr: "worker group small: idleTimeoutSeconds is set, but autoscaler v2 is not enabled",
 		},
+		"idle timeout with a rayVersion past 2.47 but no version: KubeRay infers nothing": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = "2.52.0"
+				s.EnableInTreeAutoscaling = ptr.To(true)
+				s.WorkerGroupSpecs[0].IdleTimeoutSeconds = ptr.To[int32](30)
+			},
+			wantErr: "worker group small: idleTimeoutSeconds is set, but autoscaler v2 is not enabled",
+		},
+		"idle timeout with version v2": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.EnableInTreeAutoscaling = ptr.To(true)
+				s.AutoscalerOptions = &rayv1.AutoscalerOptions{Version: ptr.To(rayv1.AutoscalerVersionV2)}
+				s.WorkerGroupSpecs[0].IdleTimeoutSeconds = ptr.To[int32](30)
+			},
+		},
+		"idle timeout with the head's v2 env": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.EnableInTreeAutoscaling = ptr.To(true)
+				headEnv(s, "RAY_enable_autoscaler_v2", "1")
+				s.WorkerGroupSpecs[0].IdleTimeoutSeconds = ptr.To[int32](30)
+			},
+		},
+		"priority zero is no priority": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = ""
+				s.WorkerGroupSpecs[0].Priority = ptr.To[int32](0)
+			},
+		},
+		"priority without rayVersion": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = ""
+				s.WorkerGroupSpecs[0].Priority = ptr.To[int32](2)
+			},
+			wantErr: "worker group small: priority is set, but RayVersion was not specified. Ray version 2.56.0 or later is required",
+		},
+		"priority with an unreadable rayVersion": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = "latest"
+				s.WorkerGroupSpecs[0].Priority = ptr.To[int32](2)
+			},
+			wantErr: "worker group small: priority is set, but RayVersion format is invalid: latest",
+		},
+		"priority before Ray 2.56.0": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = "2.55.0"
+				s.WorkerGroupSpecs[0].Priority = ptr.To[int32](2)
+			},
+			wantErr: "worker group small: priority is set, but minimum Ray version is 2.56.0, got 2.55.0",
+		},
+		"priority without autoscaler v2": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = "2.60.0"
+				s.WorkerGroupSpecs[0].Priority = ptr.To[int32](-3)
+			},
+			wantErr: "worker group small: priority is set to -3, but autoscaler v2 is not enabled. Priority is only supported with autoscaler v2 enabled",
+		},
+		"priority with autoscaler v2": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = "2.60.0"
+				s.EnableInTreeAutoscaling = ptr.To(true)
+				s.AutoscalerOptions = &rayv1.AutoscalerOptions{Version: ptr.To(rayv1.AutoscalerVersionV2)}
+				s.WorkerGroupSpecs[0].Priority = ptr.To[int32](5)
+			},
+		},
+		"priority with the head's v2 env": {
+			mutate: func(s *rayv1.RayClusterSpec) {
+				s.RayVersion = "2.56.0"
+				s.EnableInTreeAutoscaling = ptr.To(true)
+				headEnv(s, "RAY_enable_autoscaler_v2", "true")
+				s.WorkerGroupSpecs[0].Priority = ptr.To[int32](5)
+			},
+		},
 		"negative autoscaler idle timeout": {
 			mutate: func(s *rayv1.RayClusterSpec) {
 				s.AutoscalerOptions = &rayv1.AutoscalerOptions{IdleTimeoutSeconds: ptr.To[int32](-1)}

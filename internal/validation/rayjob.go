@@ -79,14 +79,19 @@ var jobRules = []jobRule{
 // --metadata-json.
 var minMetadataRayVersion = version.MustParseGeneric("2.6.0")
 
-// jobMetadata: spec.metadata goes to `ray job submit --metadata-json`, which
-// Ray has from 2.6.0; a cluster that declares an older or unreadable
-// rayVersion cannot take it. KubeRay finds this only when it builds the
-// submitter (and retries forever); it is refused here, with KubeRay's
-// messages.
+// jobMetadata: in the modes that run a submitter (K8sJobMode, SidecarMode)
+// spec.metadata goes to `ray job submit --metadata-json`, which Ray has from
+// 2.6.0; a cluster that declares an older or unreadable rayVersion cannot
+// take it. KubeRay finds this only when it builds the submitter (and retries
+// forever); it is refused here, with KubeRay's messages. HTTPMode sends the
+// metadata in the REST body (Ray 2.0.0 has it) and InteractiveMode submits
+// nothing, so neither is checked, as in KubeRay.
 func jobMetadata(c *jobCheck) error {
 	cluster := c.spec.RayClusterSpec
 	if len(c.spec.Metadata) == 0 || cluster == nil || cluster.RayVersion == "" {
+		return nil
+	}
+	if mode := c.spec.EffectiveSubmissionMode(); mode != rayv1.K8sJobMode && mode != rayv1.SidecarMode {
 		return nil
 	}
 	v, err := version.ParseGeneric(cluster.RayVersion)

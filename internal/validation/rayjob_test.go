@@ -112,6 +112,18 @@ func TestValidateRayJob(t *testing.T) {
 		"metadata with Ray 2.6.0": {job: rayJob(func(j *rayv1.RayJob) {
 			j.Spec.Metadata, j.Spec.RayClusterSpec.RayVersion = map[string]string{"team": "a"}, "2.6.0"
 		})},
+		"metadata before Ray 2.6.0 in SidecarMode": {job: rayJob(func(j *rayv1.RayJob) {
+			j.Spec.Metadata, j.Spec.RayClusterSpec.RayVersion = map[string]string{"team": "a"}, "2.5.1"
+			j.Spec.SubmissionMode = rayv1.SidecarMode
+		}), want: "must be at least 2.6.0 to use the metadata field"},
+		"metadata before Ray 2.6.0 in HTTPMode (the REST body has it from 2.0.0)": {job: rayJob(func(j *rayv1.RayJob) {
+			j.Spec.Metadata, j.Spec.RayClusterSpec.RayVersion = map[string]string{"team": "a"}, "2.5.1"
+			j.Spec.SubmissionMode = rayv1.HTTPMode
+		})},
+		"metadata with an unreadable rayVersion in InteractiveMode": {job: rayJob(func(j *rayv1.RayJob) {
+			j.Spec.Metadata, j.Spec.RayClusterSpec.RayVersion = map[string]string{"team": "a"}, "0"
+			j.Spec.SubmissionMode = rayv1.InteractiveMode
+		})},
 		"non-positive deadline":   {job: rayJob(func(j *rayv1.RayJob) { j.Spec.ActiveDeadlineSeconds = ptr.To[int32](0) }), want: "activeDeadlineSeconds must be a positive"},
 		"non-positive preRunning": {job: rayJob(func(j *rayv1.RayJob) { j.Spec.PreRunningDeadlineSeconds = ptr.To[int32](0) }), want: "preRunningDeadlineSeconds must be a positive"},
 		"negative backoffLimit":   {job: rayJob(func(j *rayv1.RayJob) { j.Spec.BackoffLimit = ptr.To[int32](-1) }), want: "backoffLimit must be a positive"},

@@ -24,18 +24,17 @@ type FeatureGates interface {
 
 // Environment variables of the Ray container that the spec rules look at.
 const (
-	envRayRedisAddress            = "RAY_REDIS_ADDRESS"
-	envRedisPassword              = "REDIS_PASSWORD"
-	envRedisUsername              = "REDIS_USERNAME"
-	envRayEnableAutoscalerV2      = "RAY_enable_autoscaler_v2"
-	envKubeRayGenAutoscalerCmd    = "KUBERAY_GEN_AUTOSCALER_START_CMD"
-	headGroupLabel                = "Head"
-	minRayVersionForTokenAuth     = "2.52.0"
-	minRayVersionForK8sTokenAuth  = "2.55.0"
-	rayStartParamRedisPassword    = "redis-password"
-	rayStartParamRedisUsername    = "redis-username"
-	rayStartParamLabels           = "labels"
-	autoscalerV2MinimumRayVersion = "2.47.0"
+	envRayRedisAddress           = "RAY_REDIS_ADDRESS"
+	envRedisPassword             = "REDIS_PASSWORD"
+	envRedisUsername             = "REDIS_USERNAME"
+	envRayEnableAutoscalerV2     = "RAY_enable_autoscaler_v2"
+	envKubeRayGenAutoscalerCmd   = "KUBERAY_GEN_AUTOSCALER_START_CMD"
+	headGroupLabel               = "Head"
+	minRayVersionForTokenAuth    = "2.52.0"
+	minRayVersionForK8sTokenAuth = "2.55.0"
+	rayStartParamRedisPassword   = "redis-password"
+	rayStartParamRedisUsername   = "redis-username"
+	rayStartParamLabels          = "labels"
 )
 
 // specRule is one check of a RayClusterSpec; the first failing rule wins.
@@ -184,6 +183,9 @@ func workerGroups(c *specCheck) error {
 		if err := groupIdleTimeout(c, group); err != nil {
 			return err
 		}
+		if err := groupPriority(c, group); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -252,12 +254,40 @@ func groupIdleTimeout(c *specCheck, group *rayv1.WorkerGroupSpec) error {
 	if *timeout < 0 {
 		return fmt.Errorf("worker group %s: idleTimeoutSeconds must be non-negative, got %d", group.GroupName, *timeout)
 	}
-	if autoscalerV2Enabled(c.spec) || envIsTrue(c.head().Env, envRayEnableAutoscalerV2) {
+	if autoscalerV2Requested(c) {
 		return nil
 	}
 	return fmt.Errorf("worker group %s: idleTimeoutSeconds is set, but autoscaler v2 is not enabled. "+
 		"Please set .spec.autoscalerOptions.version to 'v2' (or set %s environment variable to 'true' in the head pod if using KubeRay < 1.4.0)",
 		group.GroupName, envRayEnableAutoscalerV2)
+}
+
+// minRayVersionForGroupPriority is KubeRay's threshold for a worker group's
+// priority. Ray's KubeRay config producer passes the field to autoscaler v2
+// only from 2.59.0 (docs/dev/ray-versions.md row 21); KubeRay's 2.56.0 is kept
+// so that the same manifests are admitted.
+var minRayVersionForGroupPriority = version.MustParseGeneric("2.56.0")
+
+// groupPriority allows a non-zero worker group priority only with a
+// rayVersion of 2.56.0 or later and autoscaler v2, as KubeRay does.
+func groupPriority(c *specCheck, group *rayv1.WorkerGroupSpec) error {
+	if group.Priority == nil || *group.Priority == 0 {
+		return nil
+	}
+	if c.spec.RayVersion == "" {
+		return fmt.Errorf("worker group %s: priority is set, but RayVersion was not specified. Ray version 2.56.0 or later is required", group.GroupName)
+	}
+	v, err := version.ParseGeneric(c.spec.RayVersion)
+	if err != nil {
+		return fmt.Errorf("worker group %s: priority is set, but RayVersion format is invalid: %s, %w", group.GroupName, c.spec.RayVersion, err)
+	}
+	if v.LessThan(minRayVersionForGroupPriority) {
+		return fmt.Errorf("worker group %s: priority is set, but minimum Ray version is 2.56.0, got %s", group.GroupName, c.spec.RayVersion)
+	}
+	if autoscalerV2Requested(c) {
+		return nil
+	}
+	return fmt.Errorf("worker group %s: priority is set to %d, but autoscaler v2 is not enabled. Priority is only supported with autoscaler v2 enabled", group.GroupName, *group.Priority)
 }
 
 func gcsFaultTolerance(c *specCheck) error {

@@ -394,7 +394,8 @@ type WorkerGroupSpec struct {
 	// +optional
 	IdleTimeoutSeconds *int32 `json:"idleTimeoutSeconds,omitempty"`
 	// Priority orders groups for scale-up when several fit a demand (higher
-	// first; autoscaler v2 only).
+	// first). A non-zero value needs autoscaler v2 and a rayVersion of 2.56.0
+	// or later (Ray's autoscaler reads it from 2.59.0).
 	// +kubebuilder:default:=0
 	// +optional
 	Priority *int32 `json:"priority,omitempty"`
@@ -449,8 +450,9 @@ type AutoscalerOptions struct {
 	// Version forces autoscaler v1 or v2: the operator sets
 	// RAY_enable_autoscaler_v2 ("false" or "true") on the head's Ray container,
 	// and for v2 restartPolicy Never on every Pod. Unset, the operator injects
-	// neither, so Ray uses the autoscaler its version defaults to; validation
-	// counts Ray 2.47.0 and later as v2 (e.g. for a group's idleTimeoutSeconds).
+	// neither, so Ray uses the autoscaler its version defaults to (v2 from
+	// Ray 2.48.0); validation counts only an explicit v2 (or the head's
+	// RAY_enable_autoscaler_v2) as v2, e.g. for a group's idleTimeoutSeconds.
 	// +optional
 	Version *AutoscalerVersion `json:"version,omitempty"`
 	// Env adds environment variables to the autoscaler container.

@@ -30,8 +30,9 @@ type AutoscalerOptionsApplyConfiguration struct {
 	// Version forces autoscaler v1 or v2: the operator sets
 	// RAY_enable_autoscaler_v2 ("false" or "true") on the head's Ray container,
 	// and for v2 restartPolicy Never on every Pod. Unset, the operator injects
-	// neither, so Ray uses the autoscaler its version defaults to; validation
-	// counts Ray 2.47.0 and later as v2 (e.g. for a group's idleTimeoutSeconds).
+	// neither, so Ray uses the autoscaler its version defaults to (v2 from
+	// Ray 2.48.0); validation counts only an explicit v2 (or the head's
+	// RAY_enable_autoscaler_v2) as v2, e.g. for a group's idleTimeoutSeconds.
 	Version *rayv1.AutoscalerVersion `json:"version,omitempty"`
 	// Env adds environment variables to the autoscaler container.
 	Env []corev1.EnvVarApplyConfiguration `json:"env,omitempty"`

@@ -27,7 +27,8 @@ type WorkerGroupSpecApplyConfiguration struct {
 	// an idle worker.
 	IdleTimeoutSeconds *int32 `json:"idleTimeoutSeconds,omitempty"`
 	// Priority orders groups for scale-up when several fit a demand (higher
-	// first; autoscaler v2 only).
+	// first). A non-zero value needs autoscaler v2 and a rayVersion of 2.56.0
+	// or later (Ray's autoscaler reads it from 2.59.0).
 	Priority *int32 `json:"priority,omitempty"`
 	// Resources are Ray logical resources of each worker; see HeadGroupSpec.
 	Resources map[string]string `json:"resources,omitempty"`
