@@ -15,6 +15,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/metrics"
 )
 
@@ -69,7 +70,7 @@ func rayCronJobEnabled(d Deps) bool {
 // setupRayCronJob adds the RayCronJob controller; with --enable-metrics its
 // metrics are registered too.
 func setupRayCronJob(mgr manager.Manager, d Deps) error {
-	deps := raycronjob.Deps{Clock: d.Clock}
+	deps := raycronjob.Deps{Core: managerdeps.Core{Clock: d.Clock}}
 	if d.Config.EnableMetrics {
 		m := metrics.NewRayCronJobMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
 		if err := m.Register(); err != nil {
@@ -105,7 +106,7 @@ func setupRayJob(mgr manager.Manager, d Deps) error {
 	if err != nil {
 		return err
 	}
-	deps := rayjob.Deps{Clock: d.Clock, Dashboards: dashboards, KubeProxy: proxy}
+	deps := rayjob.Deps{Core: managerdeps.Core{Clock: d.Clock}, Dashboards: dashboards, KubeProxy: proxy}
 	if d.Config.EnableMetrics {
 		m := metrics.NewRayJobMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
 		if err := m.Register(); err != nil {
@@ -137,7 +138,7 @@ func setupRayService(mgr manager.Manager, d Deps) error {
 	if err != nil {
 		return err
 	}
-	r := rayservice.NewForManager(mgr, rayservice.Deps{Clock: d.Clock, Dashboards: baseDashboards(d, proxy), KubeProxy: proxy}, rayservice.Options{
+	r := rayservice.NewForManager(mgr, rayservice.Deps{Core: managerdeps.Core{Clock: d.Clock}, Dashboards: baseDashboards(d, proxy), KubeProxy: proxy}, rayservice.Options{
 		ZeroDowntime:         d.Knobs.ZeroDowntime,
 		ClusterDomain:        d.Knobs.ClusterDomain,
 		HeadServiceClusterIP: d.Knobs.RayHeadClusterIPService,

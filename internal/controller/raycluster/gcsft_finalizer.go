@@ -138,7 +138,7 @@ func (r *Reconciler) createRedisCleanupJob(ctx context.Context, cluster *rayv1.R
 	ev := childwrite.Noted(childwrite.Create, childwrite.Noun("Redis cleanup Job", job),
 		reasonCreatedRedisCleanupJob, reasonFailedToCreateRedisCleanupJob)
 	ev.ErrorAfter = ", "
-	return r.children().Create(ctx, cluster, job, ev, childwrite.IgnoreAlreadyExists())
+	return r.Children().Create(ctx, cluster, job, ev, childwrite.IgnoreAlreadyExists())
 }
 
 func (r *Reconciler) removeGCSFTFinalizer(ctx context.Context, cluster *rayv1.RayCluster) error {

@@ -18,19 +18,17 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
-	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/raypod"
@@ -126,19 +124,13 @@ type Options struct {
 
 // Deps are the controller's collaborators; tests replace them.
 type Deps struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// Recorder records events; nil records nothing.
-	Recorder events.EventRecorder
-	// Clock is the time source; nil means the real clock.
-	Clock clock.PassiveClock
+	// Core are the client, live reader, recorder and clock. The live reader
+	// lets the expectations notice a Pod deleted before the cache saw it;
+	// left nil, expectations wait for their timeout in that case.
+	managerdeps.Core
 	// Expectations tracks Pod creations and deletions not yet in the cache;
 	// nil means a new tracker reading through Client and LiveReader.
 	Expectations *expectations.Scale
-	// LiveReader reads from the API server, bypassing the cache; it lets
-	// the expectations notice a Pod deleted before the cache saw it. Nil
-	// means expectations wait for their timeout in that case.
-	LiveReader client.Reader
 	// Metrics may be nil when the operator's metrics are off.
 	Metrics ProvisionObserver
 	// Random is the source of auth tokens; nil means crypto/rand.
@@ -167,12 +159,13 @@ type Reconciler struct {
 
 // New returns a Reconciler.
 func New(deps Deps, opts Options) *Reconciler {
-	if deps.Clock == nil {
-		deps.Clock = clock.RealClock{}
-	}
+	core := deps.Defaulted()
 	if deps.Expectations == nil {
-		deps.Expectations = expectations.New(deps.Client, deps.Clock).WithLiveReader(deps.LiveReader)
+		// The caller's live reader, not its default: the cache asked again
+		// cannot tell more than the cache.
+		deps.Expectations = expectations.New(core.Client, core.Clock).WithLiveReader(deps.LiveReader)
 	}
+	deps.Core = core
 	if opts.RequeueAfter <= 0 {
 		opts.RequeueAfter = defaultRequeue
 	}
@@ -190,7 +183,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.BatchScheduler != nil {
 		opts.Pod.BatchScheduler = podDecorator{opts.BatchScheduler}
 	}
-	r := &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder)}
+	r := &Reconciler{Deps: deps, opts: opts, events: deps.Events()}
 	r.initIdleProbe()
 	r.steps = r.orderedSteps()
 	return r
@@ -256,9 +249,4 @@ func (r *Reconciler) forget(namespace, name string) {
 	if r.Metrics != nil {
 		r.Metrics.Forget(name, namespace)
 	}
-}
-
-// children writes the objects the RayCluster owns, with their events on it.
-func (r *Reconciler) children() childwrite.Writer {
-	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

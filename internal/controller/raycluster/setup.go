@@ -69,7 +69,7 @@ func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, g
 // reader and an event recorder named ControllerName; fields of deps already
 // set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
-	managerdeps.Fill(mgr, ControllerName, &deps.Client, &deps.LiveReader, &deps.Recorder)
+	deps.FillFrom(mgr, ControllerName)
 	return New(deps, opts)
 }
 
@@ -138,7 +138,7 @@ type Settings struct {
 	Features    featuregate.FeatureGate
 	IsOpenShift bool
 	// Clock is the time source; nil means the real clock.
-	Clock clock.PassiveClock
+	Clock clock.WithTicker
 	// Dashboards and KubeProxy reach the clusters' dashboards for the
 	// idle check (see Deps).
 	Dashboards dashboard.ClientProvider
@@ -153,7 +153,7 @@ type Settings struct {
 // RayCluster metrics when they are on, and adds the controller to mgr. It
 // is what internal/operator registers.
 func Setup(mgr ctrl.Manager, s Settings) error {
-	deps := Deps{Clock: s.Clock, Dashboards: s.Dashboards, KubeProxy: s.KubeProxy}
+	deps := Deps{Core: managerdeps.Core{Clock: s.Clock}, Dashboards: s.Dashboards, KubeProxy: s.KubeProxy}
 	if s.Config.EnableMetrics {
 		m := metrics.NewRayCluster(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
 		if err := m.Register(); err != nil {
