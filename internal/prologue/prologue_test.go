@@ -83,7 +83,7 @@ func TestRun(t *testing.T) {
 			}
 			forgot := map[types.NamespacedName]bool{}
 			k := prologue.Kind[*rayv1.RayJob]{
-				Name: rayv1.KindRayJob, Reader: b.Build(),
+				Name: rayv1.KindRayJob, Read: prologue.FromCache(b.Build()),
 				Forget:    func(key types.NamespacedName) { forgot[key] = true },
 				ManagedBy: func(j *rayv1.RayJob) *string { return j.Spec.ManagedBy },
 				Finalize: func(context.Context, *rayv1.RayJob) (ctrl.Result, error) {
@@ -93,9 +93,9 @@ func TestRun(t *testing.T) {
 			if tc.kind != nil {
 				tc.kind(&k)
 			}
-			got, err := prologue.Run(t.Context(), key, &rayv1.RayJob{}, k, func(_ context.Context, j *rayv1.RayJob) (ctrl.Result, error) {
-				if j.Name != "job" {
-					t.Errorf("pass got %q, want the stored RayJob", j.Name)
+			got, err := prologue.Run(t.Context(), key, &rayv1.RayJob{}, k, func(_ context.Context, j, read *rayv1.RayJob) (ctrl.Result, error) {
+				if j.Name != "job" || j == read {
+					t.Errorf("pass got %q (the read object: %v), want a copy of the stored RayJob", j.Name, j == read)
 				}
 				return ctrl.Result{RequeueAfter: passRan}, nil
 			})
@@ -111,3 +111,4 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+

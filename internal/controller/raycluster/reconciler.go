@@ -19,7 +19,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -212,23 +211,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayCluster{}, r.prologueKind(), r.pass)
 }
 
-// prologueKind: a RayCluster is read as the cache's own copy, which the
-// pass copies once (a 1,000-Pod cluster's status is large); the finalizer
-// writes, so it gets a copy too.
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCluster] {
 	return prologue.Kind[*rayv1.RayCluster]{
-		Name: rayv1.KindRayCluster, Reader: r.Client, ReadOptions: []client.GetOption{client.UnsafeDisableDeepCopy},
+		Name: rayv1.KindRayCluster, Read: prologue.FromCache(r.Client),
 		Forget:    func(key types.NamespacedName) { r.forget(key.Namespace, key.Name) },
 		ManagedBy: func(c *rayv1.RayCluster) *string { return c.Spec.ManagedBy },
-		Finalize: func(ctx context.Context, c *rayv1.RayCluster) (ctrl.Result, error) {
-			return r.finalize(ctx, c.DeepCopy())
-		},
+		Finalize:  r.finalize,
 	}
 }
 
 // pass validates the cluster, ensures its finalizer and runs the steps.
-func (r *Reconciler) pass(ctx context.Context, cached *rayv1.RayCluster) (ctrl.Result, error) {
-	cluster := cached.DeepCopy()
+// The status is compared with the cluster as read (cached), which saves
+// copying a large status again.
+func (r *Reconciler) pass(ctx context.Context, cluster, cached *rayv1.RayCluster) (ctrl.Result, error) {
 	if stop, err := r.validate(ctx, cluster); stop {
 		return ctrl.Result{}, err
 	}

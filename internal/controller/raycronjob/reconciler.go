@@ -93,21 +93,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayCronJob{}, r.prologueKind(), r.pass)
 }
 
-// prologueKind: a RayCronJob is read from the API server, so that a
+// prologueKind: a RayCronJob is read Live, from the API server, so that a
 // schedule time its last status write recorded is never taken again from a
-// stale copy; a failed read retries after errorRequeue, as the schedule
-// does. It has no spec.managedBy, and nothing to finalize: its RayJobs go
+// stale copy (a RayJob created twice); a failed read retries after
+// errorRequeue, as the schedule does. It has no spec.managedBy, and nothing to finalize: its RayJobs go
 // with it through their owner references.
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCronJob] {
 	return prologue.Kind[*rayv1.RayCronJob]{
-		Name: rayv1.KindRayCronJob, Reader: r.LiveReader,
+		Name: rayv1.KindRayCronJob, Read: prologue.Live(r.LiveReader),
 		Forget:     func(key types.NamespacedName) { r.forgetMetrics(key.Name, key.Namespace) },
 		ReadFailed: r.failed,
 	}
 }
 
 // pass runs the steps (validation is the first).
-func (r *Reconciler) pass(ctx context.Context, cj *rayv1.RayCronJob) (ctrl.Result, error) {
+func (r *Reconciler) pass(ctx context.Context, cj, _ *rayv1.RayCronJob) (ctrl.Result, error) {
 	s := newScope(cj, r.Clock.Now())
 	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
 	return r.finishPass(ctx, s, res, err)

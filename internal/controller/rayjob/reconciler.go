@@ -152,7 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // that write and fail with a conflict.
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayJob] {
 	return prologue.Kind[*rayv1.RayJob]{
-		Name: rayv1.KindRayJob, Reader: r.Client,
+		Name: rayv1.KindRayJob, Read: prologue.FromCache(r.Client),
 		Forget: func(key types.NamespacedName) {
 			r.forgetMetrics(key.Name, key.Namespace)
 			r.dashFailures.ForgetObject(key)
@@ -165,7 +165,7 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayJob] {
 }
 
 // pass validates the RayJob and runs the steps of its deployment status.
-func (r *Reconciler) pass(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+func (r *Reconciler) pass(ctx context.Context, job, _ *rayv1.RayJob) (ctrl.Result, error) {
 	s := newScope(job)
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("jobDeploymentStatus", job.Status.JobDeploymentStatus))
 	if err := validateRayJob(job, r.opts.Features); err != nil {

@@ -161,7 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayService] {
 	return prologue.Kind[*rayv1.RayService]{
-		Name: rayv1.KindRayService, Reader: r.Client,
+		Name: rayv1.KindRayService, Read: prologue.FromCache(r.Client),
 		Forget:    r.serveBackoff.ForgetObject,
 		ManagedBy: func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
 		Finalize:  r.finalize,
@@ -169,7 +169,7 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayService] {
 }
 
 // pass ensures the finalizer, validates the RayService and runs the steps.
-func (r *Reconciler) pass(ctx context.Context, rs *rayv1.RayService) (ctrl.Result, error) {
+func (r *Reconciler) pass(ctx context.Context, rs, _ *rayv1.RayService) (ctrl.Result, error) {
 	if added, err := r.ensureFinalizer(ctx, rs); added || err != nil {
 		return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, ignoreConflict(err)
 	}
