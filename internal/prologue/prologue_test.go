@@ -111,4 +111,3 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
-
