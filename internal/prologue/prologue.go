@@ -1,7 +1,8 @@
 // Package prologue is what every controller does before its pass steps,
 // in one order: read the object (and forget one that is gone), skip a
 // version the controller's own last write replaced, skip one another
-// controller manages, and hand one being deleted to its finalizer. What a
+// controller manages, and hand one being deleted to its finalizer, if the
+// kind has one. What a
 // kind does differently is a field of Kind with its reason, not a code path
 // of its own.
 package prologue
@@ -65,8 +66,9 @@ type Kind[T client.Object] struct {
 	// field (RayCronJob), which is always this operator's.
 	ManagedBy func(T) *string
 	// Finalize handles an object being deleted, on the pass's copy. nil:
-	// nothing to do, its children go with it through their owner
-	// references (RayCronJob).
+	// the kind has no finalizer and deletion changes nothing, so the pass
+	// runs until the object is gone (RayCronJob, as KubeRay's controller:
+	// held by foreground deletion, it keeps its schedule).
 	Finalize func(context.Context, T) (ctrl.Result, error)
 }
 
@@ -90,10 +92,7 @@ func Run[T client.Object](ctx context.Context, key types.NamespacedName, obj T, 
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues(lowerFirst(k.Name), klog.KObj(obj)))
 	own, _ := obj.DeepCopyObject().(T)
-	if !obj.GetDeletionTimestamp().IsZero() {
-		if k.Finalize == nil {
-			return ctrl.Result{}, nil
-		}
+	if k.Finalize != nil && !obj.GetDeletionTimestamp().IsZero() {
 		return k.Finalize(ctx, own)
 	}
 	return pass(ctx, own, obj)

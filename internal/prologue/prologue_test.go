@@ -62,9 +62,10 @@ func TestRun(t *testing.T) {
 		"being deleted: finalized": {stored: job(func(j *rayv1.RayJob) {
 			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
 		}), want: ctrl.Result{RequeueAfter: finalizerRan}},
-		"being deleted, nothing to finalize": {stored: job(func(j *rayv1.RayJob) {
+		"being deleted, no finalizer: the pass runs": {stored: job(func(j *rayv1.RayJob) {
 			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
-		}), kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Finalize = nil }},
+		}), kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Finalize = nil },
+			want: ctrl.Result{RequeueAfter: passRan}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
