@@ -1,8 +1,8 @@
 // Package prologue is what every controller does before its pass steps,
 // in one order: read the object (and forget one that is gone), skip a
 // version the controller's own last write replaced, skip one another
-// controller manages, and hand one being deleted to its finalizer, if the
-// kind has one. What a
+// controller manages, hand one being deleted to its finalizer, if the kind
+// has one, and validate the others. What a
 // kind does differently is a field of Kind with its reason, not a code path
 // of its own.
 package prologue
@@ -70,6 +70,15 @@ type Kind[T client.Object] struct {
 	// runs until the object is gone (RayCronJob, as KubeRay's controller:
 	// held by foreground deletion, it keeps its schedule).
 	Finalize func(context.Context, T) (ctrl.Result, error)
+	// Validate checks an object that is not being deleted before its
+	// pass; an error ends the pass in Invalid instead. nil: nothing to
+	// check here (RayCronJob validates in a step: its RayJobs are observed
+	// first, so that status.active stays true of an invalid one, and its
+	// SpecValid condition is set either way).
+	Validate func(T) error
+	// Invalid reports an object Validate refused (an event, a condition the
+	// user can wait on) on the pass's copy and ends the pass.
+	Invalid func(ctx context.Context, obj T, err error) (ctrl.Result, error)
 }
 
 // Pass is a kind's pass over obj, its own copy of the object. read is the
@@ -94,6 +103,11 @@ func Run[T client.Object](ctx context.Context, key types.NamespacedName, obj T, 
 	own, _ := obj.DeepCopyObject().(T)
 	if k.Finalize != nil && !obj.GetDeletionTimestamp().IsZero() {
 		return k.Finalize(ctx, own)
+	}
+	if k.Validate != nil {
+		if err := k.Validate(own); err != nil {
+			return k.Invalid(ctx, own, err)
+		}
 	}
 	return pass(ctx, own, obj)
 }

@@ -24,9 +24,11 @@ const (
 	passRan      = time.Second
 	finalizerRan = 2 * time.Second
 	readRetried  = 3 * time.Second
+	invalidRan   = 4 * time.Second
 )
 
 func TestRun(t *testing.T) {
+	refuse := func(*rayv1.RayJob) error { return errors.New("invalid") }
 	other := "someone/else"
 	now := metav1.Now()
 	key := types.NamespacedName{Namespace: "ns", Name: "job"}
@@ -62,6 +64,13 @@ func TestRun(t *testing.T) {
 		"being deleted: finalized": {stored: job(func(j *rayv1.RayJob) {
 			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
 		}), want: ctrl.Result{RequeueAfter: finalizerRan}},
+		"invalid: reported, no pass": {stored: job(nil),
+			kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Validate = refuse },
+			want: ctrl.Result{RequeueAfter: invalidRan}},
+		"invalid and being deleted: finalized": {stored: job(func(j *rayv1.RayJob) {
+			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
+		}), kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Validate = refuse },
+			want: ctrl.Result{RequeueAfter: finalizerRan}},
 		"being deleted, no finalizer: the pass runs": {stored: job(func(j *rayv1.RayJob) {
 			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
 		}), kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Finalize = nil },
@@ -89,6 +98,10 @@ func TestRun(t *testing.T) {
 				ManagedBy: func(j *rayv1.RayJob) *string { return j.Spec.ManagedBy },
 				Finalize: func(context.Context, *rayv1.RayJob) (ctrl.Result, error) {
 					return ctrl.Result{RequeueAfter: finalizerRan}, nil
+				},
+				Validate: func(*rayv1.RayJob) error { return nil },
+				Invalid: func(context.Context, *rayv1.RayJob, error) (ctrl.Result, error) {
+					return ctrl.Result{RequeueAfter: invalidRan}, nil
 				},
 			}
 			if tc.kind != nil {

@@ -217,16 +217,14 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCluster] {
 		Forget:    func(key types.NamespacedName) { r.forget(key.Namespace, key.Name) },
 		ManagedBy: func(c *rayv1.RayCluster) *string { return c.Spec.ManagedBy },
 		Finalize:  r.finalize,
+		Validate:  r.validate, Invalid: r.invalid,
 	}
 }
 
-// pass validates the cluster, ensures its finalizer and runs the steps.
-// The status is compared with the cluster as read (cached), which saves
-// copying a large status again.
+// pass ensures the finalizer and runs the steps. The status is compared
+// with the cluster as read (cached), which saves copying a large status
+// again.
 func (r *Reconciler) pass(ctx context.Context, cluster, cached *rayv1.RayCluster) (ctrl.Result, error) {
-	if stop, err := r.validate(ctx, cluster); stop {
-		return ctrl.Result{}, err
-	}
 	if err := r.ensureGCSFTFinalizer(ctx, cluster); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -161,16 +161,15 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayJob] {
 		Behind:    func(job *rayv1.RayJob) bool { return r.ownWrites.Behind(job) },
 		ManagedBy: func(job *rayv1.RayJob) *string { return job.Spec.ManagedBy },
 		Finalize:  r.finalize,
+		Validate:  func(job *rayv1.RayJob) error { return validateRayJob(job, r.opts.Features) },
+		Invalid:   r.failValidation,
 	}
 }
 
-// pass validates the RayJob and runs the steps of its deployment status.
+// pass runs the steps of the RayJob's deployment status.
 func (r *Reconciler) pass(ctx context.Context, job, _ *rayv1.RayJob) (ctrl.Result, error) {
 	s := newScope(job)
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("jobDeploymentStatus", job.Status.JobDeploymentStatus))
-	if err := validateRayJob(job, r.opts.Features); err != nil {
-		return r.failValidation(ctx, s, err)
-	}
 	res, err := passsteps.Run(ctx, r.stepsFor(job.Status.JobDeploymentStatus), s)
 	return r.finishPass(ctx, s, res, err)
 }

@@ -165,20 +165,33 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayService] {
 		Forget:    r.serveBackoff.ForgetObject,
 		ManagedBy: func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
 		Finalize:  r.finalize,
+		Validate:  r.validate, Invalid: r.invalid,
 	}
 }
 
-// pass ensures the finalizer, validates the RayService and runs the steps.
+// pass ensures the finalizer and runs the steps.
 func (r *Reconciler) pass(ctx context.Context, rs, _ *rayv1.RayService) (ctrl.Result, error) {
 	if added, err := r.ensureFinalizer(ctx, rs); added || err != nil {
-		return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, ignoreConflict(err)
+		return r.afterFinalizer(err)
 	}
 	s := newScope(rs, r.Clock.Now())
-	if err := r.validate(rs); err != nil {
-		return r.failValidation(ctx, s, err)
-	}
 	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
 	return r.finishPass(ctx, s, res, err)
+}
+
+// invalid ensures the finalizer of a RayService validate refused, as of
+// any other (KubeRay adds it before validating), then reports it.
+func (r *Reconciler) invalid(ctx context.Context, rs *rayv1.RayService, err error) (ctrl.Result, error) {
+	if added, ferr := r.ensureFinalizer(ctx, rs); added || ferr != nil {
+		return r.afterFinalizer(ferr)
+	}
+	return r.failValidation(ctx, newScope(rs, r.Clock.Now()), err)
+}
+
+// afterFinalizer ends a pass that added the finalizer (or failed to): the
+// next pass starts from the updated object.
+func (r *Reconciler) afterFinalizer(err error) (ctrl.Result, error) {
+	return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, ignoreConflict(err)
 }
 
 // ignoreConflict drops a conflict: the object changed, and the watch event
