@@ -4,11 +4,12 @@
 // cleanup when a cluster is deleted, and reports what it observes in the
 // status.
 //
-// A pass is: load the RayCluster; skip it when another controller manages
-// it; finalize it when it is being deleted (gcsft_finalizer.go); validate it
-// (validation.go); add the GCS FT finalizer; run the ordered steps of
-// steps.go, stopping at the first error; compute the status from what is
-// observed (status.go) and write it once when it changed.
+// A pass is the prologue (internal/prologue): load the RayCluster; skip it
+// when another controller manages it; finalize it when it is being deleted
+// (gcsft_finalizer.go); validate it (validation.go). Then the ordered steps
+// of steps.go, the first of which adds the GCS FT finalizer, stopping at
+// the first error; then the epilogue, finishPass: compute the status from
+// what is observed (status.go) and write it once when it changed.
 package raycluster
 
 import (
@@ -221,13 +222,10 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCluster] {
 	}
 }
 
-// pass ensures the finalizer and runs the steps. The status is compared
-// with the cluster as read (cached), which saves copying a large status
-// again.
+// pass runs the steps, the first of which ensures the finalizer. The status
+// is compared with the cluster as read (cached), which saves copying a
+// large status again.
 func (r *Reconciler) pass(ctx context.Context, cluster, cached *rayv1.RayCluster) (ctrl.Result, error) {
-	if err := r.ensureGCSFTFinalizer(ctx, cluster); err != nil {
-		return ctrl.Result{}, err
-	}
 	s := newScopeFrom(cluster, cached, r.opts.MaxPodWritesPerPass)
 	res, reconcileErr := passsteps.Run(ctx, r.steps, s)
 	reconcileErr = errors.Join(reconcileErr, r.sendHeld(ctx, s))

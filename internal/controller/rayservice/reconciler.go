@@ -169,11 +169,8 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayService] {
 	}
 }
 
-// pass ensures the finalizer and runs the steps.
+// pass runs the steps, the first of which ensures the finalizer.
 func (r *Reconciler) pass(ctx context.Context, rs, _ *rayv1.RayService) (ctrl.Result, error) {
-	if added, err := r.ensureFinalizer(ctx, rs); added || err != nil {
-		return r.afterFinalizer(err)
-	}
 	s := newScope(rs, r.Clock.Now())
 	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
 	return r.finishPass(ctx, s, res, err)
@@ -182,16 +179,11 @@ func (r *Reconciler) pass(ctx context.Context, rs, _ *rayv1.RayService) (ctrl.Re
 // invalid ensures the finalizer of a RayService validate refused, as of
 // any other (KubeRay adds it before validating), then reports it.
 func (r *Reconciler) invalid(ctx context.Context, rs *rayv1.RayService, err error) (ctrl.Result, error) {
-	if added, ferr := r.ensureFinalizer(ctx, rs); added || ferr != nil {
-		return r.afterFinalizer(ferr)
+	s := newScope(rs, r.Clock.Now())
+	if res, ferr := r.ensureFinalizerStep(ctx, s); res.Stop || ferr != nil {
+		return r.finishPass(ctx, s, res, ferr)
 	}
-	return r.failValidation(ctx, newScope(rs, r.Clock.Now()), err)
-}
-
-// afterFinalizer ends a pass that added the finalizer (or failed to): the
-// next pass starts from the updated object.
-func (r *Reconciler) afterFinalizer(err error) (ctrl.Result, error) {
-	return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, ignoreConflict(err)
+	return r.failValidation(ctx, s, err)
 }
 
 // ignoreConflict drops a conflict: the object changed, and the watch event

@@ -17,6 +17,7 @@ import (
 // orderedSteps are the stages of a pass, in KubeRay's order.
 func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	return []passsteps.Step[*scope]{
+		{Name: "Finalizer", Run: r.ensureFinalizerStep},
 		{Name: "CleanUpClusters", Run: r.cleanUpClusters},
 		{Name: "Suspend", Run: r.reconcileSuspend},
 		{Name: "InitializingTimeout", Run: r.stopIfTimedOut},
