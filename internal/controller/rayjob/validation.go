@@ -35,5 +35,5 @@ func (r *Reconciler) failValidation(ctx context.Context, job *rayv1.RayJob, err 
 	s.job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusValidationFailed
 	s.job.Status.Reason = rayv1.ValidationFailed
 	s.job.Status.Message = err.Error()
-	return r.finishPass(ctx, s, passsteps.Result{}, nil)
+	return r.finishPass(ctx, s, passsteps.Result{Stop: true}, nil)
 }

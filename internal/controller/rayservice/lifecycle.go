@@ -94,5 +94,5 @@ func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (c
 	invalidspec.Report(ctx, r.events, s.rs, rayv1.KindRayService, err, reasonInvalidSpec)
 	conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.RayServiceReady, rayv1.RayServiceValidationFailed, err.Error(), conditions.At(metav1.Time{Time: s.now}, s.rs.Generation))
 	s.rs.Status.ObservedGeneration = s.rs.Generation
-	return r.finishPass(ctx, s, passsteps.Result{}, nil)
+	return r.finishPass(ctx, s, passsteps.Result{Stop: true}, nil)
 }
