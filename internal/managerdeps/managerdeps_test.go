@@ -2,8 +2,11 @@ package managerdeps
 
 import (
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -24,19 +27,33 @@ func (m *manager) GetEventRecorder(name string) recorder.EventRecorder {
 	return m.recorder
 }
 
-func TestFill(t *testing.T) {
+func TestFillFrom(t *testing.T) {
 	mgr := &manager{client: fake.NewFakeClient(), reader: fake.NewFakeClient(), recorder: events.NewFakeRecorder(1)}
-	var c client.Client
-	var live client.Reader
-	var rec events.EventRecorder
-	Fill(mgr, "x-controller", &c, &live, &rec)
-	if c != mgr.client || live != mgr.reader || rec != mgr.recorder || mgr.named != "x-controller" {
-		t.Errorf("filled %v %v %v named %q, want the manager's, named x-controller", c, live, rec, mgr.named)
+	var c Core
+	c.FillFrom(mgr, "x-controller")
+	if c.Client != mgr.client || c.LiveReader != mgr.reader || c.Recorder != mgr.recorder || mgr.named != "x-controller" {
+		t.Errorf("filled %v %v %v named %q, want the manager's, named x-controller", c.Client, c.LiveReader, c.Recorder, mgr.named)
 	}
-	ownClient, ownReader, ownRecorder := fake.NewFakeClient(), fake.NewFakeClient(), events.NewFakeRecorder(1)
-	c, live, rec = ownClient, ownReader, ownRecorder
-	Fill(mgr, "x-controller", &c, &live, &rec)
-	if c != ownClient || live != ownReader || rec != ownRecorder {
-		t.Error("Fill replaced collaborators the caller set")
+	own := Core{Client: fake.NewFakeClient(), LiveReader: fake.NewFakeClient(), Recorder: events.NewFakeRecorder(1)}
+	c = own
+	c.FillFrom(mgr, "x-controller")
+	if c != own {
+		t.Error("FillFrom replaced collaborators the caller set")
+	}
+}
+
+func TestDefaulted(t *testing.T) {
+	cl := fake.NewFakeClient()
+	got := Core{Client: cl}.Defaulted()
+	if got.LiveReader != cl {
+		t.Errorf("LiveReader = %v, want the client", got.LiveReader)
+	}
+	if _, ok := got.Clock.(clock.RealClock); !ok {
+		t.Errorf("Clock = %T, want the real clock", got.Clock)
+	}
+	fc := clocktesting.NewFakeClock(time.Unix(0, 0))
+	live := fake.NewFakeClient()
+	if got := (Core{Client: cl, LiveReader: live, Clock: fc}).Defaulted(); got.LiveReader != live || got.Clock != fc {
+		t.Error("Defaulted replaced collaborators the caller set")
 	}
 }

@@ -3,11 +3,14 @@ package operator
 import (
 	"fmt"
 
+	"github.com/go-logr/logr"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/controller/raycronjob"
@@ -15,6 +18,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controller/rayservice"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/metrics"
 )
 
@@ -66,36 +70,24 @@ func rayCronJobEnabled(d Deps) bool {
 	return d.Features.Enabled(features.RayCronJob)
 }
 
-// setupRayCronJob adds the RayCronJob controller; with --enable-metrics its
-// metrics are registered too.
-func setupRayCronJob(mgr manager.Manager, d Deps) error {
-	deps := raycronjob.Deps{Clock: d.Clock}
-	if d.Config.EnableMetrics {
-		m := metrics.NewRayCronJobMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
-		if err := m.Register(); err != nil {
-			return fmt.Errorf("registering RayCronJob metrics: %w", err)
-		}
-		deps.Metrics = m
-	}
-	r := raycronjob.NewForManager(mgr, deps, raycronjob.Options{Features: d.Features})
-	return r.SetupWithManager(mgr, d.Config.Concurrency())
-}
+// Each setupX below has one shape: the collaborators (the shared core, then
+// the kind's own), the kind's metrics when --enable-metrics is on (as in
+// KubeRay, only then), its options from the operator settings
+// (controlleroptions.go), and the controller added to mgr with its
+// concurrency.
 
 func setupRayCluster(mgr manager.Manager, d Deps) error {
 	proxy, err := kubeProxy(mgr, d)
 	if err != nil {
 		return err
 	}
-	return raycluster.Setup(mgr, raycluster.Settings{
-		Config: d.Config, Knobs: d.Knobs, Features: d.Features, IsOpenShift: d.IsOpenShift, Clock: d.Clock,
-		Dashboards: baseDashboards(d, proxy), KubeProxy: proxy,
-		BatchScheduler: d.BatchScheduler, BatchSchedulerFactory: d.BatchSchedulerFactory,
-	})
+	deps := raycluster.Deps{Core: d.core(), Dashboards: baseDashboards(d, proxy), KubeProxy: proxy}
+	if err := registerMetrics(mgr, d, rayv1.KindRayCluster, metrics.NewRayCluster, func(m *metrics.RayCluster) { deps.Metrics = m }); err != nil {
+		return err
+	}
+	return raycluster.NewForManager(mgr, deps, rayClusterOptions(d)).SetupWithManager(mgr, d.Config.Concurrency())
 }
 
-// setupRayJob adds the RayJob controller. With --enable-metrics (as in
-// KubeRay, only then) the RayJob metrics are registered with
-// controller-runtime's registry and the controller records into them.
 func setupRayJob(mgr manager.Manager, d Deps) error {
 	proxy, err := kubeProxy(mgr, d)
 	if err != nil {
@@ -105,46 +97,58 @@ func setupRayJob(mgr manager.Manager, d Deps) error {
 	if err != nil {
 		return err
 	}
-	deps := rayjob.Deps{Clock: d.Clock, Dashboards: dashboards, KubeProxy: proxy}
-	if d.Config.EnableMetrics {
-		m := metrics.NewRayJobMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
-		if err := m.Register(); err != nil {
-			return fmt.Errorf("registering RayJob metrics: %w", err)
-		}
-		deps.Metrics = m
+	deps := rayjob.Deps{Core: d.core(), Dashboards: dashboards, KubeProxy: proxy}
+	if err := registerMetrics(mgr, d, rayv1.KindRayJob, metrics.NewRayJobMetrics, func(m *metrics.RayJobMetrics) { deps.Metrics = m }); err != nil {
+		return err
 	}
-	r := rayjob.NewForManager(mgr, deps, rayjob.Options{
-		TransitionGracePeriod:        d.Knobs.RayJobDeploymentStatusTransitionGrace,
-		StatusCheckTimeout:           d.Knobs.RayJobStatusCheckTimeout,
-		DeleteRayJobAfterJobFinishes: d.Config.DeleteRayJobAfterJobFinishes,
-		Features:                     d.Features,
-		ClusterDomain:                d.Knobs.ClusterDomain,
-		HeadServiceClusterIP:         d.Knobs.RayHeadClusterIPService,
-		BatchScheduler:               d.BatchScheduler,
-	})
-	return r.SetupWithManager(mgr, d.Config.RayJobConcurrency())
+	return rayjob.NewForManager(mgr, deps, rayJobOptions(d)).SetupWithManager(mgr, d.Config.RayJobConcurrency())
 }
 
-// setupRayService adds the RayService controller; with --enable-metrics its
-// metrics are registered too.
+// setupRayService: the RayService metrics read the RayServices themselves;
+// the controller records none.
 func setupRayService(mgr manager.Manager, d Deps) error {
-	if d.Config.EnableMetrics {
-		if err := metrics.NewRayServiceMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics")).Register(); err != nil {
-			return fmt.Errorf("registering RayService metrics: %w", err)
-		}
-	}
 	proxy, err := kubeProxy(mgr, d)
 	if err != nil {
 		return err
 	}
-	r := rayservice.NewForManager(mgr, rayservice.Deps{Clock: d.Clock, Dashboards: baseDashboards(d, proxy), KubeProxy: proxy}, rayservice.Options{
-		ZeroDowntime:         d.Knobs.ZeroDowntime,
-		ClusterDomain:        d.Knobs.ClusterDomain,
-		HeadServiceClusterIP: d.Knobs.RayHeadClusterIPService,
-		Features:             d.Features,
-		IdleRequeue:          d.Config.RayServiceStatusPollInterval.Duration,
-	})
-	return r.SetupWithManager(mgr, d.Config.Concurrency())
+	deps := rayservice.Deps{Core: d.core(), Dashboards: baseDashboards(d, proxy), KubeProxy: proxy}
+	if err := registerMetrics(mgr, d, rayv1.KindRayService, metrics.NewRayServiceMetrics, nil); err != nil {
+		return err
+	}
+	return rayservice.NewForManager(mgr, deps, rayServiceOptions(d)).SetupWithManager(mgr, d.Config.Concurrency())
+}
+
+func setupRayCronJob(mgr manager.Manager, d Deps) error {
+	deps := raycronjob.Deps{Core: d.core()}
+	if err := registerMetrics(mgr, d, rayv1.KindRayCronJob, metrics.NewRayCronJobMetrics, func(m *metrics.RayCronJobMetrics) { deps.Metrics = m }); err != nil {
+		return err
+	}
+	return raycronjob.NewForManager(mgr, deps, rayCronJobOptions(d)).SetupWithManager(mgr, d.Config.Concurrency())
+}
+
+// core is the part of every controller's collaborators the operator sets:
+// the clock. NewForManager takes the rest from the manager.
+func (d Deps) core() managerdeps.Core {
+	return managerdeps.Core{Clock: d.Clock}
+}
+
+// registerMetrics makes a kind's metrics with newMetrics, registers them
+// with controller-runtime's registry and hands them to use (nil: the
+// controller records none), when --enable-metrics is on; else it does
+// nothing, and the controller's Metrics stay nil.
+func registerMetrics[M interface{ Register() error }](mgr manager.Manager, d Deps, kind string,
+	newMetrics func(client.Reader, logr.Logger) M, use func(M)) error {
+	if !d.Config.EnableMetrics {
+		return nil
+	}
+	m := newMetrics(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
+	if err := m.Register(); err != nil {
+		return fmt.Errorf("registering %s metrics: %w", kind, err)
+	}
+	if use != nil {
+		use(m)
+	}
+	return nil
 }
 
 // kubeProxy is the API server proxy dashboard calls go through with

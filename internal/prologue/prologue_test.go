@@ -24,9 +24,11 @@ const (
 	passRan      = time.Second
 	finalizerRan = 2 * time.Second
 	readRetried  = 3 * time.Second
+	invalidRan   = 4 * time.Second
 )
 
 func TestRun(t *testing.T) {
+	refuse := func(*rayv1.RayJob) error { return errors.New("invalid") }
 	other := "someone/else"
 	now := metav1.Now()
 	key := types.NamespacedName{Namespace: "ns", Name: "job"}
@@ -62,9 +64,17 @@ func TestRun(t *testing.T) {
 		"being deleted: finalized": {stored: job(func(j *rayv1.RayJob) {
 			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
 		}), want: ctrl.Result{RequeueAfter: finalizerRan}},
-		"being deleted, nothing to finalize": {stored: job(func(j *rayv1.RayJob) {
+		"invalid: reported, no pass": {stored: job(nil),
+			kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Validate = refuse },
+			want: ctrl.Result{RequeueAfter: invalidRan}},
+		"invalid and being deleted: finalized": {stored: job(func(j *rayv1.RayJob) {
 			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
-		}), kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Finalize = nil }},
+		}), kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Validate = refuse },
+			want: ctrl.Result{RequeueAfter: finalizerRan}},
+		"being deleted, no finalizer: the pass runs": {stored: job(func(j *rayv1.RayJob) {
+			j.DeletionTimestamp, j.Finalizers = &now, []string{"x"}
+		}), kind: func(k *prologue.Kind[*rayv1.RayJob]) { k.Finalize = nil },
+			want: ctrl.Result{RequeueAfter: passRan}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -83,19 +93,23 @@ func TestRun(t *testing.T) {
 			}
 			forgot := map[types.NamespacedName]bool{}
 			k := prologue.Kind[*rayv1.RayJob]{
-				Name: rayv1.KindRayJob, Reader: b.Build(),
+				Name: rayv1.KindRayJob, Read: prologue.FromCache(b.Build()),
 				Forget:    func(key types.NamespacedName) { forgot[key] = true },
 				ManagedBy: func(j *rayv1.RayJob) *string { return j.Spec.ManagedBy },
 				Finalize: func(context.Context, *rayv1.RayJob) (ctrl.Result, error) {
 					return ctrl.Result{RequeueAfter: finalizerRan}, nil
 				},
+				Validate: func(*rayv1.RayJob) error { return nil },
+				Invalid: func(context.Context, *rayv1.RayJob, error) (ctrl.Result, error) {
+					return ctrl.Result{RequeueAfter: invalidRan}, nil
+				},
 			}
 			if tc.kind != nil {
 				tc.kind(&k)
 			}
-			got, err := prologue.Run(t.Context(), key, &rayv1.RayJob{}, k, func(_ context.Context, j *rayv1.RayJob) (ctrl.Result, error) {
-				if j.Name != "job" {
-					t.Errorf("pass got %q, want the stored RayJob", j.Name)
+			got, err := prologue.Run(t.Context(), key, &rayv1.RayJob{}, k, func(_ context.Context, j, read *rayv1.RayJob) (ctrl.Result, error) {
+				if j.Name != "job" || j == read {
+					t.Errorf("pass got %q (the read object: %v), want a copy of the stored RayJob", j.Name, j == read)
 				}
 				return ctrl.Result{RequeueAfter: passRan}, nil
 			})

@@ -35,13 +35,13 @@ func (r *Reconciler) ensureExists(ctx context.Context, s *scope, obj client.Obje
 
 // createChild creates obj and reports the outcome with an event.
 func (r *Reconciler) createChild(ctx context.Context, s *scope, obj client.Object, ev childEvents) error {
-	return r.children().Create(ctx, s.cluster, obj, ev.event(obj), r.createOptions(s, obj, ev)...)
+	return r.Children().Create(ctx, s.cluster, obj, ev.event(obj), r.createOptions(s, obj, ev)...)
 }
 
 // recordChildCreate reports the outcome err of creating obj, sent with the
 // pass's round of Pod creates.
 func (r *Reconciler) recordChildCreate(ctx context.Context, s *scope, obj client.Object, ev childEvents, err error) error {
-	return r.children().Report(ctx, s.cluster, childwrite.Create, obj, ev.event(obj), err, r.createOptions(s, obj, ev)...)
+	return r.Children().Report(ctx, s.cluster, childwrite.Create, obj, ev.event(obj), err, r.createOptions(s, obj, ev)...)
 }
 
 // createOptions: an object that already exists under the deterministic

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 )
 
@@ -47,7 +48,7 @@ func TestFinishPassErrorOrder(t *testing.T) {
 			}
 			c := fakeClientBuilder(testScheme(t)).WithObjects(makeCluster("rc").obj()).
 				WithStatusSubresource(&rayv1.RayCluster{}).WithInterceptorFuncs(funcs).Build()
-			r := New(Deps{Client: c}, Options{})
+			r := New(Deps{Core: managerdeps.Core{Client: c}}, Options{})
 			rc := &rayv1.RayCluster{}
 			if err := c.Get(t.Context(), client.ObjectKey{Namespace: testNamespace, Name: "rc"}, rc); err != nil {
 				t.Fatal(err)
@@ -65,7 +66,7 @@ func TestFinishPassErrorOrder(t *testing.T) {
 func TestFinishPassStepRequeue(t *testing.T) {
 	c := fakeClientBuilder(testScheme(t)).WithObjects(makeCluster("rc").obj()).
 		WithStatusSubresource(&rayv1.RayCluster{}).Build()
-	r := New(Deps{Client: c}, Options{})
+	r := New(Deps{Core: managerdeps.Core{Client: c}}, Options{})
 	// The first pass writes the status (and asks for a short requeue); the
 	// next ones change nothing and ask for the default interval.
 	for _, tc := range []struct{ step, want time.Duration }{

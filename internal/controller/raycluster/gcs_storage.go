@@ -71,5 +71,5 @@ func (r *Reconciler) applyGCSStorageDeletionPolicy(ctx context.Context, s *scope
 	}
 	// The owner reference follows the deletion policy; KubeRay records no
 	// event for it.
-	return r.children().Update(ctx, s.cluster, pvc, childwrite.Event{})
+	return r.Children().Update(ctx, s.cluster, pvc, childwrite.Event{})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/gcsstorage"
 	"github.com/ray-operator/ray-operator/internal/naming"
+	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/raypod"
 	"github.com/ray-operator/ray-operator/internal/rediscleanup"
 )
@@ -51,19 +52,24 @@ func (r *Reconciler) wantsGCSFTFinalizer(cluster *rayv1.RayCluster) bool {
 	return !gcsstorage.Embedded(cluster)
 }
 
-// ensureGCSFTFinalizer adds the finalizer to a cluster that wants it
-// (step 1). The pass then goes on with the updated object.
-func (r *Reconciler) ensureGCSFTFinalizer(ctx context.Context, cluster *rayv1.RayCluster) error {
+// ensureGCSFTFinalizer is the first step of a pass: it adds the finalizer
+// to a cluster that wants it (step 1). The pass then goes on with the
+// updated object, which the status is compared with.
+// A pass that could not add it writes no status, as KubeRay's.
+func (r *Reconciler) ensureGCSFTFinalizer(ctx context.Context, s *scope) (passsteps.Result, error) {
+	cluster := s.cluster
 	if controllerutil.ContainsFinalizer(cluster, rayv1.GCSFaultToleranceRedisCleanupFinalizer) || !r.wantsGCSFTFinalizer(cluster) {
-		return nil
+		return passsteps.Result{}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("GCS fault tolerance is on: adding a finalizer so that Redis is cleaned up once the RayCluster is deleted",
 		"finalizer", rayv1.GCSFaultToleranceRedisCleanupFinalizer)
 	controllerutil.AddFinalizer(cluster, rayv1.GCSFaultToleranceRedisCleanupFinalizer)
 	if err := r.Client.Update(ctx, cluster); err != nil {
-		return fmt.Errorf("adding the finalizer %s: %w", rayv1.GCSFaultToleranceRedisCleanupFinalizer, err)
+		s.noStatus = true
+		return passsteps.Result{}, fmt.Errorf("adding the finalizer %s: %w", rayv1.GCSFaultToleranceRedisCleanupFinalizer, err)
 	}
-	return nil
+	s.original = cluster.DeepCopy()
+	return passsteps.Result{}, nil
 }
 
 // finalize handles a cluster being deleted. Without the finalizer there is
@@ -138,7 +144,7 @@ func (r *Reconciler) createRedisCleanupJob(ctx context.Context, cluster *rayv1.R
 	ev := childwrite.Noted(childwrite.Create, childwrite.Noun("Redis cleanup Job", job),
 		reasonCreatedRedisCleanupJob, reasonFailedToCreateRedisCleanupJob)
 	ev.ErrorAfter = ", "
-	return r.children().Create(ctx, cluster, job, ev, childwrite.IgnoreAlreadyExists())
+	return r.Children().Create(ctx, cluster, job, ev, childwrite.IgnoreAlreadyExists())
 }
 
 func (r *Reconciler) removeGCSFTFinalizer(ctx context.Context, cluster *rayv1.RayCluster) error {

@@ -1,6 +1,8 @@
 package raycluster
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
@@ -206,4 +211,40 @@ func TestGCSFTFinalizerEmbeddedBackend(t *testing.T) {
 			t.Errorf("cleanup Job lookup = %v, want NotFound", err)
 		}
 	})
+}
+
+// TestGCSFTFinalizerStep: the finalizer is the first step of a pass. Added,
+// the pass goes on and writes the status against the updated object (no
+// conflict); when it cannot be added, the pass ends with the error and
+// writes no status, as KubeRay's.
+func TestGCSFTFinalizerStep(t *testing.T) {
+	errUpdate := errors.New("update refused")
+	for name, fail := range map[string]bool{"added": false, "update fails": true} {
+		t.Run(name, func(t *testing.T) {
+			funcs := interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				if fail {
+					return errUpdate
+				}
+				return c.Update(ctx, obj, opts...)
+			}}
+			// Suspended, so that the first pass creates no Pods and does not
+			// put its status off until the cache shows them.
+			suspended := ftCluster(nil)
+			suspended.Spec.Suspend = ptr.To(true)
+			h := newHarnessWithFuncs(t, Options{GCSFTRedisCleanup: true}, funcs, suspended)
+			_, err := h.reconcile("rc")
+			rc := h.cluster("rc")
+			if fail {
+				if !errors.Is(err, errUpdate) || rc.Status.State != "" || len(rc.Status.Conditions) != 0 || len(h.pods(nil)) != 0 {
+					t.Errorf("error %v, state %q, %d conditions, %d Pods; want the update's error and no status, no Pods",
+						err, rc.Status.State, len(rc.Status.Conditions), len(h.pods(nil)))
+				}
+				return
+			}
+			if err != nil || !controllerutil.ContainsFinalizer(rc, rayv1.GCSFaultToleranceRedisCleanupFinalizer) || len(rc.Status.Conditions) == 0 {
+				t.Errorf("error %v, finalizers %v, conditions %v; want the finalizer and the status in one pass",
+					err, rc.Finalizers, rc.Status.Conditions)
+			}
+		})
+	}
 }

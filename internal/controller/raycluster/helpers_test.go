@@ -23,6 +23,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 const testNamespace = "default"
@@ -117,7 +118,7 @@ func newHarnessWithFuncs(t *testing.T, opts Options, funcs interceptor.Funcs, ob
 		WithInterceptorFuncs(funcs).
 		Build()
 	h := &harness{t: t, c: c, rec: events.NewFakeRecorder(1000), clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
-	h.r = New(Deps{Client: c, Recorder: h.rec, Clock: h.clk}, opts)
+	h.r = New(Deps{Core: managerdeps.Core{Client: c, Recorder: h.rec, Clock: h.clk}}, opts)
 	return h
 }
 

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -187,17 +186,9 @@ func (r *Reconciler) initIdleProbe() {
 	if r.Dashboards == nil {
 		r.Dashboards = dashboard.NewHTTPProvider()
 	}
-	secrets := r.LiveReader
-	if secrets == nil {
-		secrets = r.Client
-	}
-	r.dashboards = dashboard.Access{Secrets: secrets, Clients: r.Dashboards, ClusterDomain: r.opts.Pod.ClusterDomain, Proxy: r.KubeProxy}
-	clk, ok := r.Clock.(clock.WithTicker)
-	if !ok {
-		clk = clock.RealClock{}
-	}
+	r.dashboards = dashboard.Access{Secrets: r.LiveReader, Clients: r.Dashboards, ClusterDomain: r.opts.Pod.ClusterDomain, Proxy: r.KubeProxy}
 	r.idleEvents = make(chan event.GenericEvent, idleEventsBuffer)
-	r.activity = dashboard.NewActivityProbe(clk, r.opts.IdleProbeInterval, r.opts.IdleProbeTimeout, func(key types.NamespacedName) {
+	r.activity = dashboard.NewActivityProbe(r.Clock, r.opts.IdleProbeInterval, r.opts.IdleProbeTimeout, func(key types.NamespacedName) {
 		obj := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		select {
 		case r.idleEvents <- event.GenericEvent{Object: obj}:

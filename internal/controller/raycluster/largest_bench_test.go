@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/testing/heappeak"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -44,7 +45,7 @@ func largestCluster(b *testing.B) (*Reconciler, client.Client, *rayv1.RayCluster
 	rc := wrappers.LargeRayCluster(wrappers.LongName("c", 0, validation.MaxRayClusterNameLength), testNamespace, wrappers.LargestWorkerGroups)
 	c := fakeClientBuilder(scheme).WithObjects(rc).
 		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).Build()
-	r := New(Deps{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}, Options{})
+	r := New(Deps{Core: managerdeps.Core{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}}, Options{})
 	return r, c, rc
 }
 

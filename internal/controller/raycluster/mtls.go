@@ -188,13 +188,6 @@ func (r *Reconciler) certificateExpiries(ctx context.Context, s *scope) map[stri
 	return out
 }
 
-func (r *Reconciler) liveReader() client.Reader {
-	if r.LiveReader != nil {
-		return r.LiveReader
-	}
-	return r.Client
-}
-
 // deleteMTLSObjects deletes the Certificates and Issuers the cluster
 // controls (the Secrets cert-manager wrote follow through their owner
 // references) and, with secrets, the Secrets the operator issued. Without
@@ -213,7 +206,7 @@ func (r *Reconciler) deleteMTLSObjects(ctx context.Context, s *scope, secrets bo
 		if !metav1.IsControlledBy(o, s.cluster) {
 			continue
 		}
-		if err := r.children().Delete(ctx, s.cluster, o, childwrite.Event{}, childwrite.RawError()); err != nil {
+		if err := r.Children().Delete(ctx, s.cluster, o, childwrite.Event{}, childwrite.RawError()); err != nil {
 			return err
 		}
 	}
@@ -251,7 +244,7 @@ func (r *Reconciler) certManagerObjects(ctx context.Context, c *rayv1.RayCluster
 func (r *Reconciler) appendPKISecrets(ctx context.Context, c *rayv1.RayCluster, objs []client.Object) ([]client.Object, error) {
 	for _, name := range raytls.PKISecretNames(c) {
 		secret := &corev1.Secret{}
-		err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret)
+		err := r.LiveReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -300,7 +293,7 @@ func (r *Reconciler) checkMTLSSecrets(ctx context.Context, c *rayv1.RayCluster) 
 		}
 		secret := &corev1.Secret{}
 		name := naming.TLSSecretName(c.Name, t)
-		if err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret); err != nil {
+		if err := r.LiveReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret); err != nil {
 			return fmt.Errorf("%w: secret %s not found: %w", errMTLSNotReady, name, err)
 		}
 		if k := raytls.MissingKey(secret); k != "" {

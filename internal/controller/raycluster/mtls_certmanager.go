@@ -48,7 +48,7 @@ func (r *Reconciler) mtlsSteps(c *rayv1.RayCluster) []mtlsStep {
 
 // createIfMissing creates obj; one that already exists is left alone.
 func (r *Reconciler) createIfMissing(ctx context.Context, s *scope, obj client.Object) error {
-	return r.children().Create(ctx, s.cluster, obj, childwrite.Event{}, childwrite.IgnoreAlreadyExists(), childwrite.RawError())
+	return r.Children().Create(ctx, s.cluster, obj, childwrite.Event{}, childwrite.IgnoreAlreadyExists(), childwrite.RawError())
 }
 
 // createIssuer creates the Issuer unless it exists: its spec never changes.
@@ -74,7 +74,7 @@ func (r *Reconciler) applyCertificate(ctx context.Context, s *scope, desired *ce
 	if update && !raytls.LeafUpToDate(existing, desired) {
 		existing.Labels, existing.Spec = desired.Labels, desired.Spec
 		existing.OwnerReferences = desired.OwnerReferences
-		err := r.children().Update(ctx, s.cluster, existing, childwrite.Event{Reason: reasonMTLSCertificatesUpdated,
+		err := r.Children().Update(ctx, s.cluster, existing, childwrite.Event{Reason: reasonMTLSCertificatesUpdated,
 			Note: fmt.Sprintf("Updated %s SANs (IPs: %v)", raytls.Noun(desired), desired.Spec.IPAddresses)}, childwrite.RawError())
 		if err != nil {
 			return err
@@ -88,7 +88,7 @@ func (r *Reconciler) applyCertificate(ctx context.Context, s *scope, desired *ce
 // carries none of the cache's labels: it is read from the API server.
 func (r *Reconciler) ownSecret(ctx context.Context, s *scope, cert *certmanagerv1.Certificate) error {
 	secret := &corev1.Secret{}
-	err := r.liveReader().Get(ctx, client.ObjectKey{Namespace: cert.Namespace, Name: cert.Spec.SecretName}, secret)
+	err := r.LiveReader.Get(ctx, client.ObjectKey{Namespace: cert.Namespace, Name: cert.Spec.SecretName}, secret)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -103,5 +103,5 @@ func (r *Reconciler) ownSecret(ctx context.Context, s *scope, cert *certmanagerv
 	secret.OwnerReferences = append(secret.OwnerReferences, metav1.OwnerReference{
 		APIVersion: certmanagerv1.SchemeGroupVersion.String(), Kind: certificateKind, Name: cert.Name, UID: cert.UID,
 	})
-	return r.children().Update(ctx, s.cluster, secret, childwrite.Event{}, childwrite.RawError())
+	return r.Children().Update(ctx, s.cluster, secret, childwrite.Event{}, childwrite.RawError())
 }

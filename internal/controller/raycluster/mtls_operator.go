@@ -74,7 +74,7 @@ func (r *Reconciler) leafLifetime() time.Duration {
 func (r *Reconciler) applyPKISecret(ctx context.Context, s *scope, spec *certmanagerv1.Certificate, ca *clusterpki.KeyPair, now time.Time) (*clusterpki.KeyPair, time.Time, error) {
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: s.cluster.Namespace, Name: spec.Spec.SecretName}
-	err := r.liveReader().Get(ctx, key, secret)
+	err := r.LiveReader.Get(ctx, key, secret)
 	if apierrors.IsNotFound(err) {
 		return r.issuePKISecret(ctx, s, spec, ca, now, nil, "")
 	}
@@ -95,7 +95,7 @@ func (r *Reconciler) applyPKISecret(ctx context.Context, s *scope, spec *certman
 		// cert-manager's Secret, still good: the operator takes it over
 		// before the Certificates that own it are deleted.
 		setPKISecretMeta(secret, pkiSecret(s.cluster, spec, nil))
-		if err := r.children().Update(ctx, s.cluster, secret, childwrite.Event{}, childwrite.RawError()); err != nil {
+		if err := r.Children().Update(ctx, s.cluster, secret, childwrite.Event{}, childwrite.RawError()); err != nil {
 			return nil, time.Time{}, err
 		}
 	}
@@ -119,7 +119,7 @@ func (r *Reconciler) issuePKISecret(ctx context.Context, s *scope, spec *certman
 	}
 	desired := pkiSecret(s.cluster, spec, clusterpki.SecretData(kp, ca))
 	if existing == nil {
-		if err := r.children().Create(ctx, s.cluster, desired, childwrite.Event{}, childwrite.RawError()); err != nil {
+		if err := r.Children().Create(ctx, s.cluster, desired, childwrite.Event{}, childwrite.RawError()); err != nil {
 			return nil, time.Time{}, err
 		}
 		ctrl.LoggerFrom(ctx).Info("Issued mTLS certificate", "secret", klog.KObj(desired), "notAfter", kp.Cert.NotAfter)
@@ -127,7 +127,7 @@ func (r *Reconciler) issuePKISecret(ctx context.Context, s *scope, spec *certman
 	}
 	setPKISecretMeta(existing, desired)
 	existing.Data = desired.Data
-	err = r.children().Update(ctx, s.cluster, existing, childwrite.Event{Reason: reasonMTLSCertificatesUpdated,
+	err = r.Children().Update(ctx, s.cluster, existing, childwrite.Event{Reason: reasonMTLSCertificatesUpdated,
 		Note: fmt.Sprintf("Issued %s again, %s (IPs: %v, expires %s)", noun(spec), why, spec.Spec.IPAddresses, kp.Cert.NotAfter.UTC().Format(time.RFC3339)),
 	}, childwrite.RawError())
 	if err != nil {

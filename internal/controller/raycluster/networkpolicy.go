@@ -54,7 +54,7 @@ func (r *Reconciler) reconcileNetworkPolicies(ctx context.Context, s *scope) (pa
 func (r *Reconciler) applyNetworkPolicy(ctx context.Context, s *scope, desired *networkingv1.NetworkPolicy) error {
 	existing := &networkingv1.NetworkPolicy{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	if apierrors.IsNotFound(err) && r.LiveReader != nil {
+	if apierrors.IsNotFound(err) {
 		err = r.LiveReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	}
 	if apierrors.IsNotFound(err) {
@@ -74,7 +74,7 @@ func (r *Reconciler) applyNetworkPolicy(ctx context.Context, s *scope, desired *
 		return nil
 	}
 	existing.Labels, existing.Spec = desired.Labels, desired.Spec
-	return r.children().Update(ctx, s.cluster, existing, childwrite.Noted(childwrite.Update,
+	return r.Children().Update(ctx, s.cluster, existing, childwrite.Noted(childwrite.Update,
 		childwrite.Noun(networkPolicyKind, desired), reasonUpdatedNetworkPolicy, reasonFailedToUpdateNetworkPolicy))
 }
 
@@ -92,7 +92,7 @@ func (r *Reconciler) deleteStaleNetworkPolicies(ctx context.Context, s *scope, k
 		if keep[p.Name] || !metav1.IsControlledBy(p, s.cluster) {
 			continue
 		}
-		err := r.children().Delete(ctx, s.cluster, p, childwrite.Noted(childwrite.Delete,
+		err := r.Children().Delete(ctx, s.cluster, p, childwrite.Noted(childwrite.Delete,
 			childwrite.Noun(networkPolicyKind, p), reasonDeletedNetworkPolicy, reasonFailedToDeleteNetworkPolicy),
 			childwrite.DeleteOptions(client.Preconditions{UID: &p.UID}))
 		if err != nil {

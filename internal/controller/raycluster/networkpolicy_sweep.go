@@ -41,11 +41,7 @@ var sweepRetry = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 7, Cap: t
 // networkPolicySweep is the sweep over the watched namespaces, reading
 // around the cache (with the gate off nothing caches NetworkPolicies).
 func (r *Reconciler) networkPolicySweep(mgr ctrl.Manager) *networkPolicySweep {
-	reader := r.LiveReader
-	if reader == nil {
-		reader = mgr.GetAPIReader()
-	}
-	return &networkPolicySweep{reader: reader, writer: r.Client, namespaces: r.opts.WatchNamespaces, retry: sweepRetry}
+	return &networkPolicySweep{reader: r.LiveReader, writer: r.Client, namespaces: r.opts.WatchNamespaces, retry: sweepRetry}
 }
 
 // Start sweeps, retrying a failed sweep with backoff unless the operator

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/rayservices"
 )
 
@@ -71,7 +72,7 @@ func TestExpectationsCheckedBeforeTheList(t *testing.T) {
 		WithInterceptorFuncs(lag.funcs()).
 		Build()
 	h := &harness{t: t, c: c, rec: events.NewFakeRecorder(1000), clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
-	h.r = New(Deps{Client: c, Recorder: h.rec, Clock: h.clk}, Options{})
+	h.r = New(Deps{Core: managerdeps.Core{Client: c, Recorder: h.rec, Clock: h.clk}}, Options{})
 	h.mustReconcile("rc", 1)
 	created := h.pods(map[string]string{rayv1.LabelCluster: "rc"})
 	if len(created) != 2 {

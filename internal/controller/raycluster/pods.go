@@ -145,7 +145,7 @@ func createsOf(held []heldCreate, pods []*corev1.Pod) []client.Object {
 func (r *Reconciler) recordPodCreates(ctx context.Context, s *scope, pods []*corev1.Pod, group string, ev podEvents, errs []error) error {
 	var first error
 	for i, pod := range pods {
-		err := r.children().Report(ctx, s.cluster, childwrite.Create, pod, childwrite.Event{
+		err := r.Children().Report(ctx, s.cluster, childwrite.Create, pod, childwrite.Event{
 			FailedReason: ev.failedCreate,
 			FailedNote:   fmt.Sprintf("Failed to create %s Pod %s/%s", ev.role, pod.Namespace, pod.Name+pod.GenerateName),
 		}, errs[i], childwrite.ErrorAs(ev.createErr), childwrite.DoneBy(func() {
@@ -164,7 +164,7 @@ func (r *Reconciler) recordPodCreates(ctx context.Context, s *scope, pods []*cor
 // says why in the event. A Pod already gone is not an error.
 func (r *Reconciler) deletePod(ctx context.Context, s *scope, pod *corev1.Pod, group string, ev podEvents, why string) error {
 	s.podsWritten = true
-	return r.children().Delete(ctx, s.cluster, pod, childwrite.Event{
+	return r.Children().Delete(ctx, s.cluster, pod, childwrite.Event{
 		FailedReason: ev.failedDelete,
 		FailedNote:   fmt.Sprintf("Failed deleting %s Pod %s/%s", ev.role, pod.Namespace, pod.Name),
 	}, childwrite.ErrorAs(ev.deleteErr), childwrite.DoneBy(func() {

@@ -19,6 +19,7 @@ import (
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // benchContext carries a logger that drops everything: controller-runtime
@@ -50,7 +51,7 @@ func steadyCluster(b *testing.B, workers int) *Reconciler {
 		WithStatusSubresource(&rayv1.RayCluster{}, &corev1.Pod{}).Build()
 	// A FakeRecorder without a channel drops events, so a long run cannot
 	// fill a buffer and block.
-	r := New(Deps{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}, Options{})
+	r := New(Deps{Core: managerdeps.Core{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}}, Options{})
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "rc"}}
 
 	if _, err := r.Reconcile(ctx, req); err != nil {

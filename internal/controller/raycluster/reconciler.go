@@ -4,11 +4,12 @@
 // cleanup when a cluster is deleted, and reports what it observes in the
 // status.
 //
-// A pass is: load the RayCluster; skip it when another controller manages
-// it; finalize it when it is being deleted (gcsft_finalizer.go); validate it
-// (validation.go); add the GCS FT finalizer; run the ordered steps of
-// steps.go, stopping at the first error; compute the status from what is
-// observed (status.go) and write it once when it changed.
+// A pass is the prologue (internal/prologue): load the RayCluster; skip it
+// when another controller manages it; finalize it when it is being deleted
+// (gcsft_finalizer.go); validate it (validation.go). Then the ordered steps
+// of steps.go, the first of which adds the GCS FT finalizer, stopping at
+// the first error; then the epilogue, finishPass: compute the status from
+// what is observed (status.go) and write it once when it changed.
 package raycluster
 
 import (
@@ -18,19 +19,16 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
-	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/expectations"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/raypod"
@@ -126,19 +124,13 @@ type Options struct {
 
 // Deps are the controller's collaborators; tests replace them.
 type Deps struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// Recorder records events; nil records nothing.
-	Recorder events.EventRecorder
-	// Clock is the time source; nil means the real clock.
-	Clock clock.PassiveClock
+	// Core are the client, live reader, recorder and clock. The live reader
+	// lets the expectations notice a Pod deleted before the cache saw it;
+	// left nil, expectations wait for their timeout in that case.
+	managerdeps.Core
 	// Expectations tracks Pod creations and deletions not yet in the cache;
 	// nil means a new tracker reading through Client and LiveReader.
 	Expectations *expectations.Scale
-	// LiveReader reads from the API server, bypassing the cache; it lets
-	// the expectations notice a Pod deleted before the cache saw it. Nil
-	// means expectations wait for their timeout in that case.
-	LiveReader client.Reader
 	// Metrics may be nil when the operator's metrics are off.
 	Metrics ProvisionObserver
 	// Random is the source of auth tokens; nil means crypto/rand.
@@ -167,12 +159,13 @@ type Reconciler struct {
 
 // New returns a Reconciler.
 func New(deps Deps, opts Options) *Reconciler {
-	if deps.Clock == nil {
-		deps.Clock = clock.RealClock{}
-	}
+	core := deps.Defaulted()
 	if deps.Expectations == nil {
-		deps.Expectations = expectations.New(deps.Client, deps.Clock).WithLiveReader(deps.LiveReader)
+		// The caller's live reader, not its default: the cache asked again
+		// cannot tell more than the cache.
+		deps.Expectations = expectations.New(core.Client, core.Clock).WithLiveReader(deps.LiveReader)
 	}
+	deps.Core = core
 	if opts.RequeueAfter <= 0 {
 		opts.RequeueAfter = defaultRequeue
 	}
@@ -190,7 +183,7 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.BatchScheduler != nil {
 		opts.Pod.BatchScheduler = podDecorator{opts.BatchScheduler}
 	}
-	r := &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder)}
+	r := &Reconciler{Deps: deps, opts: opts, events: deps.Events()}
 	r.initIdleProbe()
 	r.steps = r.orderedSteps()
 	return r
@@ -219,29 +212,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayCluster{}, r.prologueKind(), r.pass)
 }
 
-// prologueKind: a RayCluster is read as the cache's own copy, which the
-// pass copies once (a 1,000-Pod cluster's status is large); the finalizer
-// writes, so it gets a copy too.
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCluster] {
 	return prologue.Kind[*rayv1.RayCluster]{
-		Name: rayv1.KindRayCluster, Reader: r.Client, ReadOptions: []client.GetOption{client.UnsafeDisableDeepCopy},
+		Name: rayv1.KindRayCluster, Read: prologue.FromCache(r.Client),
 		Forget:    func(key types.NamespacedName) { r.forget(key.Namespace, key.Name) },
 		ManagedBy: func(c *rayv1.RayCluster) *string { return c.Spec.ManagedBy },
-		Finalize: func(ctx context.Context, c *rayv1.RayCluster) (ctrl.Result, error) {
-			return r.finalize(ctx, c.DeepCopy())
-		},
+		Finalize:  r.finalize,
+		Validate:  r.validate, Invalid: r.invalid,
 	}
 }
 
-// pass validates the cluster, ensures its finalizer and runs the steps.
-func (r *Reconciler) pass(ctx context.Context, cached *rayv1.RayCluster) (ctrl.Result, error) {
-	cluster := cached.DeepCopy()
-	if stop, err := r.validate(ctx, cluster); stop {
-		return ctrl.Result{}, err
-	}
-	if err := r.ensureGCSFTFinalizer(ctx, cluster); err != nil {
-		return ctrl.Result{}, err
-	}
+// pass runs the steps, the first of which ensures the finalizer. The status
+// is compared with the cluster as read (cached), which saves copying a
+// large status again.
+func (r *Reconciler) pass(ctx context.Context, cluster, cached *rayv1.RayCluster) (ctrl.Result, error) {
 	s := newScopeFrom(cluster, cached, r.opts.MaxPodWritesPerPass)
 	res, reconcileErr := passsteps.Run(ctx, r.steps, s)
 	reconcileErr = errors.Join(reconcileErr, r.sendHeld(ctx, s))
@@ -256,9 +240,4 @@ func (r *Reconciler) forget(namespace, name string) {
 	if r.Metrics != nil {
 		r.Metrics.Forget(name, namespace)
 	}
-}
-
-// children writes the objects the RayCluster owns, with their events on it.
-func (r *Reconciler) children() childwrite.Writer {
-	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -2,18 +2,12 @@ package raycluster
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-base/featuregate"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -22,54 +16,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
-	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/features"
-	"github.com/ray-operator/ray-operator/internal/managerdeps"
-	"github.com/ray-operator/ray-operator/internal/metrics"
 	"github.com/ray-operator/ray-operator/internal/ownerenqueue"
-	"github.com/ray-operator/ray-operator/internal/raypod"
 )
 
 // ControllerName names the controller in logs and is the reporting
 // controller of its events.
 const ControllerName = "raycluster-controller"
 
-// OptionsFrom derives the controller's options from the operator settings.
-func OptionsFrom(cfg configv1alpha1.Configuration, knobs configv1alpha1.Knobs, gates featuregate.FeatureGate, isOpenShift bool) Options {
-	return Options{
-		RequeueAfter:            knobs.RayClusterRequeue,
-		GCSFTRedisCleanup:       knobs.GCSFTRedisCleanup,
-		RandomPodDelete:         knobs.RandomPodDelete,
-		HeadServiceClusterIP:    knobs.RayHeadClusterIPService,
-		UseRoute:                isOpenShift && !knobs.IngressOnOpenShift,
-		Features:                gates,
-		CreationEvents:          cfg.CreationEvents,
-		MTLSCertificates:        cfg.MTLSCertificates,
-		MTLSCertificateDuration: durationOf(cfg.MTLSCertificateDuration),
-		WatchNamespaces:         watchNamespaces(cfg.WatchNamespace),
-		Pod: raypod.Options{
-			DisableInitContainerInjection: !knobs.InitContainerInjection,
-			DeterministicHeadPodName:      knobs.DeterministicHeadPodName,
-			DisableProbesInjection:        !knobs.ProbesInjection,
-			LoginShell:                    knobs.LoginShell,
-			ClusterDomain:                 knobs.ClusterDomain,
-			HeadSidecarContainers:         cfg.HeadSidecarContainers,
-			WorkerSidecarContainers:       cfg.WorkerSidecarContainers,
-			DefaultContainerEnvs:          cfg.DefaultContainerEnvs,
-			DefaultPodLabels:              cfg.DefaultPodLabels,
-			DefaultPodAnnotations:         cfg.DefaultPodAnnotations,
-		},
-	}
-}
-
 // NewForManager returns a Reconciler using mgr's client, its uncached API
 // reader and an event recorder named ControllerName; fields of deps already
 // set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
-	managerdeps.Fill(mgr, ControllerName, &deps.Client, &deps.LiveReader, &deps.Recorder)
+	deps.FillFrom(mgr, ControllerName)
 	return New(deps, opts)
 }
 
@@ -118,59 +79,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		b = c.ConfigureReconciler(b)
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).Complete(r)
-}
-
-// watchNamespaces splits --watch-namespace; nil means all namespaces.
-func watchNamespaces(s string) []string {
-	var out []string
-	for ns := range strings.SplitSeq(s, ",") {
-		if ns != "" {
-			out = append(out, ns)
-		}
-	}
-	return out
-}
-
-// Settings are the operator settings the controller is set up with.
-type Settings struct {
-	Config      configv1alpha1.Configuration
-	Knobs       configv1alpha1.Knobs
-	Features    featuregate.FeatureGate
-	IsOpenShift bool
-	// Clock is the time source; nil means the real clock.
-	Clock clock.PassiveClock
-	// Dashboards and KubeProxy reach the clusters' dashboards for the
-	// idle check (see Deps).
-	Dashboards dashboard.ClientProvider
-	KubeProxy  *dashboard.KubeProxy
-	// BatchScheduler is the batch scheduler plugin, nil for none;
-	// BatchSchedulerFactory made it and may add watches.
-	BatchScheduler        batchscheduler.Scheduler
-	BatchSchedulerFactory batchscheduler.Factory
-}
-
-// Setup builds the controller from the operator settings, registers the
-// RayCluster metrics when they are on, and adds the controller to mgr. It
-// is what internal/operator registers.
-func Setup(mgr ctrl.Manager, s Settings) error {
-	deps := Deps{Clock: s.Clock, Dashboards: s.Dashboards, KubeProxy: s.KubeProxy}
-	if s.Config.EnableMetrics {
-		m := metrics.NewRayCluster(mgr.GetClient(), mgr.GetLogger().WithName("metrics"))
-		if err := m.Register(); err != nil {
-			return fmt.Errorf("registering RayCluster metrics: %w", err)
-		}
-		deps.Metrics = m
-	}
-	opts := OptionsFrom(s.Config, s.Knobs, s.Features, s.IsOpenShift)
-	opts.BatchScheduler, opts.BatchSchedulerFactory = s.BatchScheduler, s.BatchSchedulerFactory
-	r := NewForManager(mgr, deps, opts)
-	return r.SetupWithManager(mgr, s.Config.Concurrency())
-}
-
-// durationOf is d's duration, zero when unset.
-func durationOf(d *metav1.Duration) time.Duration {
-	if d == nil {
-		return 0
-	}
-	return d.Duration
 }

@@ -43,6 +43,9 @@ func (r *Reconciler) finishStatus(ctx context.Context, s *scope, reconcileErr er
 	if s.deleted && reconcileErr == nil {
 		return ctrl.Result{}, nil
 	}
+	if s.noStatus {
+		return ctrl.Result{}, reconcileErr
+	}
 	if deferStatus(s, reconcileErr) {
 		return ctrl.Result{RequeueAfter: shortRequeue}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // TestStatusPatchData: RayCluster's status write carries every field of the
@@ -41,7 +42,7 @@ func TestStatusPatchData(t *testing.T) {
 		t.Fatal(err)
 	}
 	updated := &rayv1.RayClusterStatus{State: rayv1.Ready, DesiredCPU: resource.MustParse("1"), Endpoints: map[string]string{"dashboard": "8265"}}
-	r := New(Deps{Client: c}, Options{})
+	r := New(Deps{Core: managerdeps.Core{Client: c}}, Options{})
 	if _, err := r.writeStatus(t.Context(), newScope(rc, DefaultMaxPodWritesPerPass), updated); err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,9 @@ type scope struct {
 	// deleted says the pass deleted the cluster (idle termination): there
 	// is no status left to write.
 	deleted bool
+	// noStatus says the pass ended before anything it would report: the
+	// finalizer could not be added.
+	noStatus bool
 }
 
 func newScope(cluster *rayv1.RayCluster, scaleBudget int) *scope {
@@ -106,6 +109,7 @@ func (s *scope) takeScaleBudget(n int) int {
 // scope.held), and so before any worker.
 func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	return []passsteps.Step[*scope]{
+		{Name: "GCSFTFinalizer", Run: r.ensureGCSFTFinalizer},
 		{Name: "IdleTermination", Run: r.reconcileIdle},
 		{Name: "AutoscalerServiceAccount", Run: r.reconcileAutoscalerServiceAccount},
 		{Name: "AutoscalerRole", Run: r.reconcileAutoscalerRole},

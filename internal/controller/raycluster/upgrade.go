@@ -89,7 +89,7 @@ func (r *Reconciler) reconcileRecreate(ctx context.Context, s *scope) (bool, err
 		head.Annotations[annotationRecreateHash] = hash
 		head.Annotations[annotationKubeRayVersion] = r.operatorVersion()
 		s.podsWritten = true
-		return false, r.children().Patch(ctx, s.cluster, head, client.MergeFrom(before), childwrite.Event{})
+		return false, r.Children().Patch(ctx, s.cluster, head, client.MergeFrom(before), childwrite.Event{})
 	}
 	if old := before.Annotations[annotationRecreateHash]; old == "" || old == hash {
 		return false, nil

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/conditions"
@@ -37,23 +38,29 @@ func (r *Reconciler) validateCluster(cluster *rayv1.RayCluster) error {
 	return nil
 }
 
-// validate checks the RayCluster in KubeRay's four layers and reports
-// whether the pass must stop. An invalid object gets a Warning event and the
-// ValidationFailed condition, and is not requeued: only an edit can fix it,
-// and the edit triggers the next pass. An incoherent status is an error, so
-// the pass is retried.
-func (r *Reconciler) validate(ctx context.Context, cluster *rayv1.RayCluster) (bool, error) {
+// validate checks the RayCluster in KubeRay's four layers: the first
+// three (user errors) are an *invalidspec.Error, the fourth (an incoherent
+// status) is not.
+func (r *Reconciler) validate(cluster *rayv1.RayCluster) error {
+	if err := r.validateCluster(cluster); err != nil {
+		return err
+	}
+	return validation.RayClusterStatus(&cluster.Status)
+}
+
+// invalid reports what validate refused and ends the pass. An invalid
+// object gets a Warning event and the ValidationFailed condition, and is
+// not requeued: only an edit can fix it, and the edit triggers the next
+// pass. An incoherent status is an error, so the pass is retried.
+func (r *Reconciler) invalid(ctx context.Context, cluster *rayv1.RayCluster, err error) (ctrl.Result, error) {
 	var invalid *invalidspec.Error
-	if err := r.validateCluster(cluster); errors.As(err, &invalid) {
+	if errors.As(err, &invalid) {
 		invalidspec.Report(ctx, r.events, cluster, rayv1.KindRayCluster, err, reasonInvalidSpec)
-		return true, r.reportInvalid(ctx, cluster, invalid)
+		return ctrl.Result{}, r.reportInvalid(ctx, cluster, invalid)
 	}
-	if err := validation.RayClusterStatus(&cluster.Status); err != nil {
-		r.events.Eventf(cluster, nil, corev1.EventTypeWarning, reasonInvalidStatus, actionValidate,
-			"The RayCluster status is invalid %s/%s, %v", cluster.Namespace, cluster.Name, err)
-		return true, err
-	}
-	return false, nil
+	r.events.Eventf(cluster, nil, corev1.EventTypeWarning, reasonInvalidStatus, actionValidate,
+		"The RayCluster status is invalid %s/%s, %v", cluster.Namespace, cluster.Name, err)
+	return ctrl.Result{}, err
 }
 
 // reportInvalid sets the ValidationFailed condition, writing the status only

@@ -18,6 +18,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
@@ -69,7 +70,7 @@ func newEnv(t *testing.T, now time.Time, objs ...client.Object) *testEnv {
 		events:  events.NewFakeRecorder(1000),
 		metrics: &fakeMetrics{counts: map[string]int{}},
 	}
-	e.r = New(Deps{Client: e.c, Recorder: e.events, Clock: e.clock, Metrics: e.metrics}, Options{Features: features.NewGate()})
+	e.r = New(Deps{Core: managerdeps.Core{Client: e.c, Recorder: e.events, Clock: e.clock}, Metrics: e.metrics}, Options{Features: features.NewGate()})
 	return e
 }
 

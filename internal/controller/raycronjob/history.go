@@ -49,7 +49,7 @@ func overLimit(jobs []*rayv1.RayJob, limit *int32) []*rayv1.RayJob {
 // owner reference) and records why; one already gone counts as deleted.
 // The UID precondition keeps a later RayJob of the same name safe.
 func (r *Reconciler) deleteRayJob(ctx context.Context, s *scope, job *rayv1.RayJob, why string) error {
-	err := r.children().Delete(ctx, s.cj, job, childwrite.Event{
+	err := r.Children().Delete(ctx, s.cj, job, childwrite.Event{
 		Reason: reasonDeletedRayJob, Note: fmt.Sprintf("Deleted RayJob %s: %s", job.Name, why),
 		FailedReason: reasonFailedToDeleteRayJob, FailedNote: fmt.Sprintf("Failed to delete RayJob %s (%s)", job.Name, why),
 	}, childwrite.Related(), childwrite.NotFoundAsDeleted(),

@@ -17,14 +17,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -60,17 +57,11 @@ type Options struct {
 
 // Deps are the controller's collaborators; tests replace them.
 type Deps struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// LiveReader reads the RayCronJob and its RayJobs from the API server;
-	// nil means Client.
-	LiveReader client.Reader
-	// Recorder records events; nil records nothing.
-	Recorder events.EventRecorder
-	// Clock is the time source of the schedule and of the controller's
-	// work queue (a requeue for the next schedule time waits on it); nil
-	// means the real clock.
-	Clock clock.WithTicker
+	// Core are the client, live reader, recorder and clock. The
+	// RayCronJob and its RayJobs are read through the live reader; the
+	// clock is the time source of the schedule and of the controller's
+	// work queue (a requeue for the next schedule time waits on it).
+	managerdeps.Core
 	// Metrics may be nil when the operator's metrics are off.
 	Metrics Metrics
 }
@@ -84,16 +75,11 @@ type Reconciler struct {
 
 // New returns a Reconciler, filling in the defaults of Deps and Options.
 func New(deps Deps, opts Options) *Reconciler {
-	if deps.Clock == nil {
-		deps.Clock = clock.RealClock{}
-	}
-	if deps.LiveReader == nil {
-		deps.LiveReader = deps.Client
-	}
+	deps.Core = deps.Defaulted()
 	if opts.Features == nil {
 		opts.Features = validation.NoFeatureGates{}
 	}
-	return &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder)}
+	return &Reconciler{Deps: deps, opts: opts, events: deps.Events()}
 }
 
 // +kubebuilder:rbac:groups=ray.io,resources=raycronjobs,verbs=get;list;watch
@@ -107,21 +93,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return prologue.Run(ctx, req.NamespacedName, &rayv1.RayCronJob{}, r.prologueKind(), r.pass)
 }
 
-// prologueKind: a RayCronJob is read from the API server, so that a
+// prologueKind: a RayCronJob is read Live, from the API server, so that a
 // schedule time its last status write recorded is never taken again from a
-// stale copy; a failed read retries after errorRequeue, as the schedule
-// does. It has no spec.managedBy, and nothing to finalize: its RayJobs go
-// with it through their owner references.
+// stale copy (a RayJob created twice); a failed read retries after
+// errorRequeue, as the schedule does. It has no spec.managedBy (neither
+// has KubeRay's) and no finalizer: its RayJobs go with it through their
+// owner references, and one held in deletion (foreground) keeps its
+// schedule, as KubeRay's.
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCronJob] {
 	return prologue.Kind[*rayv1.RayCronJob]{
-		Name: rayv1.KindRayCronJob, Reader: r.LiveReader,
+		Name: rayv1.KindRayCronJob, Read: prologue.Live(r.LiveReader),
 		Forget:     func(key types.NamespacedName) { r.forgetMetrics(key.Name, key.Namespace) },
 		ReadFailed: r.failed,
 	}
 }
 
 // pass runs the steps (validation is the first).
-func (r *Reconciler) pass(ctx context.Context, cj *rayv1.RayCronJob) (ctrl.Result, error) {
+func (r *Reconciler) pass(ctx context.Context, cj, _ *rayv1.RayCronJob) (ctrl.Result, error) {
 	s := newScope(cj, r.Clock.Now())
 	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
 	return r.finishPass(ctx, s, res, err)
@@ -140,9 +128,4 @@ func (r *Reconciler) forgetMetrics(name, namespace string) {
 func (r *Reconciler) failed(ctx context.Context, err error) (ctrl.Result, error) {
 	ctrl.LoggerFrom(ctx).Error(err, "RayCronJob pass failed; retrying", "after", errorRequeue)
 	return ctrl.Result{RequeueAfter: errorRequeue}, nil
-}
-
-// children writes the objects the RayCronJob owns, with their events on it.
-func (r *Reconciler) children() childwrite.Writer {
-	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -183,3 +183,22 @@ func TestIdlePassWritesNothing(t *testing.T) {
 		t.Errorf("resourceVersion %s -> %s: an idle pass wrote the RayCronJob", before.ResourceVersion, after.ResourceVersion)
 	}
 }
+
+// TestBeingDeletedKeepsItsSchedule: a RayCronJob held in deletion by a
+// finalizer (foreground deletion waiting for its RayJobs) is reconciled as
+// any other, as KubeRay's controller does, which does not look at the
+// deletion timestamp: a schedule time that comes meanwhile creates its
+// RayJob and is recorded.
+func TestBeingDeletedKeepsItsSchedule(t *testing.T) {
+	cj := cronJob().Obj()
+	cj.DeletionTimestamp = &metav1.Time{Time: t0}
+	cj.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	e := newEnv(t, minute(1), cj)
+	e.reconcile(t)
+	if diff := cmp.Diff(jobNames(minute(1)), e.rayJobNames(t)); diff != "" {
+		t.Errorf("RayJobs (-want +got):\n%s", diff)
+	}
+	if got := e.cronJob(t).Status.LastScheduleTime; got == nil || !got.Time.Equal(minute(1)) {
+		t.Errorf("lastScheduleTime %v, want %v", got, minute(1))
+	}
+}

@@ -88,7 +88,7 @@ func (r *Reconciler) runTick(ctx context.Context, s *scope, t time.Time) (tickOu
 // deterministic, so the RayJob is the one this time asked for.
 func (r *Reconciler) createRayJob(ctx context.Context, s *scope, job *rayv1.RayJob, t time.Time) (tickOutcome, error) {
 	existed := false
-	err := r.children().Create(ctx, s.cj, job, childwrite.Noted(childwrite.Create,
+	err := r.Children().Create(ctx, s.cj, job, childwrite.Noted(childwrite.Create,
 		fmt.Sprintf("RayJob %s for the schedule time %s", job.Name, formatTime(t)), reasonCreatedRayJob, reasonFailedToCreateRayJob),
 		childwrite.Related(), childwrite.AlreadyExistsIf(func(context.Context) bool { existed = true; return true }))
 	switch {

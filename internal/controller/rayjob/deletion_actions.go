@@ -41,7 +41,7 @@ func (r *Reconciler) suspendWorkerGroups(ctx context.Context, job *rayv1.RayJob)
 	for i := range cluster.Spec.WorkerGroupSpecs {
 		cluster.Spec.WorkerGroupSpecs[i].Suspend = ptr.To(true)
 	}
-	return r.children().Update(ctx, job, cluster, childwrite.Event{
+	return r.Children().Update(ctx, job, cluster, childwrite.Event{
 		Reason: reasonSuspendedWorkerGroups, Note: "Set the `suspend` field to true for all worker groups in cluster " + clusterKey(job).String(),
 		FailedReason: reasonFailedToSuspendWorkerGroup, FailedNote: "Failed to suspend worker groups in cluster " + clusterKey(job).String(),
 	})
@@ -59,7 +59,7 @@ func allWorkerGroupsSuspended(cluster *rayv1.RayCluster) bool {
 
 // deleteSelf deletes the RayJob; the garbage collector deletes what it owns.
 func (r *Reconciler) deleteSelf(ctx context.Context, job *rayv1.RayJob) error {
-	return r.children().Delete(ctx, job, job, childwrite.Event{
+	return r.Children().Delete(ctx, job, job, childwrite.Event{
 		Reason: reasonDeletedRayJob, Note: childwrite.Noun("Deleted RayJob", job),
 		FailedReason: reasonFailedToDeleteRayJob, FailedNote: "Failed to delete RayJob",
 	}, childwrite.NotFoundAsDeleted())

@@ -13,6 +13,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // wantBackoff is the documented requeue after each consecutive dashboard
@@ -246,7 +247,7 @@ func TestStaleNotFoundDoesNotFailTheRayJob(t *testing.T) {
 		c, err := inner(url, token)
 		return staleCache{c}, err
 	}
-	e.r = New(Deps{Client: e.client, Recorder: e.events, Clock: e.clock, Dashboards: stale}, e.opts)
+	e.r = New(Deps{Core: managerdeps.Core{Client: e.client, Recorder: e.events, Clock: e.clock}, Dashboards: stale}, e.opts)
 	if _, err := e.reconcile(t); err != nil {
 		t.Fatal(err)
 	}

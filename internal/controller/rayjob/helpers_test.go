@@ -21,6 +21,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // t0 is the fake clock's start.
@@ -82,7 +83,7 @@ func newEnv(t *testing.T, objs []client.Object, opts ...envOption) *testEnv {
 	for _, o := range opts {
 		o(&e.opts)
 	}
-	e.r = New(Deps{Client: c, Recorder: e.events, Clock: e.clock, Dashboards: e.dash.Provider()}, e.opts)
+	e.r = New(Deps{Core: managerdeps.Core{Client: c, Recorder: e.events, Clock: e.clock}, Dashboards: e.dash.Provider()}, e.opts)
 	return e
 }
 

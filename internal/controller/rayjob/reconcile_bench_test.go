@@ -19,6 +19,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // BenchmarkReconcileRunning is one pass over a Running K8sJobMode RayJob
@@ -47,7 +48,8 @@ func BenchmarkReconcileRunning(b *testing.B) {
 		return dash, nil
 	}
 	// A FakeRecorder without a channel drops events.
-	r := New(Deps{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(t0),
+	r := New(Deps{
+		Core:       managerdeps.Core{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(t0)},
 		Dashboards: provider}, Options{TransitionGracePeriod: 300 * time.Second, Features: features.NewGate()})
 	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNS, Name: testJobName}}
 

@@ -14,20 +14,17 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/ray-operator/ray-operator/api/config/v1alpha1"
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/batchscheduler"
 	"github.com/ray-operator/ray-operator/internal/cachelag"
-	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -84,13 +81,13 @@ type Options struct {
 // Deps are the collaborators of the controller. Tests replace the clock and
 // the dashboard provider.
 type Deps struct {
-	// Client reads from the manager's cache and writes to the API server;
-	// its scheme sets the owner references of submitter Jobs.
-	Client client.Client
-	// Recorder records events; nil records nothing.
-	Recorder events.EventRecorder
-	// Clock is the time source; nil means the real clock.
-	Clock clock.PassiveClock
+	// Core are the client (its scheme sets the owner references of
+	// submitter Jobs), live reader, recorder and clock. Secrets are read
+	// through the live reader: the manager caches only the Secrets the
+	// operator labels, and authOptions.secretName names a user's Secret
+	// without that label. Suspending and Retrying also confirm through it
+	// that the attempt's cluster and submitter Job are gone.
+	managerdeps.Core
 	// Dashboards gives a dashboard client for a cluster's dashboard URL.
 	Dashboards dashboard.ClientProvider
 	// KubeProxy, when set (--use-kubernetes-proxy), routes dashboard calls
@@ -98,12 +95,6 @@ type Deps struct {
 	KubeProxy *dashboard.KubeProxy
 	// Metrics may be nil when the operator's metrics are off.
 	Metrics ExecutionObserver
-	// LiveReader reads from the API server, bypassing the cache. Secrets are
-	// read through it: the manager caches only the Secrets the operator
-	// labels, and authOptions.secretName names a user's Secret without that
-	// label. Suspending and Retrying also confirm through it that the
-	// attempt's cluster and submitter Job are gone. nil means Client.
-	LiveReader client.Reader
 }
 
 // Reconciler reconciles RayJobs.
@@ -123,12 +114,7 @@ type Reconciler struct {
 
 // New returns a Reconciler. A nil Clock means the real clock.
 func New(deps Deps, opts Options) *Reconciler {
-	if deps.Clock == nil {
-		deps.Clock = clock.RealClock{}
-	}
-	if deps.LiveReader == nil {
-		deps.LiveReader = deps.Client
-	}
+	deps.Core = deps.Defaulted()
 	if opts.TransitionGracePeriod == 0 {
 		opts.TransitionGracePeriod = 300 * time.Second
 	}
@@ -138,8 +124,8 @@ func New(deps Deps, opts Options) *Reconciler {
 	if opts.Features == nil {
 		opts.Features = validation.NoFeatureGates{}
 	}
-	r := &Reconciler{Deps: deps, opts: opts, events: eventrecord.New(deps.Recorder),
-		clusters:   clusterowner.Clusters{Client: deps.Client, Events: eventrecord.New(deps.Recorder), Live: deps.LiveReader},
+	r := &Reconciler{Deps: deps, opts: opts, events: deps.Events(),
+		clusters:   clusterowner.Clusters{Client: deps.Client, Events: deps.Events(), Live: deps.LiveReader},
 		dashboards: dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
 	}
 	r.handlers = r.stateHandlers()
@@ -166,7 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // that write and fail with a conflict.
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayJob] {
 	return prologue.Kind[*rayv1.RayJob]{
-		Name: rayv1.KindRayJob, Reader: r.Client,
+		Name: rayv1.KindRayJob, Read: prologue.FromCache(r.Client),
 		Forget: func(key types.NamespacedName) {
 			r.forgetMetrics(key.Name, key.Namespace)
 			r.dashFailures.ForgetObject(key)
@@ -175,16 +161,15 @@ func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayJob] {
 		Behind:    func(job *rayv1.RayJob) bool { return r.ownWrites.Behind(job) },
 		ManagedBy: func(job *rayv1.RayJob) *string { return job.Spec.ManagedBy },
 		Finalize:  r.finalize,
+		Validate:  func(job *rayv1.RayJob) error { return validateRayJob(job, r.opts.Features) },
+		Invalid:   r.failValidation,
 	}
 }
 
-// pass validates the RayJob and runs the steps of its deployment status.
-func (r *Reconciler) pass(ctx context.Context, job *rayv1.RayJob) (ctrl.Result, error) {
+// pass runs the steps of the RayJob's deployment status.
+func (r *Reconciler) pass(ctx context.Context, job, _ *rayv1.RayJob) (ctrl.Result, error) {
 	s := newScope(job)
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("jobDeploymentStatus", job.Status.JobDeploymentStatus))
-	if err := validateRayJob(job, r.opts.Features); err != nil {
-		return r.failValidation(ctx, s, err)
-	}
 	res, err := passsteps.Run(ctx, r.stepsFor(job.Status.JobDeploymentStatus), s)
 	return r.finishPass(ctx, s, res, err)
 }
@@ -209,9 +194,4 @@ func (r *Reconciler) sidecarRestartEnabled() bool {
 // now is the current time of the injected clock.
 func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()
-}
-
-// children writes the objects the RayJob owns, with their events on it.
-func (r *Reconciler) children() childwrite.Writer {
-	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // TestReleasingAsksTheAPIServer: a cache that has not seen the cluster and
@@ -39,8 +40,8 @@ func TestReleasingAsksTheAPIServer(t *testing.T) {
 				return c.Get(ctx, key, obj, opts...)
 			}}
 			api := e.client.(client.WithWatch)
-			e.r = New(Deps{Client: interceptor.NewClient(api, notCachedYet), LiveReader: api,
-				Recorder: e.events, Clock: e.clock, Dashboards: e.dash.Provider()}, e.opts)
+			e.r = New(Deps{
+				Core: managerdeps.Core{Client: interceptor.NewClient(api, notCachedYet), LiveReader: api, Recorder: e.events, Clock: e.clock}, Dashboards: e.dash.Provider()}, e.opts)
 			if _, err := e.reconcile(t); err != nil {
 				t.Fatal(err)
 			}

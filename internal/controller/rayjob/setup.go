@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/ownerenqueue"
 )
 
@@ -32,6 +31,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 // API reader and an event recorder named ControllerName; deps fields
 // already set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
-	managerdeps.Fill(mgr, ControllerName, &deps.Client, &deps.LiveReader, &deps.Recorder)
+	deps.FillFrom(mgr, ControllerName)
 	return New(deps, opts)
 }

@@ -15,6 +15,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // errUnreachable is the dashboard failure of these tests.
@@ -377,7 +378,7 @@ func TestSubmitterFinishedTimeoutAsksPastTheCache(t *testing.T) {
 			e := newEnv(t, []client.Object{job, makeCluster(rayv1.Ready), headService(), submitterJob(batchv1.JobComplete, t0)})
 			e.dash.AddJob(rayJobInfo(rayv1.JobStatusRunning, 0))
 			cache := dashboard.NewJobInfoCache(e.clock)
-			e.r = New(Deps{Client: e.client, Recorder: e.events, Clock: e.clock, Dashboards: cache.Provider(e.dash.Provider())}, e.opts)
+			e.r = New(Deps{Core: managerdeps.Core{Client: e.client, Recorder: e.events, Clock: e.clock}, Dashboards: cache.Provider(e.dash.Provider())}, e.opts)
 
 			e.pass(t)
 			if st := e.job(t).Status; st.JobDeploymentStatus != rayv1.JobDeploymentStatusRunning {

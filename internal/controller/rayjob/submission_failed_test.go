@@ -13,6 +13,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // failedSubmitter is a Running RayJob whose submitter failed in one of the
@@ -184,7 +185,7 @@ func TestFailedSubmitterAsksPastTheCache(t *testing.T) {
 			e := newEnv(t, append([]client.Object{sub.job()}, sub.objs...), sub.env...)
 			e.dash.AddJob(rayJobInfo(rayv1.JobStatusFailed, uint64(t0.UnixMilli())))
 			cache := dashboard.NewJobInfoCache(e.clock)
-			e.r = New(Deps{Client: e.client, Recorder: e.events, Clock: e.clock, Dashboards: cache.Provider(e.dash.Provider())}, e.opts)
+			e.r = New(Deps{Core: managerdeps.Core{Client: e.client, Recorder: e.events, Clock: e.clock}, Dashboards: cache.Provider(e.dash.Provider())}, e.opts)
 			e.pass(t)
 			if st := e.job(t).Status; st.JobDeploymentStatus != rayv1.JobDeploymentStatusFailed || st.Reason != rayv1.AppFailed ||
 				st.JobStatus != rayv1.JobStatusFailed || !strings.HasPrefix(st.Message, "msg") {

@@ -56,7 +56,7 @@ func (r *Reconciler) createSubmitterJobIfNeeded(ctx context.Context, job *rayv1.
 	if err := controllerutil.SetControllerReference(job, batchJob, r.Client.Scheme()); err != nil {
 		return err
 	}
-	return r.children().Create(ctx, job, batchJob, childwrite.Event{
+	return r.Children().Create(ctx, job, batchJob, childwrite.Event{
 		Reason: reasonCreatedSubmitter, Note: fmt.Sprintf("Created Kubernetes Job %s", submitterJobKey(job)),
 		FailedReason: reasonFailedToCreateSubmitter, FailedNote: fmt.Sprintf("Failed to create new Kubernetes Job %s", submitterJobKey(job)),
 	})
@@ -76,7 +76,7 @@ func (r *Reconciler) deleteSubmitterJob(ctx context.Context, job *rayv1.RayJob) 
 		return false, nil
 	}
 	noun := "submitter K8s Job " + submitterJobKey(job).String()
-	return false, r.children().Delete(ctx, job, batchJob, childwrite.Noted(childwrite.Delete, noun, reasonDeletedSubmitter, reasonFailedToDeleteSubmitter),
+	return false, r.Children().Delete(ctx, job, batchJob, childwrite.Noted(childwrite.Delete, noun, reasonDeletedSubmitter, reasonFailedToDeleteSubmitter),
 		childwrite.DeleteOptions(client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 

@@ -107,7 +107,7 @@ func (r *Reconciler) deleteFromAPIServer(ctx context.Context, job *rayv1.RayJob,
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return false, nil
 	}
-	return false, r.children().Delete(ctx, job, obj, childwrite.Event{Reason: reason, Note: "Deleted " + what + " " + key.String()},
+	return false, r.Children().Delete(ctx, job, obj, childwrite.Event{Reason: reason, Note: "Deleted " + what + " " + key.String()},
 		childwrite.DeleteOptions(client.PropagationPolicy(metav1.DeletePropagationBackground)), childwrite.NotFoundAsDeleted())
 }
 

@@ -29,10 +29,11 @@ func validateRayJob(job *rayv1.RayJob, gates validation.FeatureGates) error {
 
 // failValidation makes the RayJob ValidationFailed with the error as its
 // message, reports it, and stops: only a new spec can help.
-func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
+func (r *Reconciler) failValidation(ctx context.Context, job *rayv1.RayJob, err error) (ctrl.Result, error) {
+	s := newScope(job)
 	invalidspec.Report(ctx, r.events, s.job, rayv1.KindRayJob, err, reasonInvalidSpec)
 	s.job.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusValidationFailed
 	s.job.Status.Reason = rayv1.ValidationFailed
 	s.job.Status.Message = err.Error()
-	return r.finishPass(ctx, s, passsteps.Result{}, nil)
+	return r.finishPass(ctx, s, passsteps.Result{Stop: true}, nil)
 }

@@ -89,7 +89,7 @@ func (r *Reconciler) patchClusterAnnotation(ctx context.Context, rs *rayv1.RaySe
 		}
 		c.Annotations[key] = value
 	}
-	return client.IgnoreNotFound(r.children().Patch(ctx, rs, c, client.MergeFrom(before), childwrite.Event{}))
+	return client.IgnoreNotFound(r.Children().Patch(ctx, rs, c, client.MergeFrom(before), childwrite.Event{}))
 }
 
 // deletionDelay is spec.rayClusterDeletionDelaySeconds, 60 s when unset.

@@ -29,6 +29,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/serveapps"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
@@ -136,7 +137,7 @@ func newEnv(tb testing.TB, objs []client.Object, opts ...envOption) *testEnv {
 		proxyPorts: map[string]int32{}, proxyChecks: map[string]int{},
 	}
 	e.r = New(Deps{
-		Client: c, Recorder: e.events, Clock: e.clock, Dashboards: e.serve.Provider(),
+		Core: managerdeps.Core{Client: c, Recorder: e.events, Clock: e.clock}, Dashboards: e.serve.Provider(),
 		ProxyHealth: e.proxyHealth, NameSuffix: func() string { return testSuffix },
 	}, cfg.opts)
 	return e

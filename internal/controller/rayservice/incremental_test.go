@@ -20,6 +20,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/conditions"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
 )
 
@@ -187,7 +188,8 @@ func TestNoGatewayAPI(t *testing.T) {
 		WithObjects(rs, servingCluster(t, rs, active).Obj(), headPod(active).Obj()).
 		WithStatusSubresource(&rayv1.RayService{}, &rayv1.RayCluster{}).Build()
 	e := newEnv(t, nil)
-	e.r = New(Deps{Client: bare, Recorder: e.events, Clock: e.clock, Dashboards: e.serve.Provider(), ProxyHealth: e.proxyHealth,
+	e.r = New(Deps{
+		Core: managerdeps.Core{Client: bare, Recorder: e.events, Clock: e.clock}, Dashboards: e.serve.Provider(), ProxyHealth: e.proxyHealth,
 		NameSuffix: func() string { return testSuffix }}, e.r.opts)
 	e.serveRunning(active)
 	_, err := e.reconcile(t)

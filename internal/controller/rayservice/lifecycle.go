@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,8 +18,22 @@ import (
 	"github.com/ray-operator/ray-operator/internal/validation"
 )
 
+// ensureFinalizerStep is the first step of a pass (and of an invalid
+// RayService's report, as KubeRay adds it before validating): a pass that
+// adds the finalizer, or finds the object changed meanwhile, ends there
+// with nothing of the status to write; the next starts from the updated
+// object.
+func (r *Reconciler) ensureFinalizerStep(ctx context.Context, s *scope) (passsteps.Result, error) {
+	added, err := r.ensureFinalizer(ctx, s.rs)
+	if added || apierrors.IsConflict(err) {
+		s.original = s.rs.Status.DeepCopy()
+		return passsteps.Result{Stop: true, RequeueAfter: r.opts.InFlightRequeue}, nil
+	}
+	return passsteps.Result{}, err
+}
+
 // ensureFinalizer adds ray.io/rayservice-finalizer; it reports whether it
-// did, which ends the pass.
+// did.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, rs *rayv1.RayService) (bool, error) {
 	if controllerutil.ContainsFinalizer(rs, rayv1.RayServiceFinalizer) {
 		return false, nil
@@ -79,5 +94,5 @@ func (r *Reconciler) failValidation(ctx context.Context, s *scope, err error) (c
 	invalidspec.Report(ctx, r.events, s.rs, rayv1.KindRayService, err, reasonInvalidSpec)
 	conditions.MarkFalse(&s.rs.Status.Conditions, rayv1.RayServiceReady, rayv1.RayServiceValidationFailed, err.Error(), conditions.At(metav1.Time{Time: s.now}, s.rs.Generation))
 	s.rs.Status.ObservedGeneration = s.rs.Generation
-	return r.finishPass(ctx, s, passsteps.Result{}, nil)
+	return r.finishPass(ctx, s, passsteps.Result{Stop: true}, nil)
 }

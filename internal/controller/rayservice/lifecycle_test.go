@@ -127,6 +127,12 @@ func TestValidationFailure(t *testing.T) {
 			wantFinalizers: []string{rayv1.RayServiceFinalizer},
 			wantEvents:     []string{"Warning InvalidRayServiceSpec ns/svc: " + typeErr},
 		},
+		"invalid on first sight: the finalizer first, as KubeRay": {
+			objs:           []client.Object{wrappers.MakeRayService(testName, testNS).UpgradeType("Bogus").Obj()},
+			wantResult:     ctrl.Result{RequeueAfter: DefaultInFlightRequeue},
+			wantStatus:     &rayv1.RayServiceStatuses{},
+			wantFinalizers: []string{rayv1.RayServiceFinalizer},
+		},
 		"invalid metadata": {
 			objs: []client.Object{badTimeout().Obj()},
 			wantStatus: &badTimeout().ObservedGeneration(2).LastUpdateTime(t0).

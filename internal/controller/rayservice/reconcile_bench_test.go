@@ -17,6 +17,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/clusterindex"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 )
 
 // kubeRayPassesPerMinute is what KubeRay spends on the same RayService: it
@@ -40,10 +41,8 @@ func BenchmarkIdleRayService(b *testing.B) {
 	serve := dashboardtest.NewServeFleet()
 	serve.SetAppStatus(dashboardtest.URLFor(active, testNS), "app", rayv1.ApplicationStatusRunning)
 	r := New(Deps{
-		Client: c,
 		// A FakeRecorder without a channel drops events.
-		Recorder:    &events.FakeRecorder{},
-		Clock:       clocktesting.NewFakeClock(t0),
+		Core:        managerdeps.Core{Client: c, Recorder: &events.FakeRecorder{}, Clock: clocktesting.NewFakeClock(t0)},
 		Dashboards:  serve.Provider(),
 		ProxyHealth: func(context.Context, *corev1.Pod, int32) error { return nil },
 		NameSuffix:  func() string { return testSuffix },

@@ -18,17 +18,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/buildinfo"
-	"github.com/ray-operator/ray-operator/internal/childwrite"
 	"github.com/ray-operator/ray-operator/internal/clusterowner"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/eventrecord"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/passsteps"
 	"github.com/ray-operator/ray-operator/internal/prologue"
 	"github.com/ray-operator/ray-operator/internal/validation"
@@ -80,22 +77,16 @@ type Options struct {
 
 // Deps are the controller's collaborators; tests replace them.
 type Deps struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// Recorder records events; nil records nothing.
-	Recorder events.EventRecorder
-	// Clock is the time source; nil means the real clock.
-	Clock clock.PassiveClock
+	// Core are the client, live reader, recorder and clock. The live reader
+	// reads what the cache may not have yet (auth Secrets, the serve config
+	// just recorded on a cluster).
+	managerdeps.Core
 	// Dashboards makes dashboard clients.
 	Dashboards dashboard.ClientProvider
 	// KubeProxy, when set (--use-kubernetes-proxy), routes dashboard calls
 	// and Serve proxy health checks through the API server; Dashboards must
 	// then be built on its Clients.
 	KubeProxy *dashboard.KubeProxy
-	// LiveReader reads from the API server what the cache may not have yet
-	// (auth Secrets, the serve config just recorded on a cluster); nil
-	// means Client.
-	LiveReader client.Reader
 	// ProxyHealth checks the Serve proxy of a head Pod; nil means a direct
 	// HTTP check with KubeRay's 2 s timeout.
 	ProxyHealth dashboard.ProxyChecker
@@ -117,12 +108,7 @@ type Reconciler struct {
 
 // New returns a Reconciler, filling in the defaults of Deps and Options.
 func New(deps Deps, opts Options) *Reconciler {
-	if deps.Clock == nil {
-		deps.Clock = clock.RealClock{}
-	}
-	if deps.LiveReader == nil {
-		deps.LiveReader = deps.Client
-	}
+	deps.Core = deps.Defaulted()
 	if deps.ProxyHealth == nil && deps.KubeProxy != nil {
 		deps.ProxyHealth = deps.KubeProxy.ProxyCheck()
 	}
@@ -143,8 +129,8 @@ func New(deps Deps, opts Options) *Reconciler {
 	return &Reconciler{
 		Deps:         deps,
 		opts:         opts,
-		events:       eventrecord.New(deps.Recorder),
-		clusters:     clusterowner.Clusters{Client: deps.Client, Events: eventrecord.New(deps.Recorder), Live: deps.LiveReader},
+		events:       deps.Events(),
+		clusters:     clusterowner.Clusters{Client: deps.Client, Events: deps.Events(), Live: deps.LiveReader},
 		dashboards:   dashboard.Access{Secrets: deps.LiveReader, Clients: deps.Dashboards, ClusterDomain: opts.ClusterDomain, Proxy: deps.KubeProxy},
 		serveBackoff: &dashboard.Backoff{Base: opts.ServeRetryBase, Max: opts.ServeRetryMax},
 	}
@@ -175,24 +161,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayService] {
 	return prologue.Kind[*rayv1.RayService]{
-		Name: rayv1.KindRayService, Reader: r.Client,
+		Name: rayv1.KindRayService, Read: prologue.FromCache(r.Client),
 		Forget:    r.serveBackoff.ForgetObject,
 		ManagedBy: func(rs *rayv1.RayService) *string { return rs.Spec.ManagedBy },
 		Finalize:  r.finalize,
+		Validate:  r.validate, Invalid: r.invalid,
 	}
 }
 
-// pass ensures the finalizer, validates the RayService and runs the steps.
-func (r *Reconciler) pass(ctx context.Context, rs *rayv1.RayService) (ctrl.Result, error) {
-	if added, err := r.ensureFinalizer(ctx, rs); added || err != nil {
-		return ctrl.Result{RequeueAfter: r.opts.InFlightRequeue}, ignoreConflict(err)
-	}
+// pass runs the steps, the first of which ensures the finalizer.
+func (r *Reconciler) pass(ctx context.Context, rs, _ *rayv1.RayService) (ctrl.Result, error) {
 	s := newScope(rs, r.Clock.Now())
-	if err := r.validate(rs); err != nil {
-		return r.failValidation(ctx, s, err)
-	}
 	res, err := passsteps.Run(ctx, r.orderedSteps(), s)
 	return r.finishPass(ctx, s, res, err)
+}
+
+// invalid ensures the finalizer of a RayService validate refused, as of
+// any other (KubeRay adds it before validating), then reports it.
+func (r *Reconciler) invalid(ctx context.Context, rs *rayv1.RayService, err error) (ctrl.Result, error) {
+	s := newScope(rs, r.Clock.Now())
+	if res, ferr := r.ensureFinalizerStep(ctx, s); res.Stop || ferr != nil {
+		return r.finishPass(ctx, s, res, ferr)
+	}
+	return r.failValidation(ctx, s, err)
 }
 
 // ignoreConflict drops a conflict: the object changed, and the watch event
@@ -202,9 +193,4 @@ func ignoreConflict(err error) error {
 		return nil
 	}
 	return err
-}
-
-// children writes the objects the RayService owns, with their events on it.
-func (r *Reconciler) children() childwrite.Writer {
-	return childwrite.Writer{Client: r.Client, Events: r.events}
 }

@@ -88,7 +88,7 @@ func (r *Reconciler) setServeLabel(ctx context.Context, s *scope, c *rayv1.RayCl
 	}
 	head.Labels[rayv1.LabelServe] = want
 	noun := fmt.Sprintf("the serve label to %q for the Head Pod %s/%s", want, head.Namespace, head.Name)
-	return client.IgnoreNotFound(r.children().Patch(ctx, rs, head, client.MergeFrom(before),
+	return client.IgnoreNotFound(r.Children().Patch(ctx, rs, head, client.MergeFrom(before),
 		childwrite.Noted(childwrite.Patch, noun, reasonUpdatedHeadPodServeLabel, reasonFailedToUpdateHeadPodServeLabel)))
 }
 

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/ownerenqueue"
 )
 
@@ -27,7 +26,7 @@ const ControllerName = "rayservice-controller"
 // reader and an event recorder named ControllerName; fields of deps already
 // set win.
 func NewForManager(mgr ctrl.Manager, deps Deps, opts Options) *Reconciler {
-	managerdeps.Fill(mgr, ControllerName, &deps.Client, &deps.LiveReader, &deps.Recorder)
+	deps.FillFrom(mgr, ControllerName)
 	return New(deps, opts)
 }
 

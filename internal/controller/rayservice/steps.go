@@ -17,6 +17,7 @@ import (
 // orderedSteps are the stages of a pass, in KubeRay's order.
 func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 	return []passsteps.Step[*scope]{
+		{Name: "Finalizer", Run: r.ensureFinalizerStep},
 		{Name: "CleanUpClusters", Run: r.cleanUpClusters},
 		{Name: "Suspend", Run: r.reconcileSuspend},
 		{Name: "InitializingTimeout", Run: r.stopIfTimedOut},
@@ -25,16 +26,20 @@ func (r *Reconciler) orderedSteps() []passsteps.Step[*scope] {
 		{Name: "Serve", Run: r.reconcileServe},
 		{Name: "TrafficObjects", Run: r.reconcileTrafficObjects},
 		{Name: "Services", Run: r.reconcileServices},
-		{Name: "Status", Run: r.calculateStatus},
 	}
 }
 
-// finishPass writes the status once when it changed and decides when to
-// look again: when the steps asked. Changes of the embedded RayCluster
-// statuses alone are not written (as KubeRay): they change often and say
-// nothing new about the RayService; they are written with the next real
-// change.
+// finishPass computes the status after a pass whose steps all ran (one
+// that stopped or failed keeps what its steps set), writes it once when it
+// changed and decides when to look again: when the steps or the status
+// asked. Changes of the embedded RayCluster statuses alone are not written
+// (as KubeRay): they change often and say nothing new about the
+// RayService; they are written with the next real change.
 func (r *Reconciler) finishPass(ctx context.Context, s *scope, res passsteps.Result, passErr error) (ctrl.Result, error) {
+	if passErr == nil && !res.Stop {
+		statusRes, err := r.calculateStatus(ctx, s)
+		res, passErr = res.Merge(statusRes), err
+	}
 	if statusChanged(s.original, &s.rs.Status) {
 		s.rs.Status.LastUpdateTime = &metav1.Time{Time: s.now}
 		if err := statuswrite.Write(ctx, r.Client, s.rs, s.original, &s.rs.Status); err != nil {

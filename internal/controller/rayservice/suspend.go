@@ -136,5 +136,5 @@ func (r *Reconciler) deleteService(ctx context.Context, rs *rayv1.RayService, sv
 	if !svc.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	return r.children().Delete(ctx, rs, svc, clusterowner.ServiceEvent(childwrite.Delete, svc), childwrite.NotFoundAsDeleted())
+	return r.Children().Delete(ctx, rs, svc, clusterowner.ServiceEvent(childwrite.Delete, svc), childwrite.NotFoundAsDeleted())
 }

@@ -70,7 +70,7 @@ func (r *Reconciler) ensurePerClusterServeService(ctx context.Context, rs *rayv1
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{}); !apierrors.IsNotFound(err) {
 		return err
 	}
-	return r.children().Create(ctx, rs, svc, clusterowner.ServiceEvent(childwrite.Create, svc), childwrite.AlreadyExistsAsCreated())
+	return r.Children().Create(ctx, rs, svc, clusterowner.ServiceEvent(childwrite.Create, svc), childwrite.AlreadyExistsAsCreated())
 }
 
 // loadTrafficObjects reads the RayService's Gateway and HTTPRoute once per
@@ -226,7 +226,7 @@ func applyTrafficObject[O any, P interface {
 func (r *Reconciler) createTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
 	obj.SetOwnerReferences([]metav1.OwnerReference{clusterowner.ControllerRef(rs, rayv1.KindRayService)})
 	forRS := " for RayService " + obj.GetNamespace() + "/" + obj.GetName()
-	return r.children().Create(ctx, rs, obj, childwrite.Event{
+	return r.Children().Create(ctx, rs, obj, childwrite.Event{
 		Reason: w.created, Note: "Created " + w.noun + forRS,
 		FailedReason: w.failedToCreate, FailedNote: "Failed to create " + w.failedCreateNoun + forRS,
 	})
@@ -234,7 +234,7 @@ func (r *Reconciler) createTrafficObject(ctx context.Context, rs *rayv1.RayServi
 
 // updateTrafficObject writes a Gateway API object whose spec was changed.
 func (r *Reconciler) updateTrafficObject(ctx context.Context, rs *rayv1.RayService, obj client.Object, w trafficWords) error {
-	return r.children().Update(ctx, rs, obj, childwrite.Noted(childwrite.Update, childwrite.Noun("the "+w.noun, obj), w.updated, w.failedToUpdate))
+	return r.Children().Update(ctx, rs, obj, childwrite.Noted(childwrite.Update, childwrite.Noun("the "+w.noun, obj), w.updated, w.failedToUpdate))
 }
 
 // deleteGatewayObjects deletes the HTTPRoute and the Gateway of a
@@ -276,7 +276,7 @@ func (r *Reconciler) deleteTrafficObject(ctx context.Context, rs *rayv1.RayServi
 	case !obj.GetDeletionTimestamp().IsZero():
 		return true, nil
 	}
-	err = r.children().Delete(ctx, rs, obj, childwrite.Noted(childwrite.Delete, childwrite.Noun("the "+kind, obj), "Deleted"+kind, "FailedToDelete"+kind),
+	err = r.Children().Delete(ctx, rs, obj, childwrite.Noted(childwrite.Delete, childwrite.Noun("the "+kind, obj), "Deleted"+kind, "FailedToDelete"+kind),
 		childwrite.NotFoundAsDeleted())
 	return err == nil, err
 }

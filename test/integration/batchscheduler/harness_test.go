@@ -22,6 +22,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -60,12 +61,12 @@ func newWorld(t *testing.T, scheduler string, gates ...map[string]bool) *world {
 		if w.sched, err = factory.New(t.Context(), w.Env.Config, mgr.GetClient()); err != nil {
 			return err
 		}
-		rc := raycluster.NewForManager(mgr, raycluster.Deps{Clock: clock},
+		rc := raycluster.NewForManager(mgr, raycluster.Deps{Core: managerdeps.Core{Clock: clock}},
 			raycluster.Options{BatchScheduler: w.sched, BatchSchedulerFactory: factory, Features: gate})
 		if err := rc.SetupWithManager(mgr, 1); err != nil {
 			return err
 		}
-		return rayjob.NewForManager(mgr, rayjob.Deps{Clock: clock, Dashboards: w.dash.Provider()}, rayjob.Options{
+		return rayjob.NewForManager(mgr, rayjob.Deps{Core: managerdeps.Core{Clock: clock}, Dashboards: w.dash.Provider()}, rayjob.Options{
 			TransitionGracePeriod: 300 * time.Second, ClusterDomain: "cluster.local", BatchScheduler: w.sched, Features: gate,
 		}).SetupWithManager(mgr, 1)
 	})

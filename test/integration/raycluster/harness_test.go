@@ -15,6 +15,7 @@ import (
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -41,7 +42,7 @@ func newWorld(t *testing.T, mutate ...func(*raycluster.Options)) *world {
 		m(&opts)
 	}
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
-		return raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock}, opts).SetupWithManager(mgr, 1)
+		return raycluster.NewForManager(mgr, raycluster.Deps{Core: managerdeps.Core{Clock: w.clock}}, opts).SetupWithManager(mgr, 1)
 	})
 	return w
 }

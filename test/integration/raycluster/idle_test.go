@@ -18,6 +18,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 )
@@ -63,7 +64,7 @@ func newIdleWorld(t *testing.T, d *dashboards) *world {
 	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: clocktesting.NewFakeClock(time.Now())}
 	opts := raycluster.Options{WatchNamespaces: []string{w.NS}, IdleProbeInterval: idleProbeInterval, IdleProbeTimeout: 200 * time.Millisecond}
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
-		return raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock, Dashboards: d.provider}, opts).SetupWithManager(mgr, 1)
+		return raycluster.NewForManager(mgr, raycluster.Deps{Core: managerdeps.Core{Clock: w.clock}, Dashboards: d.provider}, opts).SetupWithManager(mgr, 1)
 	})
 	return w
 }

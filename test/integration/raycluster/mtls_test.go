@@ -24,6 +24,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycluster"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/installcheck"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
@@ -352,7 +353,7 @@ func TestMTLSWithoutCertManager(t *testing.T) {
 	opts := raycluster.Options{WatchNamespaces: []string{w.NS}}
 	withGates(t, features.RayClusterMTLS)(&opts)
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
-		return raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock}, opts).SetupWithManager(mgr, 1)
+		return raycluster.NewForManager(mgr, raycluster.Deps{Core: managerdeps.Core{Clock: w.clock}}, opts).SetupWithManager(mgr, 1)
 	})
 	rc := installcheck.Sample(t, "ray-cluster.mtls.yaml")
 	w.Create(rc)

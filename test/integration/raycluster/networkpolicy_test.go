@@ -26,6 +26,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/controller/rayjob"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/raynetpol"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
@@ -53,7 +54,7 @@ func newNetpolWorld(t *testing.T, gateOn bool) *netpolWorld {
 			return err
 		}
 		opts := raycluster.Options{Features: gate, WatchNamespaces: []string{w.NS}}
-		return raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock}, opts).SetupWithManager(mgr, 1)
+		return raycluster.NewForManager(mgr, raycluster.Deps{Core: managerdeps.Core{Clock: w.clock}}, opts).SetupWithManager(mgr, 1)
 	})
 	return w
 }
@@ -247,11 +248,11 @@ func TestNetworkPolicyAdmitsK8sJobModeSubmitter(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := raycluster.NewForManager(mgr, raycluster.Deps{Clock: w.clock}, raycluster.Options{Features: gate, WatchNamespaces: []string{w.NS}}).SetupWithManager(mgr, 1); err != nil {
+		if err := raycluster.NewForManager(mgr, raycluster.Deps{Core: managerdeps.Core{Clock: w.clock}}, raycluster.Options{Features: gate, WatchNamespaces: []string{w.NS}}).SetupWithManager(mgr, 1); err != nil {
 			return err
 		}
 		opts := rayjob.Options{TransitionGracePeriod: 300 * time.Second, Features: gate, ClusterDomain: "cluster.local"}
-		return rayjob.NewForManager(mgr, rayjob.Deps{Clock: w.clock, Dashboards: dash.Provider()}, opts).SetupWithManager(mgr, 1)
+		return rayjob.NewForManager(mgr, rayjob.Deps{Core: managerdeps.Core{Clock: w.clock}, Dashboards: dash.Provider()}, opts).SetupWithManager(mgr, 1)
 	})
 	spec := clusterSpec().Obj()
 	spec.NetworkPolicy = &rayv1.NetworkPolicyConfig{}

@@ -19,6 +19,7 @@ import (
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 	"github.com/ray-operator/ray-operator/internal/controller/raycronjob"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -43,7 +44,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{World: testenv.NewWorld(t, testenv.Shared(t)), clock: newClock()}
 	w.op = testenv.StartOperator(t, w.Env, operator.CacheOptions(w.NS), func(mgr manager.Manager) error {
 		w.clock.newOperator()
-		return raycronjob.NewForManager(mgr, raycronjob.Deps{Clock: w.clock}, raycronjob.Options{Features: features.NewGate()}).SetupWithManager(mgr, 1)
+		return raycronjob.NewForManager(mgr, raycronjob.Deps{Core: managerdeps.Core{Clock: w.clock}}, raycronjob.Options{Features: features.NewGate()}).SetupWithManager(mgr, 1)
 	})
 	return w
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -81,7 +82,7 @@ func (w *world) startRayJob(cacheOpts cache.Options, mutate ...func(*rayjob.Opti
 		if dashboards == nil {
 			dashboards = w.dash.Provider()
 		}
-		return rayjob.NewForManager(mgr, rayjob.Deps{Clock: w.clock, Dashboards: dashboards}, opts).SetupWithManager(mgr, 1)
+		return rayjob.NewForManager(mgr, rayjob.Deps{Core: managerdeps.Core{Clock: w.clock}, Dashboards: dashboards}, opts).SetupWithManager(mgr, 1)
 	})
 }
 

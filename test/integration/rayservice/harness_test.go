@@ -28,6 +28,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/dashboard"
 	"github.com/ray-operator/ray-operator/internal/dashboard/dashboardtest"
 	"github.com/ray-operator/ray-operator/internal/features"
+	"github.com/ray-operator/ray-operator/internal/managerdeps"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	"github.com/ray-operator/ray-operator/internal/testing/wrappers"
@@ -89,7 +90,7 @@ func newWorld(t *testing.T, mutate ...func(*rayservice.Options)) *world {
 			dashboards = w.serve.Provider()
 		}
 		return rayservice.NewForManager(mgr, rayservice.Deps{
-			Clock: w.clock, Dashboards: dashboards, ProxyHealth: w.proxyHealth, NameSuffix: w.nextSuffix,
+			Core: managerdeps.Core{Clock: w.clock}, Dashboards: dashboards, ProxyHealth: w.proxyHealth, NameSuffix: w.nextSuffix,
 		}, w.opts).SetupWithManager(mgr, 1)
 	})
 	return w

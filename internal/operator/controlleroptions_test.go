@@ -1,4 +1,4 @@
-package raycluster
+package operator
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"github.com/ray-operator/ray-operator/internal/features"
 )
 
-func TestOptionsFrom(t *testing.T) {
+func TestRayClusterOptions(t *testing.T) {
 	env := map[string]string{
 		configv1alpha1.EnvRayClusterDefaultRequeueSeconds: "42",
 		configv1alpha1.EnvEnableGCSFTRedisCleanup:         "false",
@@ -27,23 +27,23 @@ func TestOptionsFrom(t *testing.T) {
 		"openshift":                     {openShift: true, wantRoute: true},
 		"openshift with ingress forced": {openShift: true, ingressOnOpenShift: true},
 	}
+	type fields struct {
+		Requeue                           time.Duration
+		Cleanup, Random, ClusterIP, Route bool
+		NoInitContainer                   bool
+		WatchNamespaces                   []string
+	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			k := knobs
 			k.IngressOnOpenShift = tc.ingressOnOpenShift
-			got := OptionsFrom(configv1alpha1.Configuration{}, k, features.NewGate(), tc.openShift)
-			want := struct {
-				Requeue                           time.Duration
-				Cleanup, Random, ClusterIP, Route bool
-				NoInitContainer                   bool
-			}{42 * time.Second, false, true, true, tc.wantRoute, true}
-			gotFields := struct {
-				Requeue                           time.Duration
-				Cleanup, Random, ClusterIP, Route bool
-				NoInitContainer                   bool
-			}{got.RequeueAfter, got.GCSFTRedisCleanup, got.RandomPodDelete, got.HeadServiceClusterIP, got.UseRoute, got.Pod.DisableInitContainerInjection}
+			cfg := configv1alpha1.Configuration{WatchNamespace: "a,,b"}
+			got := rayClusterOptions(Deps{Config: cfg, Knobs: k, Features: features.NewGate(), IsOpenShift: tc.openShift})
+			want := fields{42 * time.Second, false, true, true, tc.wantRoute, true, []string{"a", "b"}}
+			gotFields := fields{got.RequeueAfter, got.GCSFTRedisCleanup, got.RandomPodDelete, got.HeadServiceClusterIP,
+				got.UseRoute, got.Pod.DisableInitContainerInjection, got.WatchNamespaces}
 			if diff := cmp.Diff(want, gotFields); diff != "" {
-				t.Errorf("OptionsFrom() (-want +got):\n%s", diff)
+				t.Errorf("rayClusterOptions() (-want +got):\n%s", diff)
 			}
 		})
 	}
