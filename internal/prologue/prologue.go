@@ -1,8 +1,8 @@
 // Package prologue is what every controller does before its pass steps,
 // in one order: read the object (and forget one that is gone), skip a
 // version the controller's own last write replaced, skip one another
-// controller manages, hand one being deleted to its finalizer, if the kind
-// has one, and validate the others. What a
+// controller manages, hand one being deleted to its finalizer (or leave it
+// alone if the kind has none), and validate the others. What a
 // kind does differently is a field of Kind with its reason, not a code path
 // of its own.
 package prologue
@@ -66,9 +66,10 @@ type Kind[T client.Object] struct {
 	// field (RayCronJob), which is always this operator's.
 	ManagedBy func(T) *string
 	// Finalize handles an object being deleted, on the pass's copy. nil:
-	// the kind has no finalizer and deletion changes nothing, so the pass
-	// runs until the object is gone (RayCronJob, as KubeRay's controller:
-	// held by foreground deletion, it keeps its schedule).
+	// nothing to do and no pass: its children go with it through their
+	// owner references (RayCronJob: one held by foreground deletion creates
+	// no more RayJobs, as a batch/v1 CronJob; KubeRay's controller does not
+	// look at the deletion and keeps the schedule).
 	Finalize func(context.Context, T) (ctrl.Result, error)
 	// Validate checks an object that is not being deleted before its
 	// pass; an error ends the pass in Invalid instead. nil: nothing to
@@ -101,7 +102,10 @@ func Run[T client.Object](ctx context.Context, key types.NamespacedName, obj T, 
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues(lowerFirst(k.Name), klog.KObj(obj)))
 	own, _ := obj.DeepCopyObject().(T)
-	if k.Finalize != nil && !obj.GetDeletionTimestamp().IsZero() {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		if k.Finalize == nil {
+			return ctrl.Result{}, nil
+		}
 		return k.Finalize(ctx, own)
 	}
 	if k.Validate != nil {

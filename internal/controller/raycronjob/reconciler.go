@@ -96,10 +96,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // prologueKind: a RayCronJob is read Live, from the API server, so that a
 // schedule time its last status write recorded is never taken again from a
 // stale copy (a RayJob created twice); a failed read retries after
-// errorRequeue, as the schedule does. It has no spec.managedBy (neither
-// has KubeRay's) and no finalizer: its RayJobs go with it through their
-// owner references, and one held in deletion (foreground) keeps its
-// schedule, as KubeRay's.
+// errorRequeue, as the schedule does. It has no spec.managedBy, and nothing to finalize: its RayJobs go
+// with it through their owner references.
 func (r *Reconciler) prologueKind() prologue.Kind[*rayv1.RayCronJob] {
 	return prologue.Kind[*rayv1.RayCronJob]{
 		Name: rayv1.KindRayCronJob, Read: prologue.Live(r.LiveReader),
