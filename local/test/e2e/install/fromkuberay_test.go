@@ -129,6 +129,14 @@ func testSwitch(t *testing.T, r *switchRun) {
 	began := time.Now()
 	_, took := shared.helm(t, "uninstall", helmchart.ReleaseName, "--namespace", helmchart.ReleaseNamespace, "--wait")
 	t.Logf("helm uninstall of KubeRay's release --wait: %v", took.Round(time.Millisecond))
+	left, err := shared.lease(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// KubeRay's operator does not release the Lease as it stops: ours
+	// waits until it expires.
+	t.Logf("after the uninstall the Lease is held by %q, renewed %v before the uninstall began, for %ds",
+		ptr.Deref(left.Spec.HolderIdentity, ""), began.Sub(left.Spec.RenewTime.Time).Round(time.Millisecond), ptr.Deref(left.Spec.LeaseDurationSeconds, 0))
 	requireNoRayWebhooks(t)
 	shared.adoptCRDs(t)
 	shared.helmApply(t, "install", r.release)

@@ -155,7 +155,7 @@ func (s *suite) scaleWorkers(t *testing.T, ns string, n int) {
 func (s *suite) teardownRelease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if out, err := helmchart.Helm(t, "uninstall", helmchart.ReleaseName, "--namespace", helmchart.ReleaseNamespace, "--wait",
+	if out, err := helmchart.HelmContext(ctx, t, "uninstall", helmchart.ReleaseName, "--namespace", helmchart.ReleaseNamespace, "--wait",
 		"--ignore-not-found", "--kubeconfig", s.cluster.KubeconfigPath()); err != nil {
 		t.Errorf("helm uninstall: %v\n%s", err, out)
 	}
