@@ -24,6 +24,10 @@ const (
 	switchJob     = "waiting"
 )
 
+// versionSwitch is the version stamp of our image the switch installs:
+// not the other test's, whose first install pulls its image.
+const versionSwitch = "v0.0.0-install.0"
+
 // rayCRDs are the CRDs KubeRay's chart installs at kuberayCommit.
 var rayCRDs = []string{"rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io", "raycronjobs.ray.io"}
 
@@ -48,11 +52,12 @@ type switchRun struct {
 // It runs before TestHelmInstallUpgradeFailoverUninstall (file order) and
 // leaves the cluster as it found it: no release, no CRDs.
 func TestSwitchFromKubeRay(t *testing.T) {
+	shared.auditFrom = time.Now()
 	t.Cleanup(func() { shared.teardownRelease(t) })
 	r := &switchRun{run: &run{release: helmchart.Release{
 		Name:      helmchart.ReleaseName,
 		Namespace: helmchart.ReleaseNamespace,
-		Set:       []string{"image.repository=" + shared.repository(), "image.tag=" + versionOne},
+		Set:       []string{"image.repository=" + shared.repository(), "image.tag=" + versionSwitch},
 	}}}
 	t.Cleanup(func() {
 		if r.loop != nil {
@@ -88,7 +93,7 @@ func testKubeRayInstall(t *testing.T, r *switchRun) {
 	var ref string
 	r.kuberay, ref = shared.pushKubeRay(t)
 	// Ours too, now, so that the switch's time is the switch's.
-	shared.pushImage(t, versionOne)
+	shared.pushImage(t, versionSwitch)
 	kuberay := helmchart.Release{
 		Name:      helmchart.ReleaseName,
 		Namespace: helmchart.ReleaseNamespace,
@@ -141,7 +146,7 @@ func testSwitch(t *testing.T, r *switchRun) {
 	shared.adoptCRDs(t)
 	shared.helmApply(t, "install", r.release)
 	pod := shared.operatorPods(t, 1)[0]
-	requireOperatorPod(t, pod, versionOne)
+	requireOperatorPod(t, pod, versionSwitch)
 	lease := shared.waitLeader(t, pod.Name)
 	t.Logf("switch: from helm uninstall to our operator leading %v (Lease acquired %v after the uninstall began)",
 		time.Since(began).Round(time.Millisecond), lease.Spec.AcquireTime.Sub(began).Round(time.Millisecond))

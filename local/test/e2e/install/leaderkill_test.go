@@ -38,10 +38,12 @@ func testLeaderKilled(t *testing.T, r *switchRun) {
 		t.Fatalf("killing the operator in Pod %s: %v (host pids %v)", leader.Name, err, killed)
 	}
 	killedAt := time.Now()
+	stop := keepDown(t, leader)
 	now := shared.waitHolderChange(t, ptr.Deref(held.Spec.HolderIdentity, ""))
 	acquired := now.Spec.AcquireTime.Time
-	t.Logf("SIGKILL to the leader %s (host pid %v); %s leads %v later (acquired %v after the kill; Lease of %ds)", leader.Name, killed,
-		holderPod(now), time.Since(killedAt).Round(time.Millisecond), acquired.Sub(killedAt).Round(time.Millisecond), ptr.Deref(held.Spec.LeaseDurationSeconds, 0))
+	t.Logf("SIGKILL to the leader %s (host pid %v; its restarts killed too: %v); %s leads %v later (acquired %v after the kill; Lease of %ds)",
+		leader.Name, killed, stop(), holderPod(now), time.Since(killedAt).Round(time.Millisecond), acquired.Sub(killedAt).Round(time.Millisecond),
+		ptr.Deref(held.Spec.LeaseDurationSeconds, 0))
 	if holderPod(now) != other.Name {
 		t.Errorf("after the kill %s holds the Lease, want the other replica %s", ptr.Deref(now.Spec.HolderIdentity, ""), other.Name)
 	}
@@ -53,6 +55,40 @@ func testLeaderKilled(t *testing.T, r *switchRun) {
 	shared.scaleWorkers(t, r.serviceNS, 3)
 	requireRestarted(t, leader)
 	requireNoFailedRequests(t, r.run, "from the leader's kill to the scale-up acted on by the new leader", mark)
+}
+
+// keepDown SIGKILLs the operator again whenever the node restarts the
+// killed container, until the returned function is called; that returns
+// the host pids killed so. Killed once, the restarted container races
+// the other replica for the expired Lease (it won in one of the first
+// two runs); kept down, it leaves the Lease to the other replica.
+func keepDown(t *testing.T, p corev1.Pod) func() []int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan []int, 1)
+	go func() {
+		var pids []int
+		defer func() { done <- pids }()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			now := &corev1.Pod{}
+			if err := shared.client.Get(ctx, client.ObjectKeyFromObject(&p), now); err != nil {
+				continue
+			}
+			killed, _ := e2eutil.KillContainerProcess(e2eutil.ContainerID(now, p.Spec.Containers[0].Name), operatorBinary)
+			pids = append(pids, killed...)
+		}
+	}()
+	return func() []int {
+		cancel()
+		return <-done
+	}
 }
 
 // splitLeader returns the Pod that holds the Lease and the other one.

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
-	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
@@ -37,10 +36,7 @@ func (s *suite) requireCreatedBy(t *testing.T, agent, resource, ns string) {
 // a client whose user agent starts with agent, since then.
 func (s *suite) createsBy(t *testing.T, agent, resource, ns string, since time.Time) []string {
 	t.Helper()
-	events, err := auditlog.Read(s.auditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := s.audit(t)
 	var names []string
 	for _, e := range events {
 		if e.Verb == "create" && e.Succeeded() && e.ResourcePath() == resource && e.Namespace() == ns &&
