@@ -105,8 +105,9 @@ func (s *suite) waitWorkers(t *testing.T, ns string, n int) map[types.UID]string
 			return false, err
 		}
 		st := rc.Status
-		done := len(pods) == n && len(uids) == n && st.ReadyWorkerReplicas == int32(n) && st.State == rayv1.Ready                                                //nolint:gosec,staticcheck // a small count; State is what users read
-		return done, fmt.Errorf("%d worker Pods, %d Ready; status %s with %d ready workers, want %d", len(pods), len(uids), st.State, st.ReadyWorkerReplicas, n) //nolint:staticcheck // as above
+		want := int32(n) //nolint:gosec // a small count
+		done := len(pods) == n && len(uids) == n && st.ReadyWorkerReplicas == want && st.State == rayv1.Ready
+		return done, fmt.Errorf("%d worker Pods, %d Ready; status %s with %d ready workers, want %d", len(pods), len(uids), st.State, st.ReadyWorkerReplicas, n)
 	})
 	if err != nil {
 		s.kube.Dump(context.WithoutCancel(ctx), t, ns)
