@@ -5,6 +5,7 @@ package helmchart
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,12 +73,23 @@ func Dir(t testing.TB) string {
 // the error carries the standard error.
 func Helm(t testing.TB, args ...string) (string, error) {
 	t.Helper()
+	return HelmContext(t.Context(), t, args...)
+}
+
+// HelmContext is Helm under ctx instead of the test's context, which is
+// done by the time the test's cleanup runs.
+func HelmContext(ctx context.Context, t testing.TB, args ...string) (string, error) {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), bin, args...)
+	home, err := os.MkdirTemp("", "helm-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(home) }()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),

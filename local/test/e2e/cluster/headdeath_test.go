@@ -3,12 +3,8 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -132,48 +128,13 @@ func TestHeadCrashWithoutGCSFaultTolerance(t *testing.T) {
 // (another suite's, left running) may have the same IP.
 func killGCSServer(t *testing.T, head *corev1.Pod) time.Time {
 	t.Helper()
-	var id string
-	for _, cs := range head.Status.ContainerStatuses {
-		if cs.Name == head.Spec.Containers[0].Name {
-			id = strings.TrimPrefix(cs.ContainerID, "runc://")
-		}
-	}
-	killed, err := killContainerProcess(id, "gcs_server")
-	if id == "" || err != nil || len(killed) != 1 {
+	id := e2eutil.ContainerID(head, head.Spec.Containers[0].Name)
+	killed, err := e2eutil.KillContainerProcess(id, "gcs_server")
+	if err != nil || len(killed) != 1 {
 		t.Fatalf("killing the gcs_server of %s (container %q): %v, pids %v", head.Name, id, err, killed)
 	}
 	t.Logf("SIGKILL to the gcs_server of %s (%s), host pid %v", head.Name, head.Status.PodIP, killed)
 	return time.Now()
-}
-
-// killContainerProcess SIGKILLs the processes running binary (the base
-// name of their argv[0]) in the cgroup of container id.
-func killContainerProcess(id, binary string) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var killed []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err1 := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		cgroup, err2 := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
-		if err1 != nil || err2 != nil { // gone meanwhile
-			continue
-		}
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		if filepath.Base(argv0) != binary || !strings.Contains(string(cgroup), id) {
-			continue
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			return killed, fmt.Errorf("kill %d: %w", pid, err)
-		}
-		killed = append(killed, pid)
-	}
-	return killed, nil
 }
 
 // clusterPods returns a cluster's Pods by name.

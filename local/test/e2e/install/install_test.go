@@ -43,6 +43,7 @@ type run struct {
 // KubeRay's chart run it, step after step on one release; a step that
 // fails ends the test, since the next ones build on it.
 func TestHelmInstallUpgradeFailoverUninstall(t *testing.T) {
+	shared.auditFrom = time.Now()
 	r := &run{release: helmchart.Release{
 		Name:      helmchart.ReleaseName,
 		Namespace: helmchart.ReleaseNamespace,
@@ -103,7 +104,13 @@ func (s *suite) helm(t *testing.T, args ...string) (string, time.Duration) {
 // with --wait, and returns how long it took.
 func (s *suite) helmApply(t *testing.T, verb string, r helmchart.Release) time.Duration {
 	t.Helper()
-	args := append([]string{verb}, r.Args(helmchart.Dir(t))...)
+	return s.helmApplyChart(t, verb, helmchart.Dir(t), r)
+}
+
+// helmApplyChart is helmApply of another chart.
+func (s *suite) helmApplyChart(t *testing.T, verb, chart string, r helmchart.Release) time.Duration {
+	t.Helper()
+	args := append([]string{verb}, r.Args(chart)...)
 	args = append(args, "--wait", "--timeout", helmTimeout.String())
 	if verb == "install" {
 		args = append(args, "--create-namespace")

@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/controlplane"
 	"github.com/ray-operator/ray-operator/internal/testing/testenv"
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
@@ -59,6 +61,21 @@ type suite struct {
 	auditLog  string
 	registry  netip.AddrPort
 	images    *imageBuilder
+	// auditFrom is when the running top-level test began: the audit
+	// events it reads are those since (an earlier test's operator used
+	// the same ServiceAccount and user agent from other Pods).
+	auditFrom time.Time
+}
+
+// audit returns the API server's audit events since the running test
+// began.
+func (s *suite) audit(t *testing.T) []auditlog.Event {
+	t.Helper()
+	events, err := auditlog.Read(s.auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(events, func(e auditlog.Event) bool { return e.StageTimestamp.Time.Before(s.auditFrom) })
 }
 
 var shared *suite

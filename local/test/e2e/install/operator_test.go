@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/operator"
 	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
@@ -125,10 +124,7 @@ func requireOperatorPod(t *testing.T, pod corev1.Pod, version string) {
 // some of them are writes.
 func (s *suite) requireActsAsServiceAccount(t *testing.T, pods []corev1.Pod) {
 	t.Helper()
-	events, err := auditlog.Read(s.auditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := s.audit(t)
 	var ips []string
 	for _, p := range pods {
 		ips = append(ips, p.Status.PodIP)
@@ -160,10 +156,7 @@ func (s *suite) requireActsAsServiceAccount(t *testing.T, pods []corev1.Pod) {
 // or with name "" any (a generated name is not in the audit log).
 func (s *suite) requireWrittenByServiceAccount(t *testing.T, resource, ns, name string) {
 	t.Helper()
-	events, err := auditlog.Read(s.auditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := s.audit(t)
 	for _, e := range events {
 		if e.Verb == "create" && e.Succeeded() && e.ResourcePath() == resource && e.Namespace() == ns && e.User.Username == serviceAccountUser &&
 			(name == "" || e.ObjectRef.Name == name) {

@@ -11,7 +11,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/testing/helmchart"
 )
 
@@ -78,10 +77,7 @@ const webhookNameMessage = "RayCluster name should be no more than 53 characters
 // refusal (kubectl prints the causes, not which webhook gave them).
 func requireRefusedByWebhook(t *testing.T, ns string) {
 	t.Helper()
-	events, err := auditlog.Read(shared.auditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := shared.audit(t)
 	const denied = `admission webhook "vraycluster.kb.io" denied the request`
 	for _, e := range events {
 		if e.Verb == "create" && e.ResourcePath() == "rayclusters" && e.Namespace() == ns && e.ObjectRef.Name == tooLongName && e.ResponseStatus != nil {
