@@ -95,8 +95,8 @@ LOCAL_MODULE := local
 
 .PHONY: build
 build: ## Build bin/ray-operator and bin/ray-local (the local module's), stamped with VERSION.
-	go build -ldflags "$(LDFLAGS)" -o bin/ray-operator ./cmd/ray-operator
-	cd $(LOCAL_MODULE) && go build -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
+	go build -buildvcs=auto -ldflags "$(LDFLAGS)" -o bin/ray-operator ./cmd/ray-operator
+	cd $(LOCAL_MODULE) && go build -buildvcs=auto -ldflags "$(LDFLAGS)" -o ../bin/ray-local ./cmd/ray-local
 
 ##@ Image
 

@@ -120,15 +120,17 @@ func configFile(o Options, p v1.Platform) *v1.ConfigFile {
 }
 
 // goBuild links a static binary (cgo off) for the platform without the
-// build machine's paths (-trimpath). Like `make build` it leaves -buildvcs
-// to go's default, so the binary reports its commit (--version, the
-// ray_operator_build_info metric) when built in a checkout.
+// build machine's paths (-trimpath). Like `make build` it asks for go's
+// default VCS stamping (-buildvcs=auto) whatever GOFLAGS says (machines
+// here set -buildvcs=false), so the binary reports its commit (--version,
+// the ray_operator_build_info metric) when built in a checkout, and
+// nothing, without failing, from a tree that is not one.
 func goBuild(ctx context.Context, o Options, p v1.Platform, out string) error {
 	env, err := platformEnv(p)
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", o.LDFlags, "-o", out, o.Package)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=auto", "-ldflags", o.LDFlags, "-o", out, o.Package)
 	cmd.Dir = o.Dir
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
