@@ -456,8 +456,8 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_CHAOS_LIFECYCLES=$(CHAOS_LIFECYCLES) $(if $(CHAOS_SEED),RAY_OPERATOR_CHAOS_SEED=$(CHAOS_SEED)) \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
-.PHONY: test-e2e test-e2e-operator test-e2e-local
-test-e2e: test-e2e-operator test-e2e-local ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset).
+.PHONY: test-e2e test-e2e-operator test-e2e-local test-e2e-ray-versions
+test-e2e: test-e2e-operator test-e2e-local test-e2e-ray-versions ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset), the oldest and the newest Ray release among them.
 
 test-e2e-operator: k8s-binaries $(COREDNS) $(GO_TEST_TOOLS) ## The operator module's suites against a Ray head on this host (dashboard client, RayService with real Serve) and a real redis-server (GCS cleanup). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
@@ -491,7 +491,7 @@ test-install: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(HELM) ## Not in `make 
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_E2E_INSTALL=true RAY_OPERATOR_HELM="$(HELM)" RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
 		go test -count=1 -v -timeout 40m ./test/e2e/install/
 
-.PHONY: test-ray-versions test-e2e-ray-versions
+.PHONY: test-ray-versions
 # RAY_VERSIONS are the Ray releases `make test-ray-versions` runs side by
 # side; the package's own default, when it is empty, is the oldest and the
 # newest (2.9.3 and 2.60.0). RAY_VERSIONS_PARALLEL is go test's -parallel,
@@ -510,7 +510,7 @@ test-e2e-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(GO_TEST_TOOLS
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_RAY_INSTALLER="$(CURDIR)/hack/ray-venv.sh" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
 		RAY_VERSIONS= $(GO_TEST) $(GO_TEST_FLAGS) -parallel $(RAY_VERSIONS_PARALLEL) -timeout 30m -run '^TestRayVersions$$' ./test/e2e/rayversions/ $(GOTEST_TIMES)
 
-test-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make test`: real Ray of each release of RAY_VERSIONS (2.9.3 2.41.0 2.52.0 2.60.0, installed as the image pull on first use) on the local cluster, side by side: a RayCluster with a worker Ready under that release's probes, RayJobs in K8sJobMode and HTTPMode, the autoscaler adding a worker, GCS FT with Redis across a head Pod deletion, a RayService answering; a table of results at the end and in .cache/ray-versions.txt (docs/dev/ray-versions.md).
+test-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make test` (which runs the oldest and the newest: test-e2e-ray-versions): real Ray of each release of RAY_VERSIONS (2.9.3 2.41.0 2.52.0 2.60.0, installed as the image pull on first use) on the local cluster, side by side: a RayCluster with a worker Ready under that release's probes, RayJobs in K8sJobMode and HTTPMode, the autoscaler adding a worker, GCS FT with Redis across a head Pod deletion, a RayService answering; a table of results at the end and in .cache/ray-versions.txt (docs/dev/ray-versions.md).
 	hack/node-packages.sh
 	mkdir -p .cache
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_RAY_INSTALLER="$(CURDIR)/hack/ray-venv.sh" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
