@@ -348,7 +348,7 @@ FIRST_STAGES := check-repository verify-generated
 # suite, which runs real pods beside a local cluster without its lock (its
 # own bridge, table and queue).
 CPU_STAGES := test-e2e-operator lint test-unit-operator test-unit-local test-helm test-integration-operator test-integration-node test-monitoring
-E2E_STAGES := test-integration-clusternet test-e2e-local
+E2E_STAGES := test-integration-clusternet test-e2e-local test-e2e-ray-versions
 # TEST_LANES=2 (the default, what CI runs) runs the two lists at once
 # (hack/test-stages.sh); TEST_LANES=1 one after the other.
 TEST_LANES ?= 2
@@ -456,8 +456,8 @@ chaos: k8s-binaries ## The RayJob chaos suite with CHAOS_LIFECYCLES lifecycles (
 	RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_CHAOS_LIFECYCLES=$(CHAOS_LIFECYCLES) $(if $(CHAOS_SEED),RAY_OPERATOR_CHAOS_SEED=$(CHAOS_SEED)) \
 		go test $(GO_TEST_FLAGS) -p 1 -timeout 90m -run '^TestRayJobChaos$$' -v ./test/integration/rayjobchaos/
 
-.PHONY: test-e2e test-e2e-operator test-e2e-local
-test-e2e: test-e2e-operator test-e2e-local ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset).
+.PHONY: test-e2e test-e2e-operator test-e2e-local test-e2e-ray-versions
+test-e2e: test-e2e-operator test-e2e-local test-e2e-ray-versions ## Suites against a real Ray from PyPI (installed into a cached virtualenv), a real redis-server (installed with apt-get when missing), envtest, and the local cluster whose node runs real Ray pods (local/test/e2e; its faults package SIGKILLs the operator binary at points drawn from FAULTS_SEED, random and printed when unset), the oldest and the newest Ray release among them.
 
 test-e2e-operator: k8s-binaries $(COREDNS) $(GO_TEST_TOOLS) ## The operator module's suites against a Ray head on this host (dashboard client, RayService with real Serve) and a real redis-server (GCS cleanup). One package at a time: Ray heads starting together on 2 cores miss ray start's own deadlines.
 	RAY_OPERATOR_RAY_VENV="$$(hack/ray-venv.sh)" RAY_OPERATOR_REDIS_SERVER="$$(hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" \
@@ -500,7 +500,17 @@ test-install: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(HELM) ## Not in `make 
 RAY_VERSIONS ?= 2.9.3 2.41.0 2.52.0 2.60.0
 RAY_VERSIONS_PARALLEL ?= 4
 
-test-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make test`: real Ray of each release of RAY_VERSIONS (2.9.3 2.41.0 2.52.0 2.60.0, installed as the image pull on first use) on the local cluster, side by side: a RayCluster with a worker Ready under that release's probes, RayJobs in K8sJobMode and HTTPMode, the autoscaler adding a worker, GCS FT with Redis across a head Pod deletion, a RayService answering; a table of results at the end and in .cache/ray-versions.txt (docs/dev/ray-versions.md).
+# test-e2e-ray-versions is `make test`'s share of the Ray release matrix
+# (issue #50 item 3): the rayversions package with RAY_VERSIONS empty, so
+# that it runs its own default, the oldest and the newest release. The older
+# one's virtualenv is installed as the image pull on first use (hack/prefetch.sh
+# installs it beside the first stages), in the cache outside the clone.
+test-e2e-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) $(GO_TEST_TOOLS) ## The oldest and the newest Ray release (local/test/e2e/rayversions' default pair, 2.9.3 and 2.60.0) through test-ray-versions' cases on the local cluster, RAY_VERSIONS_PARALLEL (4) cases at once; `make test` runs it after test-e2e-local.
+	hack/node-packages.sh
+	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_RAY_INSTALLER="$(CURDIR)/hack/ray-venv.sh" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \
+		RAY_VERSIONS= $(GO_TEST) $(GO_TEST_FLAGS) -parallel $(RAY_VERSIONS_PARALLEL) -timeout 30m -run '^TestRayVersions$$' ./test/e2e/rayversions/ $(GOTEST_TIMES)
+
+test-ray-versions: k8s-binaries $(COREDNS) $(METRICS_SERVER) ## Not in `make test` (which runs the oldest and the newest: test-e2e-ray-versions): real Ray of each release of RAY_VERSIONS (2.9.3 2.41.0 2.52.0 2.60.0, installed as the image pull on first use) on the local cluster, side by side: a RayCluster with a worker Ready under that release's probes, RayJobs in K8sJobMode and HTTPMode, the autoscaler adding a worker, GCS FT with Redis across a head Pod deletion, a RayService answering; a table of results at the end and in .cache/ray-versions.txt (docs/dev/ray-versions.md).
 	hack/node-packages.sh
 	mkdir -p .cache
 	cd $(LOCAL_MODULE) && RAY_OPERATOR_RAY_VENV="$$(../hack/ray-venv.sh)" RAY_OPERATOR_RAY_INSTALLER="$(CURDIR)/hack/ray-venv.sh" RAY_OPERATOR_REDIS_SERVER="$$(../hack/redis-server.sh)" RAY_OPERATOR_K8S_BIN="$$(../hack/k8s-binaries.sh)" RAY_OPERATOR_COREDNS="$(COREDNS)" RAY_OPERATOR_METRICS_SERVER="$(METRICS_SERVER)" \

@@ -15,3 +15,6 @@ hack/ray-venv.sh 2.41.0 >/dev/null
 # The samples' release, which the walkthrough runs (ray-local with the
 # installer, as `make run`: local/test/e2e/walkthrough).
 hack/ray-venv.sh 2.52.0 >/dev/null
+# The oldest release of the rayversions package's default pair, which
+# `make test` runs (test-e2e-ray-versions); its first pod would install it.
+hack/ray-venv.sh 2.9.3 >/dev/null

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,17 +50,36 @@ func startProcess(name, path string, args, env []string, logDir string, log io.W
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
+	p := &process{name: name, logPath: logPath, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	if err := p.run(); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s (%s): %w", name, path, err)
 	}
-	p := &process{name: name, logPath: logPath, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	return p, nil
+}
+
+// run starts the command and waits for it in a goroutine locked to the
+// thread that forked it. The kernel sends the child's Pdeathsig when that
+// thread ends, not this process, and Go ends a thread whenever a goroutine
+// locked to it returns (code entering network namespaces does so on
+// purpose): started from any thread, a component could be SIGKILLed in the
+// middle of a run (a local cluster's kube-scheduler and
+// kube-controller-manager vanished together, without a log line, after a
+// node restart). Locked here, the thread lives as long as the child.
+func (p *process) run() error {
+	started := make(chan error, 1)
 	go func() {
-		p.err = cmd.Wait()
-		_ = logFile.Close()
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := p.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.err = p.cmd.Wait()
+		_ = p.logFile.Close()
 		close(p.done)
 	}()
-	return p, nil
+	return <-started
 }
 
 // exited reports whether the process has ended.
