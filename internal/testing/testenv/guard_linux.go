@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +37,8 @@ func guardChildren(binDir string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	waited, err := startOnOwnThread(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("starting the control-plane guard: %w", err)
 	}
 	// Wait for the trap: a test process killed before the shell has set it
@@ -46,13 +48,39 @@ func guardChildren(binDir string) (func(), error) {
 	_ = out.Close()
 	if err != nil || line != "armed\n" {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+		<-waited
 		return nil, fmt.Errorf("the control-plane guard did not start (%q): %v", line, err)
 	}
 	return func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+		<-waited
 	}, nil
+}
+
+// startOnOwnThread starts cmd from a goroutine locked to its thread for as
+// long as cmd runs, and waits for it there; the returned channel is closed
+// when it has ended. The kernel sends Pdeathsig when the thread that forked
+// the child ends, not the process, and Go ends a thread whenever a goroutine
+// locked to it returns: started from any thread, the guard could take the
+// control plane down in the middle of a suite (internal/controlplane starts
+// its components the same way for the same reason).
+func startOnOwnThread(cmd *exec.Cmd) (<-chan struct{}, error) {
+	started := make(chan error, 1)
+	waited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(waited)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return waited, nil
 }
 
 // childrenFrom lists the pids of this process's children whose executable
