@@ -180,7 +180,7 @@ func killContainerProcess(id, binary string) ([]int, error) {
 func (s *suite) clusterPods(ctx context.Context, t *testing.T, ns, cluster string) map[string]*corev1.Pod {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: cluster}); err != nil {
+	if err := s.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: cluster}); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]*corev1.Pod{}
@@ -194,7 +194,7 @@ func (s *suite) clusterPods(ctx context.Context, t *testing.T, ns, cluster strin
 func (s *suite) pod(ctx context.Context, t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -222,7 +222,7 @@ func (s *suite) waitRecovered(ctx context.Context, t *testing.T, ns, cluster str
 		if len(now) != len(before) {
 			return false, fmt.Errorf("Pods now %v, before %d", podNames(now), len(before))
 		}
-		return clusterRecovered(ctx, s.client, ns, cluster, int32(len(before)-1))
+		return clusterRecovered(ctx, s.Client, ns, cluster, int32(len(before)-1))
 	})
 	if err != nil {
 		t.Fatalf("RayCluster %s did not recover: %v", cluster, err)
@@ -293,7 +293,7 @@ func (w *headReadyWatch) falseSeen() *metav1.Condition {
 // that is not True fails t when the test ends.
 func watchHeadReady(ctx context.Context, t *testing.T, ns, name string) *headReadyWatch {
 	t.Helper()
-	wc, err := client.NewWithWatch(shared.cluster.RESTConfig(), client.Options{Scheme: shared.client.Scheme()})
+	wc, err := client.NewWithWatch(shared.Cluster.RESTConfig(), client.Options{Scheme: shared.Client.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func (w *headReadyWatch) observe(rc *rayv1.RayCluster) {
 func (s *suite) checkNoPodDeleted(ctx context.Context, t *testing.T, ns string) {
 	t.Helper()
 	events := &corev1.EventList{}
-	if err := s.client.List(ctx, events, client.InNamespace(ns)); err != nil {
+	if err := s.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {

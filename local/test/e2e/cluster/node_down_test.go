@@ -98,7 +98,7 @@ func recordPod(t *testing.T, p *corev1.Pod) podRecord {
 
 // nodeReadyStatus is the status of the local Node's Ready condition.
 func (s *suite) nodeReadyStatus(ctx context.Context) (corev1.ConditionStatus, error) {
-	node, err := s.clientset.CoreV1().Nodes().Get(ctx, s.cluster.NodeName, metav1.GetOptions{})
+	node, err := s.Clientset.CoreV1().Nodes().Get(ctx, s.Cluster.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -138,11 +138,11 @@ func TestNodeAgentDown(t *testing.T) {
 	outage := shared.stopNodeAgent(ctx, t, pods)
 	// The job must span the outage.
 	running := &rayv1.RayJob{}
-	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-down"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
+	if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-down"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
 		t.Errorf("the RayJob is %q (%v) at the end of the outage, want it still RUNNING: raise nodeDownSteps", running.Status.JobStatus, err)
 	}
 	startAt := time.Now()
-	if err := shared.cluster.StartNode(ctx); err != nil {
+	if err := shared.Cluster.StartNode(ctx); err != nil {
 		t.Fatalf("StartNode: %v", err)
 	}
 	t.Logf("StartNode returned (Node Ready) in %v", time.Since(startAt).Round(time.Millisecond))
@@ -169,12 +169,12 @@ func TestNodeAgentDown(t *testing.T) {
 // node process is started again when t ends if the test did not.
 func (s *suite) stopNodeAgent(ctx context.Context, t *testing.T, pods map[string]*corev1.Pod) time.Duration {
 	t.Helper()
-	if err := s.cluster.KillNode(); err != nil {
+	if err := s.Cluster.KillNode(); err != nil {
 		t.Fatalf("KillNode: %v", err)
 	}
 	t.Cleanup(func() {
-		if s.cluster.NodePID() == 0 {
-			_ = s.cluster.StartNode(context.WithoutCancel(ctx))
+		if s.Cluster.NodePID() == 0 {
+			_ = s.Cluster.StartNode(context.WithoutCancel(ctx))
 		}
 	})
 	began := time.Now()
@@ -232,7 +232,7 @@ func (s *suite) waitClusterConverged(ctx context.Context, t *testing.T, ns, clus
 	t.Helper()
 	err := poll(ctx, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
 			return false, err
 		}
 		return rc.Status.State == rayv1.Ready && rc.Status.ReadyWorkerReplicas == 1,
@@ -247,7 +247,7 @@ func (s *suite) waitClusterConverged(ctx context.Context, t *testing.T, ns, clus
 func (s *suite) podObject(ctx context.Context, t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
 		t.Fatalf("getting Pod %s: %v", name, err)
 	}
 	return p

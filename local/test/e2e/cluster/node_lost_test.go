@@ -83,7 +83,7 @@ func (s *suite) startWitness(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}},
 		},
 	}
-	created, err := s.clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	created, err := s.Clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil || !nodeIsReady(created) {
 		t.Fatalf("registering the witness Node Ready: %v (%+v)", err, created)
 	}
@@ -92,7 +92,7 @@ func (s *suite) startWitness(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: witnessNode, Namespace: corev1.NamespaceNodeLease},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &metav1.MicroTime{Time: time.Now()}},
 	}
-	leases := s.clientset.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	leases := s.Clientset.CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	if _, err := leases.Create(ctx, lease, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("the witness Node's Lease: %v", err)
 	}
@@ -114,7 +114,7 @@ func (s *suite) startWitness(t *testing.T) {
 	t.Cleanup(func() {
 		<-renewed
 		bg := context.Background()
-		_ = s.clientset.CoreV1().Nodes().Delete(bg, witnessNode, metav1.DeleteOptions{})
+		_ = s.Clientset.CoreV1().Nodes().Delete(bg, witnessNode, metav1.DeleteOptions{})
 		_ = leases.Delete(bg, witnessNode, metav1.DeleteOptions{})
 	})
 }
@@ -149,7 +149,7 @@ func TestNodeLostPodsReplaced(t *testing.T) {
 	t.Logf("RayCluster Pods at StartNode: %s", shared.podNames(ctx, t, ns))
 
 	startAt := time.Now()
-	if err := shared.cluster.StartNode(ctx); err != nil {
+	if err := shared.Cluster.StartNode(ctx); err != nil {
 		t.Fatalf("StartNode: %v", err)
 	}
 	for _, p := range old {
@@ -210,7 +210,7 @@ func (s *suite) waitEvicted(ctx context.Context, t *testing.T, ns string, pods m
 func (s *suite) podNames(ctx context.Context, t *testing.T, ns string) string {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+	if err := s.Client.List(ctx, pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
@@ -224,7 +224,7 @@ func (s *suite) podNames(ctx context.Context, t *testing.T, ns string) string {
 func (s *suite) waitPodGone(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
 	err := poll(ctx, func() (bool, error) {
-		err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Pod{})
+		err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Pod{})
 		return client.IgnoreNotFound(err) == nil && err != nil, fmt.Errorf("get: %v", err)
 	})
 	if err != nil {

@@ -42,17 +42,17 @@ func TestNodeAgentRestarted(t *testing.T) {
 	ns, job, head, pods, before := startStepsJob(ctx, t, "node-restart", nodeRestartRayJob)
 	cluster := job.Status.RayClusterName
 
-	oldPID := shared.cluster.NodePID()
+	oldPID := shared.Cluster.NodePID()
 	restartAt := time.Now()
-	if err := shared.cluster.RestartNode(ctx); err != nil {
+	if err := shared.Cluster.RestartNode(ctx); err != nil {
 		t.Fatalf("RestartNode: %v", err)
 	}
 	t.Logf("node process killed and started again (Node Ready) in %v", time.Since(restartAt).Round(time.Millisecond))
-	if newPID := shared.cluster.NodePID(); newPID == 0 || newPID == oldPID || syscall.Kill(oldPID, 0) == nil {
+	if newPID := shared.Cluster.NodePID(); newPID == 0 || newPID == oldPID || syscall.Kill(oldPID, 0) == nil {
 		t.Errorf("node process %d after the restart, %d before: want a new one and the old one gone", newPID, oldPID)
 	}
 	running := &rayv1.RayJob{}
-	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-restart"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
+	if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-restart"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
 		t.Errorf("the RayJob is %q (%v) after the restart, want it still RUNNING: raise nodeRestartSteps", running.Status.JobStatus, err)
 	}
 	shared.waitPodsReady(ctx, t, ns, pods)

@@ -96,7 +96,7 @@ func TestWorkerRayletCrash(t *testing.T) {
 	t.Logf("RayJob SUCCEEDED %v after the kill", time.Since(killedAt).Round(time.Second))
 	err = poll(ctx, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+		if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
 			return false, err
 		}
 		w := shared.workerPod(ctx, t, ns, cluster)
