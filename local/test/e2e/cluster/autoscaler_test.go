@@ -115,7 +115,7 @@ type taskResult struct {
 // than previous (a Pod name, or "") and returns its name.
 func (s *suite) waitHead(ctx context.Context, t *testing.T, ns, cluster, previous string) string {
 	t.Helper()
-	return s.Kube.WaitHead(ctx, t, ns, cluster, previous, autoscaleTimeout)
+	return s.WaitHead(ctx, t, ns, cluster, previous, autoscaleTimeout)
 }
 
 // waitWorkerGroup waits until the cluster's only worker group asks for

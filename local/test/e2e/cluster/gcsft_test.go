@@ -84,14 +84,14 @@ func restarts(p *corev1.Pod) int32 { return e2eutil.Restarts(p) }
 // deletePod deletes a Pod and waits until it is gone.
 func (s *suite) deletePod(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
-	s.Kube.DeletePod(ctx, t, ns, name, gcsFTTimeout)
+	s.DeletePod(ctx, t, ns, name, gcsFTTimeout)
 }
 
 // retryPython runs a script in the head until it succeeds (a restarted
 // GCS takes a while to answer) and returns what it printed.
 func (s *suite) retryPython(ctx context.Context, t *testing.T, ns, pod, script string) string {
 	t.Helper()
-	return s.Kube.RetryPython(ctx, t, ns, pod, "ray-head", script, gcsFTTimeout)
+	return s.RetryPython(ctx, t, ns, pod, "ray-head", script, gcsFTTimeout)
 }
 
 // redisKeys lists the keys of the sample's storage namespace, read with

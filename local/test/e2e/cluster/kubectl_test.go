@@ -25,12 +25,12 @@ func (s *suite) kubectl(ctx context.Context, args ...string) (string, error) {
 // rayPython runs a Python script with the Ray virtualenv's python in the
 // ray-head container of pod (kubectl exec), as a user attaches to a cluster.
 func (s *suite) rayPython(ctx context.Context, ns, pod, script string) (string, error) {
-	return s.Kube.RayPython(ctx, ns, pod, "ray-head", script)
+	return s.RayPython(ctx, ns, pod, "ray-head", script)
 }
 
 // rayPods lists the Pods of a RayCluster of one node type (head or worker).
 func (s *suite) rayPods(ctx context.Context, ns, cluster, nodeType string) ([]corev1.Pod, error) {
-	return s.Kube.RayPods(ctx, ns, cluster, nodeType)
+	return s.RayPods(ctx, ns, cluster, nodeType)
 }
 
 // runningAndReady tells whether a pod runs with every container ready.

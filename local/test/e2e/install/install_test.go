@@ -160,7 +160,7 @@ func (r *run) startLoop(t *testing.T) {
 func (s *suite) rayServiceNamespace(t *testing.T) string {
 	t.Helper()
 	ns := fmt.Sprintf("serve-%d", time.Now().UnixNano()%100000)
-	if _, err := s.Kube.Kubectl(t.Context(), "create", "namespace", ns); err != nil {
+	if _, err := s.Kubectl(t.Context(), "create", "namespace", ns); err != nil {
 		t.Fatal(err)
 	}
 	return ns

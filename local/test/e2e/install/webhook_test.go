@@ -56,7 +56,7 @@ func requireInvalidRefused(t *testing.T) {
 	if err := os.WriteFile(file, []byte(invalidRayCluster), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := shared.Kube.Kubectl(t.Context(), "apply", "-n", ns, "-f", file)
+	out, err := shared.Kubectl(t.Context(), "apply", "-n", ns, "-f", file)
 	if err == nil {
 		t.Fatalf("kubectl apply of a RayCluster named %q (%d characters) succeeded: %s", tooLongName, len(tooLongName), out)
 	}
