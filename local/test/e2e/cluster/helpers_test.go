@@ -85,7 +85,7 @@ func (s *suite) applyManifest(t testing.TB, ns, from string, data []byte) runtim
 // (Complete or Failed) and returns it (e2eutil.Kube.WaitRayJob).
 func (s *suite) waitRayJob(t *testing.T, ns, name string, timeout time.Duration) *rayv1.RayJob {
 	t.Helper()
-	return s.Kube.WaitRayJob(t, ns, name, timeout)
+	return s.WaitRayJob(t, ns, name, timeout)
 }
 
 // submitterLogs returns the logs of the submitter container of the RayJob's
@@ -110,10 +110,11 @@ func (s *suite) submitterLogs(t *testing.T, ns, job string) string {
 // logs reads a container's logs, or says why it cannot
 // (e2eutil.Kube.Logs).
 func (s *suite) logs(ctx context.Context, ns, pod, container string, tail *int64) string {
-	return s.Kube.Logs(ctx, ns, pod, container, tail)
+	return s.Logs(ctx, ns, pod, container, tail)
 }
 
-// dump prints what a failed test's namespace holds (e2eutil.Kube.Dump).
+// dump prints what a failed test's namespace holds and the node's network
+// (e2eutil.Suite.Dump).
 func (s *suite) dump(ctx context.Context, t testing.TB, ns string) {
-	s.Kube.Dump(ctx, t, ns)
+	s.Dump(ctx, t, ns)
 }

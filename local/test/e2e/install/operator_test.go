@@ -60,7 +60,7 @@ func (s *suite) dumpOperator(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s.Kube.Dump(ctx, t, helmchart.ReleaseNamespace)
+	s.Dump(ctx, t, helmchart.ReleaseNamespace)
 }
 
 // logPullToReady logs how long the Pod took from its image pull to Ready,

@@ -63,7 +63,7 @@ func rayJob(ns, name, entrypoint string) *rayv1.RayJob {
 // operator still runs to remove its finalizers).
 func (s *suite) namespace(t *testing.T) string {
 	t.Helper()
-	return e2eutil.Namespace(t, s.Client, func(ctx context.Context, ns string) { s.Kube.Dump(ctx, t, ns) })
+	return e2eutil.Namespace(t, s.Client, func(ctx context.Context, ns string) { s.Dump(ctx, t, ns) })
 }
 
 // requireSucceeded fails t unless the RayJob ended Complete/SUCCEEDED.
@@ -80,7 +80,7 @@ func testRayJob(t *testing.T, _ *run) {
 	if err := shared.Client.Create(t.Context(), job); err != nil {
 		t.Fatal(err)
 	}
-	done := shared.Kube.WaitRayJob(t, ns, job.Name, rayTimeout)
+	done := shared.WaitRayJob(t, ns, job.Name, rayTimeout)
 	requireSucceeded(t, done)
 	shared.requireWrittenByServiceAccount(t, "rayclusters", ns, done.Status.RayClusterName)
 	shared.requireWrittenByServiceAccount(t, "jobs", ns, job.Name)
@@ -90,7 +90,7 @@ func testRayJob(t *testing.T, _ *run) {
 // headPod returns the head Pod of cluster in ns.
 func (s *suite) headPod(t *testing.T, ns, cluster string) corev1.Pod {
 	t.Helper()
-	pods, err := s.Kube.RayPods(t.Context(), ns, cluster, string(rayv1.HeadNode))
+	pods, err := s.RayPods(t.Context(), ns, cluster, string(rayv1.HeadNode))
 	if err != nil || len(pods) != 1 {
 		t.Fatalf("head Pods of %s: %d (%v), want 1", cluster, len(pods), err)
 	}
@@ -124,7 +124,7 @@ func (s *suite) waitHello(t *testing.T, ns string) string {
 		return err == nil, err
 	})
 	if err != nil {
-		s.Kube.Dump(context.WithoutCancel(ctx), t, ns)
+		s.Dump(context.WithoutCancel(ctx), t, ns)
 		t.Fatalf("RayService %s/%s does not serve: %v", ns, e2eutil.HelloName, err)
 	}
 	svc := &corev1.Service{}

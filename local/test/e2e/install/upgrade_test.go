@@ -118,10 +118,10 @@ func testUpgrade(t *testing.T, r *run) {
 	shared.requireBuildInfo(t, versionTwo)
 
 	head := shared.headPod(t, ns, running.Status.RayClusterName)
-	if _, err := shared.Kube.Kubectl(t.Context(), "exec", "-n", ns, head.Name, "-c", "ray-head", "--", "touch", releaseFile); err != nil {
+	if _, err := shared.Kubectl(t.Context(), "exec", "-n", ns, head.Name, "-c", "ray-head", "--", "touch", releaseFile); err != nil {
 		t.Fatal(err)
 	}
-	requireSucceeded(t, shared.Kube.WaitRayJob(t, ns, job.Name, rayTimeout))
+	requireSucceeded(t, shared.WaitRayJob(t, ns, job.Name, rayTimeout))
 	requireSame(t, "after the upgrade and the RayJob's end", before, shared.rayObjects(t, r.serviceNS, ns))
 	requireNoFailedRequests(t, r, "from the push of the new image to the RayJob's end", mark)
 	shared.requireActsAsServiceAccount(t, []corev1.Pod{oldPod, newPod})
@@ -152,7 +152,7 @@ func (s *suite) waitJobRunning(t *testing.T, ns, name string) *rayv1.RayJob {
 		return job.Status.JobStatus == rayv1.JobStatusRunning, fmt.Errorf("deployment %q, job %q", job.Status.JobDeploymentStatus, job.Status.JobStatus)
 	})
 	if err != nil {
-		s.Kube.Dump(context.WithoutCancel(ctx), t, ns)
+		s.Dump(context.WithoutCancel(ctx), t, ns)
 		t.Fatalf("RayJob %s does not run: %v", name, err)
 	}
 	return job
