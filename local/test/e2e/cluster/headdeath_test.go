@@ -25,42 +25,13 @@ import (
 // headDeathCluster has no GCS fault tolerance: a head that offers no CPU
 // and one worker that offers one, so that the actor and the task below run
 // on the worker. Requests fit the two-CPU node.
-const headDeathCluster = `
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: headdeath
-spec:
-  rayVersion: "2.60.0"
-  headGroupSpec:
-    rayStartParams:
-      num-cpus: "0"
-    template:
-      spec:
-        terminationGracePeriodSeconds: 5
-        containers:
-          - name: ray-head
-            image: rayproject/ray:2.60.0
-            resources:
-              requests: {cpu: 400m, memory: 1Gi}
-              limits: {cpu: "1", memory: 2Gi}
-  workerGroupSpecs:
-    - groupName: workers
-      replicas: 1
-      minReplicas: 1
-      maxReplicas: 1
-      rayStartParams:
-        num-cpus: "1"
-      template:
-        spec:
-          terminationGracePeriodSeconds: 5
-          containers:
-            - name: ray-worker
-              image: rayproject/ray:2.60.0
-              resources:
-                requests: {cpu: 400m, memory: 1Gi}
-                limits: {cpu: "1", memory: 1Gi}
-`
+func headDeathCluster() *rayv1.RayCluster {
+	return e2eutil.NewRayCluster("headdeath", "2.60.0").
+		Head("0", e2eutil.Resources("400m", "1Gi"), e2eutil.Resources("1", "2Gi")).
+		Worker("workers", 1, "1", e2eutil.Resources("400m", "1Gi"), e2eutil.Resources("1", "1Gi")).
+		GracePeriod(5).
+		Obj()
+}
 
 // workerTask runs a task that needs the worker's CPU and prints the IP of
 // the node it ran on, and how many Ray nodes are alive.
@@ -89,7 +60,8 @@ func TestHeadCrashWithoutGCSFaultTolerance(t *testing.T) {
 	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
-	rc := shared.applyManifest(t, ns, "headDeathCluster", []byte(headDeathCluster)).(*rayv1.RayCluster)
+	rc := headDeathCluster()
+	shared.create(t, ns, rc)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*headDeathTimeout)
 	defer cancel()
 	head := shared.waitHead(ctx, t, ns, rc.Name, "")

@@ -55,6 +55,15 @@ func (s *suite) applySample(t testing.TB, ns, file string) runtime.Object {
 	return s.applyManifest(t, ns, file, data)
 }
 
+// create creates obj (built by e2eutil's builders) in ns.
+func (s *suite) create(t testing.TB, ns string, obj client.Object) {
+	t.Helper()
+	obj.SetNamespace(ns)
+	if err := s.Client.Create(t.Context(), obj); err != nil {
+		t.Fatalf("creating %s %s: %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	}
+}
+
 // applyManifest creates the objects of a YAML manifest (named from, for
 // messages) in ns and returns the last one, typed.
 func (s *suite) applyManifest(t testing.TB, ns, from string, data []byte) runtime.Object {

@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 )
 
-// nodeDownSteps is how many 10 s steps nodeDownRayJob runs
-// (its range(7)): the outage, from the first step's end past the
+// nodeDownSteps is how many 10 s steps nodeDownRayJob runs: the outage, from the first step's end past the
 // node-monitor grace period (localnode.NodeMonitorGracePeriod, 20 s) to
 // the node's start, about 30 s, ends while it still runs.
 const nodeDownSteps = 7
@@ -28,47 +28,26 @@ const kubeDefaultNodeMonitorGrace = 50 * time.Second
 
 // nodeDownRayJob runs nodeDownSteps 10 s tasks one after
 // another on the worker (only it has the worker_slot resource).
-const nodeDownRayJob = `
-apiVersion: ray.io/v1
-kind: RayJob
-metadata:
-  name: node-down
-spec:
-  submissionMode: HTTPMode
-  entrypoint: >-
-    python -c "import time, ray; ray.init();
-    step = ray.remote(resources={'worker_slot': 1})(lambda i: time.sleep(10) or i * i);
-    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(7)]"
-  rayClusterSpec:
-    rayVersion: "2.52.0"
-    headGroupSpec:
-      rayStartParams:
-        num-cpus: "1"
-      template:
-        spec:
-          containers:
-            - name: ray-head
-              image: rayproject/ray:2.52.0
-              resources:
-                requests: {cpu: 500m, memory: 2Gi}
-                limits: {cpu: "1", memory: 2Gi}
-    workerGroupSpecs:
-      - groupName: workers
-        replicas: 1
-        minReplicas: 1
-        maxReplicas: 1
-        rayStartParams:
-          num-cpus: "1"
-          resources: '"{\"worker_slot\": 1}"'
-        template:
-          spec:
-            containers:
-              - name: ray-worker
-                image: rayproject/ray:2.52.0
-                resources:
-                  requests: {cpu: 500m, memory: 1Gi}
-                  limits: {cpu: "1", memory: 1Gi}
-`
+func nodeDownRayJob() *rayv1.RayJob { return stepsRayJob("node-down", nodeDownSteps) }
+
+// stepsRayJob is a RayJob name that runs steps 10 s tasks one after
+// another on the worker of a stepsCluster.
+func stepsRayJob(name string, steps int) *rayv1.RayJob {
+	entrypoint := fmt.Sprintf(`python -c "import time, ray; ray.init(); `+
+		`step = ray.remote(resources={'worker_slot': 1})(lambda i: time.sleep(10) or i * i); `+
+		`[print('step', i, ray.get(step.remote(i)), flush=True) for i in range(%d)]"`, steps)
+	return e2eutil.HTTPModeRayJob(name, entrypoint, stepsCluster())
+}
+
+// stepsCluster is a head and one worker on Ray 2.52.0; only the worker
+// has the worker_slot resource, so the steps' tasks run there.
+func stepsCluster() *rayv1.RayClusterSpec {
+	return e2eutil.NewRayCluster("", "2.52.0").
+		Head("1", e2eutil.Resources("500m", "2Gi"), e2eutil.Resources("1", "2Gi")).
+		Worker("workers", 1, "1", e2eutil.Resources("500m", "1Gi"), e2eutil.Resources("1", "1Gi")).
+		WorkerResources(`"{\"worker_slot\": 1}"`).
+		Spec()
+}
 
 // podRecord is what must not change about a Pod across the outage.
 type podRecord struct {
@@ -132,7 +111,7 @@ func podReady(p *corev1.Pod) corev1.ConditionStatus {
 func TestNodeAgentDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	ns, job, head, pods, before := startStepsJob(ctx, t, "node-down", nodeDownRayJob)
+	ns, job, head, pods, before := startStepsJob(ctx, t, nodeDownRayJob())
 	cluster := job.Status.RayClusterName
 
 	outage := shared.stopNodeAgent(ctx, t, pods)

@@ -15,51 +15,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // nodeLostRayCluster tolerates an unreachable or not-ready node for 5 s
 // instead of the API server's default 300 s, so that the taint manager
 // evicts its Pods soon after the node is lost.
-const nodeLostRayCluster = `
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: node-lost
-spec:
-  rayVersion: "2.52.0"
-  headGroupSpec:
-    rayStartParams:
-      num-cpus: "1"
-    template:
-      spec:
-        tolerations:
-          - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-          - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-        containers:
-          - name: ray-head
-            image: rayproject/ray:2.52.0
-            resources:
-              requests: {cpu: 500m, memory: 2Gi}
-              limits: {cpu: "1", memory: 2Gi}
-  workerGroupSpecs:
-    - groupName: workers
-      replicas: 1
-      minReplicas: 1
-      maxReplicas: 1
-      rayStartParams:
-        num-cpus: "1"
-      template:
-        spec:
-          tolerations:
-            - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-            - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-          containers:
-            - name: ray-worker
-              image: rayproject/ray:2.52.0
-              resources:
-                requests: {cpu: 500m, memory: 1Gi}
-                limits: {cpu: "1", memory: 1Gi}
-`
+func nodeLostRayCluster() *rayv1.RayCluster {
+	return e2eutil.NewRayCluster("node-lost", "2.52.0").
+		Head("1", e2eutil.Resources("500m", "2Gi"), e2eutil.Resources("1", "2Gi")).
+		Worker("workers", 1, "1", e2eutil.Resources("500m", "1Gi"), e2eutil.Resources("1", "1Gi")).
+		TolerateNodeLoss(5).
+		Obj()
+}
 
 // witnessNode is a second Node, cordoned, whose Lease the test renews:
 // with one healthy Node left, kube-controller-manager's node lifecycle
@@ -131,7 +101,7 @@ func (s *suite) startWitness(t *testing.T) {
 func TestNodeLostPodsReplaced(t *testing.T) {
 	ns := shared.namespace(t)
 	shared.startWitness(t)
-	shared.applyManifest(t, ns, "nodeLostRayCluster", []byte(nodeLostRayCluster))
+	shared.create(t, ns, nodeLostRayCluster())
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
 	shared.waitClusterConverged(ctx, t, ns, "node-lost")

@@ -20,10 +20,7 @@ const nodeRestartSteps = 6
 
 // nodeRestartRayJob is nodeDownRayJob with its own name and
 // nodeRestartSteps steps.
-var nodeRestartRayJob = strings.NewReplacer(
-	"name: node-down", "name: node-restart",
-	fmt.Sprintf("range(%d)", nodeDownSteps), fmt.Sprintf("range(%d)", nodeRestartSteps),
-).Replace(nodeDownRayJob)
+func nodeRestartRayJob() *rayv1.RayJob { return stepsRayJob("node-restart", nodeRestartSteps) }
 
 // TestNodeAgentRestarted (issue #22, scenario 4, part 1): while a RayJob's
 // tasks run on the worker, the local node process is killed (SIGKILL:
@@ -34,12 +31,9 @@ var nodeRestartRayJob = strings.NewReplacer(
 // the RayJob ends SUCCEEDED with every step (no task lost or retried) and
 // the RayCluster is ready with its worker.
 func TestNodeAgentRestarted(t *testing.T) {
-	if strings.Contains(nodeRestartRayJob, "node-down") || !strings.Contains(nodeRestartRayJob, fmt.Sprintf("range(%d)", nodeRestartSteps)) {
-		t.Fatal("nodeRestartRayJob was not derived from nodeDownRayJob")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	ns, job, head, pods, before := startStepsJob(ctx, t, "node-restart", nodeRestartRayJob)
+	ns, job, head, pods, before := startStepsJob(ctx, t, nodeRestartRayJob())
 	cluster := job.Status.RayClusterName
 
 	oldPID := shared.Cluster.NodePID()
@@ -85,15 +79,14 @@ func assertPodsUnchanged(ctx context.Context, t *testing.T, ns string, pods map[
 	}
 }
 
-// startStepsJob applies a RayJob of nodeDownRayJob's shape named name
-// in a new namespace, waits for its first step's result, and returns the
+// startStepsJob creates job (a stepsRayJob) in a new namespace, waits for its first step's result, and returns the
 // namespace, the RayJob, the head Pod's name, the head and worker Pods and
 // their records.
-func startStepsJob(ctx context.Context, t *testing.T, name, manifest string) (string, *rayv1.RayJob, string, map[string]*corev1.Pod, map[string]podRecord) {
+func startStepsJob(ctx context.Context, t *testing.T, job *rayv1.RayJob) (string, *rayv1.RayJob, string, map[string]*corev1.Pod, map[string]podRecord) {
 	t.Helper()
 	ns := shared.namespace(t)
-	shared.applyManifest(t, ns, name, []byte(manifest))
-	job, head := waitFirstStep(ctx, t, ns, name)
+	shared.create(t, ns, job)
+	job, head := waitFirstStep(ctx, t, ns, job.Name)
 	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, job.Status.RayClusterName)}
 	before := map[string]podRecord{}
 	for role, p := range pods {
