@@ -112,18 +112,19 @@ func RunSuite(m *testing.M, opts SuiteOptions) {
 	if opts.DiscardClientLogs {
 		ctrllog.SetLogger(logr.Discard())
 	}
-	if reason := opts.skipReason(); reason != "" {
+	if reason := opts.skipReason(testing.Short()); reason != "" {
 		fmt.Printf("%s: skipped (%s)\n", opts.Name, reason)
 		os.Exit(0)
 	}
 	os.Exit(runSuite(m, opts))
 }
 
-// skipReason says why the package runs nothing, or "".
-func (o SuiteOptions) skipReason() string {
+// skipReason says why the package runs nothing (short: go test -short),
+// or "".
+func (o SuiteOptions) skipReason(short bool) string {
 	value := os.Getenv(o.EnableEnv)
 	switch {
-	case testing.Short():
+	case short:
 		return "-short"
 	case o.EnableEnv == "":
 		return ""

@@ -18,10 +18,12 @@ func TestSkipReason(t *testing.T) {
 	const env = "E2EUTIL_TEST_ENABLE"
 	cases := map[string]struct {
 		opts  SuiteOptions
+		short bool
 		value string
 		want  string
 	}{
 		"no enabling variable": {opts: SuiteOptions{}, want: ""},
+		"-short":               {opts: SuiteOptions{EnableEnv: env}, short: true, value: "2.0.0", want: "-short"},
 		"any value, unset": {
 			opts: SuiteOptions{EnableEnv: env, MakeTarget: "test-x"},
 			want: env + " unset: make test-x sets it",
@@ -37,7 +39,7 @@ func TestSkipReason(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(env, tc.value)
-			if got := tc.opts.skipReason(); got != tc.want {
+			if got := tc.opts.skipReason(tc.short); got != tc.want {
 				t.Errorf("skipReason() = %q, want %q", got, tc.want)
 			}
 		})
