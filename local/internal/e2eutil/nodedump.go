@@ -3,6 +3,7 @@ package e2eutil
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/netip"
@@ -44,7 +45,8 @@ func (s *Suite) Dump(ctx context.Context, t testing.TB, ns string) {
 
 // NodeDump describes the node's Pods and the cluster's network as the
 // host sees it: every Pod with its phase and IP; the answers of cluster
-// DNS for the kubernetes Service and ns's Services, asked at the kube-dns
+// DNS for the kubernetes Service and ns's Services (a few of every
+// namespace's for ns ""), asked at the kube-dns
 // Service address and at CoreDNS's own; the tails of CoreDNS's and
 // kube-proxy's logs; kube-proxy's nftables table; the bridge's addresses
 // and state.
@@ -84,7 +86,7 @@ func (s *Suite) dumpDNS(ctx context.Context, out *strings.Builder, ns string) {
 		fmt.Fprintf(out, "--- Services of %s: %v\n", ns, err)
 	}
 	for _, svc := range services.Items[:min(len(services.Items), dnsProbeServices)] {
-		names = append(names, svc.Name+"."+ns+".svc."+controlplane.ClusterDomain)
+		names = append(names, svc.Name+"."+svc.Namespace+".svc."+controlplane.ClusterDomain)
 	}
 	servers := []netip.AddrPort{netip.AddrPortFrom(netaddons.ClusterDNSAddr, 53)}
 	if n := s.Cluster.Network; n != nil {
@@ -139,4 +141,42 @@ func command(ctx context.Context, name string, args ...string) string {
 		return fmt.Sprintf("%s(%s %s: %v)\n", out, name, strings.Join(args, " "), err)
 	}
 	return string(out)
+}
+
+// timeoutDumpLead is how long before go test's -timeout ends the package
+// the suite prints NodeDump: a test killed by the timeout runs no cleanup,
+// so it prints no dump of its own.
+const timeoutDumpLead = time.Minute
+
+// dumpBeforeTimeout schedules dump lead before timeout (go test's
+// -timeout, which starts with m.Run) ends; the caller stops the timer when
+// the tests are done. No timeout, or one not longer than lead, schedules
+// nothing (nil).
+func dumpBeforeTimeout(timeout, lead time.Duration, dump func()) *time.Timer {
+	if timeout <= lead {
+		return nil
+	}
+	return time.AfterFunc(timeout-lead, dump)
+}
+
+// testTimeout is go test's -timeout for this binary; 0 when it has none.
+func testTimeout() time.Duration {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return 0
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if d, ok := g.Get().(time.Duration); ok {
+			return d
+		}
+	}
+	return 0
+}
+
+// printNodeDump prints NodeDump for the whole cluster, for a package
+// about to be stopped by its timeout.
+func (s *Suite) printNodeDump() {
+	ctx, cancel := context.WithTimeout(context.Background(), timeoutDumpLead/2)
+	defer cancel()
+	fmt.Printf("%s: go test's -timeout ends the package in %v; the node and cluster network now:\n%s", s.opts.Name, timeoutDumpLead, s.NodeDump(ctx, ""))
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -73,5 +74,38 @@ func TestTailFile(t *testing.T) {
 	}
 	if got := tailFile(filepath.Join(t.TempDir(), "none.log"), 3); !strings.Contains(got, "no such file") {
 		t.Errorf("tailFile of a missing file = %q, want the error", got)
+	}
+}
+
+func TestDumpBeforeTimeout(t *testing.T) {
+	dumped := make(chan struct{})
+	timer := dumpBeforeTimeout(time.Minute+10*time.Millisecond, time.Minute, func() { close(dumped) })
+	if timer == nil {
+		t.Fatal("nothing scheduled for a timeout longer than the lead")
+	}
+	select {
+	case <-dumped:
+	case <-t.Context().Done():
+		t.Fatal("no dump before the timeout")
+	}
+}
+
+func TestDumpBeforeTimeoutNone(t *testing.T) {
+	for _, timeout := range []time.Duration{0, time.Minute} {
+		if timer := dumpBeforeTimeout(timeout, time.Minute, func() {}); timer != nil {
+			timer.Stop()
+			t.Errorf("timeout %v, lead 1m: a dump was scheduled", timeout)
+		}
+	}
+	timer := dumpBeforeTimeout(time.Hour, time.Minute, func() {})
+	if timer == nil || !timer.Stop() {
+		t.Error("timeout 1h, lead 1m: no dump pending")
+	}
+}
+
+func TestTestTimeout(t *testing.T) {
+	// go test gives every test binary a -timeout (10m unless told).
+	if got := testTimeout(); got <= 0 {
+		t.Errorf("testTimeout() = %v, want go test's -timeout", got)
 	}
 }

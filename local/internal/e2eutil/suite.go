@@ -150,7 +150,11 @@ func runSuite(m *testing.M, opts SuiteOptions) int {
 		s.stop(1)
 		return 1
 	}
+	timer := dumpBeforeTimeout(testTimeout(), timeoutDumpLead, s.printNodeDump)
 	code := m.Run()
+	if timer != nil {
+		timer.Stop()
+	}
 	if opts.Finished != nil {
 		opts.Finished(code)
 	}
