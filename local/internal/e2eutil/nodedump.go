@@ -49,7 +49,7 @@ func (s *Suite) Dump(ctx context.Context, t testing.TB, ns string) {
 // namespace's for ns ""), asked at the kube-dns
 // Service address and at CoreDNS's own; the tails of CoreDNS's and
 // kube-proxy's logs; kube-proxy's nftables table; the bridge's addresses
-// and state.
+// and state, its ports and its neighbour entries.
 func (s *Suite) NodeDump(ctx context.Context, ns string) string {
 	var out strings.Builder
 	s.dumpNodePods(ctx, &out)
@@ -59,6 +59,10 @@ func (s *Suite) NodeDump(ctx context.Context, ns string) string {
 	fmt.Fprintf(&out, "--- nft list table ip %s:\n%s", netaddons.KubeProxyTable, command(ctx, "nft", "list", "table", "ip", netaddons.KubeProxyTable))
 	if n := s.Cluster.Network; n != nil {
 		fmt.Fprintf(&out, "--- bridge %s (gateway %s, pods %s):\n%s", n.Bridge(), n.Gateway(), n.PodCIDR(), command(ctx, "ip", "-d", "address", "show", "dev", n.Bridge()))
+		// Its ports and the neighbours it resolved: a Pod whose veth is
+		// gone, or two Pods on one address, show here.
+		fmt.Fprintf(&out, "--- ports of %s:\n%s", n.Bridge(), command(ctx, "ip", "-br", "link", "show", "master", n.Bridge()))
+		fmt.Fprintf(&out, "--- neighbours on %s:\n%s", n.Bridge(), command(ctx, "ip", "neigh", "show", "dev", n.Bridge()))
 	}
 	return out.String()
 }
