@@ -32,8 +32,10 @@ KUEUE_VERSION ?= v0.17.0
 # Traefik (the local cluster's Gateway API implementation), built from hack/traefik (its go.mod pins the same version).
 TRAEFIK_VERSION ?= v3.6.12
 HELM_VERSION ?= v3.22.0
-# gotestsum runs the test stages' go test: go test's own output, plus a JSON
-# record per run that the timing report reads for the slowest tests.
+# gotestsum runs the test stages' go test: go test's own output, plus the
+# JSON of every event per run: the timing report reads it for the slowest
+# tests, and it keeps each test's output when a run is stopped (SIGTERM, a
+# package's -timeout) before go test printed it.
 GOTESTSUM_VERSION ?= v1.13.0
 
 # hack/timings.sh records where `make test`'s time goes (stages, tools built
@@ -42,11 +44,12 @@ GOTESTSUM_VERSION ?= v1.13.0
 TIMINGS := $(CURDIR)/hack/timings.sh
 TIMED_TOOL = $(TIMINGS) run tool $(notdir $@) --
 GOTEST_TIMES := 2>&1 | $(TIMINGS) gotest
-# GO_TEST runs go test under gotestsum (go test's own output), keeping the
-# JSON events in .cache/test-json/ for the report's slowest tests;
-# $(call GO_TEST,NAME) names the file when a target runs go test twice.
+# GO_TEST runs go test under gotestsum (go test's own output), writing
+# every JSON event, each test's output lines included, to
+# .cache/test-json/<target>.json as it comes; $(call GO_TEST,NAME) names the
+# file when a target runs go test twice.
 TEST_JSON := $(CURDIR)/.cache/test-json
-GO_TEST = $(GOTESTSUM) --format standard-quiet --jsonfile-timing-events $(TEST_JSON)/$@$(if $(1),-$(1)).json --
+GO_TEST = $(GOTESTSUM) --format standard-quiet --jsonfile $(TEST_JSON)/$@$(if $(1),-$(1)).json --
 GO_TEST_TOOLS := $(GOTESTSUM) | $(TEST_JSON)
 $(TEST_JSON):
 	mkdir -p $@
@@ -374,7 +377,8 @@ test: ## Everything CI runs, stage by stage (repository checks, generated files,
 	$(TIMINGS) run stage "prefetch (background)" -- hack/prefetch.sh >.cache/prefetch.log 2>&1 & prefetch=$$!; \
 	TEST_TOOLS="$(TEST_TOOLS)" TEST_TOOLS_CPU="$(TEST_TOOLS_CPU)" TEST_TOOLS_E2E="$(TEST_TOOLS_E2E)" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
 	wait $$prefetch || echo "== prefetch failed (the stages install what they need themselves): .cache/prefetch.log"; \
-	$(TIMINGS) report; exit $$rc
+	$(TIMINGS) report; \
+	echo "== every test's output, as go test -json events (one file per stage): $(TEST_JSON)/"; exit $$rc
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the four modules (operator, local, test/monitoring, hack/image); a second golangci-lint on the machine waits for the first instead of failing.

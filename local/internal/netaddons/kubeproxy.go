@@ -25,9 +25,9 @@ import (
 // Debian's nft is installed by hack/node-packages.sh).
 const kubeProxyMode = "nftables"
 
-// kubeProxyTable is the nftables table kube-proxy keeps its rules in (one
+// KubeProxyTable is the nftables table kube-proxy keeps its rules in (one
 // per IP family, both named so).
-const kubeProxyTable = "kube-proxy"
+const KubeProxyTable = "kube-proxy"
 
 // kubeProxyBinary is kube-proxy's name in the Kubernetes binaries'
 // directory (hack/k8s-binaries.sh builds it with kube-apiserver).
@@ -155,7 +155,7 @@ func cleanUpKubeProxy(binary, logDir string) error {
 		return err
 	}
 	for _, t := range tables {
-		if strings.HasSuffix(t, " "+kubeProxyTable) {
+		if strings.HasSuffix(t, " "+KubeProxyTable) {
 			return fmt.Errorf("kube-proxy --cleanup left nftables table %q", t)
 		}
 	}

@@ -25,7 +25,7 @@ type attemptWatch struct {
 
 func watchAttempts(t *testing.T, ns string) *attemptWatch {
 	t.Helper()
-	w, err := shared.clientset.CoreV1().Pods(ns).Watch(t.Context(), metav1.ListOptions{})
+	w, err := shared.Clientset.CoreV1().Pods(ns).Watch(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestRayJobBlockingRecreate(t *testing.T) {
 	if !aw.seen["1"] || !aw.seen["2"] {
 		t.Errorf("Pods seen of attempts %v, want 1 and 2", aw.seen)
 	}
-	events, err := shared.clientset.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	events, err := shared.Clientset.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
 	if err == nil {
 		for _, e := range events.Items {
 			if e.Reason == "WaitingForPreviousAttemptPods" {

@@ -115,7 +115,7 @@ type taskResult struct {
 // than previous (a Pod name, or "") and returns its name.
 func (s *suite) waitHead(ctx context.Context, t *testing.T, ns, cluster, previous string) string {
 	t.Helper()
-	return s.kube().WaitHead(ctx, t, ns, cluster, previous, autoscaleTimeout)
+	return s.WaitHead(ctx, t, ns, cluster, previous, autoscaleTimeout)
 }
 
 // waitWorkerGroup waits until the cluster's only worker group asks for
@@ -128,7 +128,7 @@ func (s *suite) waitWorkerGroup(ctx context.Context, t *testing.T, ns, cluster s
 	var name string
 	err := poll(ctx, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
 			return false, err
 		}
 		want := rc.Spec.WorkerGroupSpecs[0].Replicas

@@ -15,12 +15,12 @@ func TestTypedClientExample(t *testing.T) {
 	ns := shared.namespace(t)
 	binary := filepath.Join(t.TempDir(), "client-example")
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", binary, "./examples/client")
-	build.Dir = shared.root
+	build.Dir = shared.Root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
-	run := exec.CommandContext(t.Context(), binary, "--kubeconfig", shared.cluster.KubeconfigPath(),
+	run := exec.CommandContext(t.Context(), binary, "--kubeconfig", shared.Cluster.KubeconfigPath(),
 		"--namespace", ns, "--name", "hello", "--timeout", rayJobTimeout.String())
 	out, err := run.CombinedOutput()
 	if err != nil {

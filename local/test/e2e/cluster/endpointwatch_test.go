@@ -25,7 +25,7 @@ type endpointLeft struct {
 // kube-proxy follows from there.
 func (s *suite) watchEndpointLeaves(ctx context.Context, t *testing.T, ns, svc, pod string) <-chan endpointLeft {
 	t.Helper()
-	slices := s.clientset.DiscoveryV1().EndpointSlices(ns)
+	slices := s.Clientset.DiscoveryV1().EndpointSlices(ns)
 	sel := metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc}
 	list, err := slices.List(ctx, sel)
 	if err != nil {

@@ -74,10 +74,10 @@ func (s *suite) clusterUsage(tb testing.TB, ns, cluster string) map[string]podUs
 	tb.Helper()
 	ctx := context.Background()
 	pods := &corev1.PodList{}
-	if err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"ray.io/cluster": cluster}); err != nil {
+	if err := s.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"ray.io/cluster": cluster}); err != nil {
 		tb.Fatal(err)
 	}
-	data, err := s.clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", s.cluster.NodeName, "proxy/stats/summary").DoRaw(ctx)
+	data, err := s.Clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", s.Cluster.NodeName, "proxy/stats/summary").DoRaw(ctx)
 	if err != nil {
 		tb.Fatalf("GET /stats/summary through the node proxy: %v", err)
 	}
@@ -111,7 +111,7 @@ func (s *suite) waitClusterReady(tb testing.TB, ns, name string) {
 	defer cancel()
 	rc := &rayv1.RayCluster{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
 			return false, err
 		}
 		return rc.Status.State == rayv1.Ready, fmt.Errorf("state %q", rc.Status.State)

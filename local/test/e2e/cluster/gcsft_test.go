@@ -84,14 +84,14 @@ func restarts(p *corev1.Pod) int32 { return e2eutil.Restarts(p) }
 // deletePod deletes a Pod and waits until it is gone.
 func (s *suite) deletePod(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
-	s.kube().DeletePod(ctx, t, ns, name, gcsFTTimeout)
+	s.DeletePod(ctx, t, ns, name, gcsFTTimeout)
 }
 
 // retryPython runs a script in the head until it succeeds (a restarted
 // GCS takes a while to answer) and returns what it printed.
 func (s *suite) retryPython(ctx context.Context, t *testing.T, ns, pod, script string) string {
 	t.Helper()
-	return s.kube().RetryPython(ctx, t, ns, pod, "ray-head", script, gcsFTTimeout)
+	return s.RetryPython(ctx, t, ns, pod, "ray-head", script, gcsFTTimeout)
 }
 
 // redisKeys lists the keys of the sample's storage namespace, read with
@@ -99,7 +99,7 @@ func (s *suite) retryPython(ctx context.Context, t *testing.T, ns, pod, script s
 func (s *suite) redisKeys(ctx context.Context, t *testing.T, ns string) []string {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "redis"}); err != nil || len(pods.Items) != 1 {
+	if err := s.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "redis"}); err != nil || len(pods.Items) != 1 {
 		t.Fatalf("want one Redis Pod, have %d (%v)", len(pods.Items), err)
 	}
 	out, err := s.kubectl(ctx, "exec", "-n", ns, pods.Items[0].Name, "--",
@@ -117,7 +117,7 @@ func (s *suite) redisKeys(ctx context.Context, t *testing.T, ns string) []string
 // read from Redis afterwards: the Job goes with its RayCluster.)
 func (s *suite) deleteGCSFTCluster(ctx context.Context, t *testing.T, rc *rayv1.RayCluster) {
 	t.Helper()
-	if err := s.client.Delete(ctx, rc); err != nil {
+	if err := s.Client.Delete(ctx, rc); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, gcsFTTimeout)
@@ -125,10 +125,10 @@ func (s *suite) deleteGCSFTCluster(ctx context.Context, t *testing.T, rc *rayv1.
 	jobKey := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name + "-redis-cleanup"}
 	seen := false
 	err := poll(ctx, func() (bool, error) {
-		if s.client.Get(ctx, jobKey, &batchv1.Job{}) == nil {
+		if s.Client.Get(ctx, jobKey, &batchv1.Job{}) == nil {
 			seen = true
 		}
-		err := s.client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
+		err := s.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
 		return apierrors.IsNotFound(err), fmt.Errorf("cleanup Job seen %v; cluster: %v", seen, err)
 	})
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *suite) deleteGCSFTCluster(ctx context.Context, t *testing.T, rc *rayv1.
 		t.Fatalf("RayCluster %s went away without a Redis cleanup Job %s", rc.Name, jobKey.Name)
 	}
 	events := &corev1.EventList{}
-	if err := s.client.List(ctx, events, client.InNamespace(rc.Namespace)); err != nil {
+	if err := s.Client.List(ctx, events, client.InNamespace(rc.Namespace)); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {

@@ -64,7 +64,7 @@ func TestGCSFaultToleranceRocksDB(t *testing.T) {
 	}
 	t.Logf("new head %s answered after %v; its GCS reopened the store: %v", newHead, time.Since(began).Round(time.Second), newFiles(reopened, store))
 
-	if err := shared.client.Delete(ctx, rc); err != nil {
+	if err := shared.Client.Delete(ctx, rc); err != nil {
 		t.Fatal(err)
 	}
 	shared.waitVolumeGone(ctx, t, pv.Name, dir)
@@ -87,7 +87,7 @@ func newFiles(now, before []string) []string {
 func checkNoRedis(ctx context.Context, t *testing.T, ns, head string) {
 	t.Helper()
 	pod := &corev1.Pod{}
-	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: head}, pod); err != nil {
+	if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: head}, pod); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{}
@@ -101,7 +101,7 @@ func checkNoRedis(ctx context.Context, t *testing.T, ns, head string) {
 		t.Errorf("the head's RAY_gcs_storage = %q, want rocksdb", env["RAY_gcs_storage"])
 	}
 	pods := &corev1.PodList{}
-	if err := shared.client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+	if err := shared.Client.List(ctx, pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
@@ -118,7 +118,7 @@ func checkNoRedis(ctx context.Context, t *testing.T, ns, head string) {
 // gone) leaves the claim.
 func TestGCSStorageRetain(t *testing.T) {
 	ns := shared.namespace(t)
-	sample, err := os.ReadFile(filepath.Join(shared.root, "config", "samples", "ray-cluster.embedded-gcs-ft.yaml"))
+	sample, err := os.ReadFile(filepath.Join(shared.Root, "config", "samples", "ray-cluster.embedded-gcs-ft.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestGCSStorageRetain(t *testing.T) {
 	key := types.NamespacedName{Namespace: ns, Name: rc.Name + "-gcs-pvc"}
 	claim := &corev1.PersistentVolumeClaim{}
 	err = poll(ctx, func() (bool, error) {
-		err := shared.client.Get(ctx, key, claim)
+		err := shared.Client.Get(ctx, key, claim)
 		return err == nil, err
 	})
 	if err != nil {
@@ -141,11 +141,11 @@ func TestGCSStorageRetain(t *testing.T) {
 	if owner := metav1.GetControllerOf(claim); owner != nil {
 		t.Fatalf("claim %s is owned by %s %s under Retain", key.Name, owner.Kind, owner.Name)
 	}
-	if err := shared.client.Delete(ctx, rc); err != nil {
+	if err := shared.Client.Delete(ctx, rc); err != nil {
 		t.Fatal(err)
 	}
 	err = poll(ctx, func() (bool, error) {
-		err := shared.client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
+		err := shared.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
 		if !apierrors.IsNotFound(err) {
 			return false, err
 		}
@@ -155,7 +155,7 @@ func TestGCSStorageRetain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RayCluster %s is not gone: %v", rc.Name, err)
 	}
-	if err := shared.client.Get(ctx, key, claim); err != nil || claim.DeletionTimestamp != nil {
+	if err := shared.Client.Get(ctx, key, claim); err != nil || claim.DeletionTimestamp != nil {
 		t.Fatalf("claim %s after the RayCluster was deleted under Retain: %v (deleting: %v)", key.Name, err, claim.DeletionTimestamp)
 	}
 }

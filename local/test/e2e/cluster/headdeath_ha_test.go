@@ -121,12 +121,12 @@ func testServeThroughHeadCrash(t *testing.T, tc headCrashCase) {
 	if tc.backend == rayv1.GcsFTBackendRedis {
 		shared.applyRedis(t, ns)
 	}
-	if err := shared.client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
+	if err := shared.Client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
 		t.Fatal(err)
 	}
 	svc := haRayService(ns, tc.backend)
 	svc.Spec.ExcludeHeadPodFromServeSvc = excludeHead
-	if err := shared.client.Create(t.Context(), svc); err != nil {
+	if err := shared.Client.Create(t.Context(), svc); err != nil {
 		t.Fatal(err)
 	}
 	if tc.backend == rayv1.GcsFTBackendRedis {
@@ -215,7 +215,7 @@ func servingFrom(endpoints int32) func(*rayv1.RayService) error {
 // Deployment and Service: every object but the RayCluster) in ns.
 func (s *suite) applyRedis(t *testing.T, ns string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(s.root, "config", "samples", "ray-cluster.external-redis.yaml"))
+	data, err := os.ReadFile(filepath.Join(s.Root, "config", "samples", "ray-cluster.external-redis.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func (s *suite) applyRedis(t *testing.T, ns string) {
 			continue
 		}
 		u.SetNamespace(ns)
-		if err := s.client.Create(t.Context(), u); err != nil {
+		if err := s.Client.Create(t.Context(), u); err != nil {
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}
@@ -240,13 +240,13 @@ func (s *suite) applyRedis(t *testing.T, ns string) {
 func (s *suite) deleteBeforeRedis(t *testing.T, rs *rayv1.RayService) {
 	ctx, cancel := context.WithTimeout(context.Background(), gcsFTTimeout)
 	defer cancel()
-	if err := s.client.Delete(ctx, rs); err != nil {
+	if err := s.Client.Delete(ctx, rs); err != nil {
 		t.Errorf("deleting RayService %s: %v", rs.Name, err)
 		return
 	}
 	err := poll(ctx, func() (bool, error) {
 		list := &rayv1.RayClusterList{}
-		if err := s.client.List(ctx, list, client.InNamespace(rs.Namespace)); err != nil {
+		if err := s.Client.List(ctx, list, client.InNamespace(rs.Namespace)); err != nil {
 			return false, err
 		}
 		return len(list.Items) == 0, fmt.Errorf("%d RayClusters left", len(list.Items))
@@ -278,7 +278,7 @@ func (s *suite) waitHAReady(ctx context.Context, t *testing.T, ns, cluster strin
 			}
 		}
 		rs := &rayv1.RayService{}
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return false, err
 		}
 		if err := servingFrom(endpoints)(rs); err != nil {
@@ -288,7 +288,7 @@ func (s *suite) waitHAReady(ctx context.Context, t *testing.T, ns, cluster strin
 		if rs.Status.ActiveServiceStatus.RayClusterName != cluster || app.Status != rayv1.ApplicationStatusRunning {
 			return false, fmt.Errorf("active cluster %q (want %q), application %+v", rs.Status.ActiveServiceStatus.RayClusterName, cluster, app)
 		}
-		return clusterRecovered(ctx, s.client, ns, cluster, int32(len(before)-1))
+		return clusterRecovered(ctx, s.Client, ns, cluster, int32(len(before)-1))
 	})
 	if err != nil {
 		t.Fatalf("RayService %s did not recover: %v", e2eutil.HelloName, err)

@@ -21,42 +21,13 @@ import (
 // headDeathCluster has no GCS fault tolerance: a head that offers no CPU
 // and one worker that offers one, so that the actor and the task below run
 // on the worker. Requests fit the two-CPU node.
-const headDeathCluster = `
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: headdeath
-spec:
-  rayVersion: "2.60.0"
-  headGroupSpec:
-    rayStartParams:
-      num-cpus: "0"
-    template:
-      spec:
-        terminationGracePeriodSeconds: 5
-        containers:
-          - name: ray-head
-            image: rayproject/ray:2.60.0
-            resources:
-              requests: {cpu: 400m, memory: 1Gi}
-              limits: {cpu: "1", memory: 2Gi}
-  workerGroupSpecs:
-    - groupName: workers
-      replicas: 1
-      minReplicas: 1
-      maxReplicas: 1
-      rayStartParams:
-        num-cpus: "1"
-      template:
-        spec:
-          terminationGracePeriodSeconds: 5
-          containers:
-            - name: ray-worker
-              image: rayproject/ray:2.60.0
-              resources:
-                requests: {cpu: 400m, memory: 1Gi}
-                limits: {cpu: "1", memory: 1Gi}
-`
+func headDeathCluster() *rayv1.RayCluster {
+	return e2eutil.NewRayCluster("headdeath", "2.60.0").
+		Head("0", e2eutil.Resources("400m", "1Gi"), e2eutil.Resources("1", "2Gi")).
+		Worker("workers", 1, "1", e2eutil.Resources("400m", "1Gi"), e2eutil.Resources("1", "1Gi")).
+		GracePeriod(5).
+		Obj()
+}
 
 // workerTask runs a task that needs the worker's CPU and prints the IP of
 // the node it ran on, and how many Ray nodes are alive.
@@ -85,7 +56,8 @@ func TestHeadCrashWithoutGCSFaultTolerance(t *testing.T) {
 	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
 	ns := shared.namespace(t)
-	rc := shared.applyManifest(t, ns, "headDeathCluster", []byte(headDeathCluster)).(*rayv1.RayCluster)
+	rc := headDeathCluster()
+	shared.create(t, ns, rc)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*headDeathTimeout)
 	defer cancel()
 	head := shared.waitHead(ctx, t, ns, rc.Name, "")
@@ -141,7 +113,7 @@ func killGCSServer(t *testing.T, head *corev1.Pod) time.Time {
 func (s *suite) clusterPods(ctx context.Context, t *testing.T, ns, cluster string) map[string]*corev1.Pod {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: cluster}); err != nil {
+	if err := s.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: cluster}); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]*corev1.Pod{}
@@ -155,7 +127,7 @@ func (s *suite) clusterPods(ctx context.Context, t *testing.T, ns, cluster strin
 func (s *suite) pod(ctx context.Context, t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -183,7 +155,7 @@ func (s *suite) waitRecovered(ctx context.Context, t *testing.T, ns, cluster str
 		if len(now) != len(before) {
 			return false, fmt.Errorf("Pods now %v, before %d", podNames(now), len(before))
 		}
-		return clusterRecovered(ctx, s.client, ns, cluster, int32(len(before)-1))
+		return clusterRecovered(ctx, s.Client, ns, cluster, int32(len(before)-1))
 	})
 	if err != nil {
 		t.Fatalf("RayCluster %s did not recover: %v", cluster, err)
@@ -254,7 +226,7 @@ func (w *headReadyWatch) falseSeen() *metav1.Condition {
 // that is not True fails t when the test ends.
 func watchHeadReady(ctx context.Context, t *testing.T, ns, name string) *headReadyWatch {
 	t.Helper()
-	wc, err := client.NewWithWatch(shared.cluster.RESTConfig(), client.Options{Scheme: shared.client.Scheme()})
+	wc, err := client.NewWithWatch(shared.Cluster.RESTConfig(), client.Options{Scheme: shared.Client.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +270,7 @@ func (w *headReadyWatch) observe(rc *rayv1.RayCluster) {
 func (s *suite) checkNoPodDeleted(ctx context.Context, t *testing.T, ns string) {
 	t.Helper()
 	events := &corev1.EventList{}
-	if err := s.client.List(ctx, events, client.InNamespace(ns)); err != nil {
+	if err := s.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {

@@ -27,13 +27,13 @@ const namespaceGoneTimeout = e2eutil.NamespaceGoneTimeout
 // what the namespace held is printed before it is deleted.
 func (s *suite) namespace(t testing.TB) string {
 	t.Helper()
-	return e2eutil.Namespace(t, s.client, func(ctx context.Context, ns string) { s.dump(ctx, t, ns) })
+	return e2eutil.Namespace(t, s.Client, func(ctx context.Context, ns string) { s.dump(ctx, t, ns) })
 }
 
 // deleteNamespace deletes ns and waits until it is gone, so that the next
 // test has the node's CPUs back.
 func (s *suite) deleteNamespace(ctx context.Context, t testing.TB, name string) {
-	if err := e2eutil.DeleteNamespace(ctx, s.client, name); err != nil {
+	if err := e2eutil.DeleteNamespace(ctx, s.Client, name); err != nil {
 		t.Error(err)
 	}
 }
@@ -48,11 +48,20 @@ func poll(ctx context.Context, cond func() (bool, error)) error {
 // returns the last one, typed.
 func (s *suite) applySample(t testing.TB, ns, file string) runtime.Object {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(s.root, "config", "samples", file))
+	data, err := os.ReadFile(filepath.Join(s.Root, "config", "samples", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s.applyManifest(t, ns, file, data)
+}
+
+// create creates obj (built by e2eutil's builders) in ns.
+func (s *suite) create(t testing.TB, ns string, obj client.Object) {
+	t.Helper()
+	obj.SetNamespace(ns)
+	if err := s.Client.Create(t.Context(), obj); err != nil {
+		t.Fatalf("creating %s %s: %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	}
 }
 
 // applyManifest creates the objects of a YAML manifest (named from, for
@@ -66,10 +75,10 @@ func (s *suite) applyManifest(t testing.TB, ns, from string, data []byte) runtim
 	var last runtime.Object
 	for _, u := range objs {
 		u.SetNamespace(ns)
-		if err := s.client.Create(t.Context(), u); err != nil {
+		if err := s.Client.Create(t.Context(), u); err != nil {
 			t.Fatalf("creating %s %s from %s: %v", u.GetKind(), u.GetName(), from, err)
 		}
-		typed, err := s.client.Scheme().New(u.GroupVersionKind())
+		typed, err := s.Client.Scheme().New(u.GroupVersionKind())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +94,7 @@ func (s *suite) applyManifest(t testing.TB, ns, from string, data []byte) runtim
 // (Complete or Failed) and returns it (e2eutil.Kube.WaitRayJob).
 func (s *suite) waitRayJob(t *testing.T, ns, name string, timeout time.Duration) *rayv1.RayJob {
 	t.Helper()
-	return s.kube().WaitRayJob(t, ns, name, timeout)
+	return s.WaitRayJob(t, ns, name, timeout)
 }
 
 // submitterLogs returns the logs of the submitter container of the RayJob's
@@ -94,7 +103,7 @@ func (s *suite) waitRayJob(t *testing.T, ns, name string, timeout time.Duration)
 func (s *suite) submitterLogs(t *testing.T, ns, job string) string {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}); err != nil {
+	if err := s.Client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.Items) == 0 {
@@ -110,15 +119,11 @@ func (s *suite) submitterLogs(t *testing.T, ns, job string) string {
 // logs reads a container's logs, or says why it cannot
 // (e2eutil.Kube.Logs).
 func (s *suite) logs(ctx context.Context, ns, pod, container string, tail *int64) string {
-	return s.kube().Logs(ctx, ns, pod, container, tail)
+	return s.Logs(ctx, ns, pod, container, tail)
 }
 
-// dump prints what a failed test's namespace holds (e2eutil.Kube.Dump).
+// dump prints what a failed test's namespace holds and the node's network
+// (e2eutil.Suite.Dump).
 func (s *suite) dump(ctx context.Context, t testing.TB, ns string) {
-	s.kube().Dump(ctx, t, ns)
-}
-
-// kube is the suite's cluster access as e2eutil's helpers take it.
-func (s *suite) kube() e2eutil.Kube {
-	return e2eutil.Kube{Client: s.client, Clientset: s.clientset, Kubeconfig: s.cluster.KubeconfigPath()}
+	s.Dump(ctx, t, ns)
 }

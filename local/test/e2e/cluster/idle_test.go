@@ -90,7 +90,7 @@ func TestIdleClustersEndRealRay(t *testing.T) {
 	began := time.Now()
 	ns := shared.namespace(t)
 	for _, name := range []string{"idle-busy", "idle-finished"} {
-		if err := shared.client.Create(t.Context(), idleRayCluster(ns, name)); err != nil {
+		if err := shared.Client.Create(t.Context(), idleRayCluster(ns, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +147,7 @@ func (s *suite) idleDashboard(t *testing.T, ns, name string) dashboard.Client {
 	defer cancel()
 	rc := &rayv1.RayCluster{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
 			return false, err
 		}
 		return rc.Status.State == rayv1.Ready, fmt.Errorf("state %q", rc.Status.State)
@@ -285,11 +285,11 @@ func (s *suite) setIdleTermination(t *testing.T, ns, name string, policy rayv1.I
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
 			return err
 		}
 		rc.Spec.IdleTerminationOptions = &rayv1.IdleTerminationOptions{Policy: policy, TimeoutSeconds: idleTimeout}
-		return s.client.Update(t.Context(), rc)
+		return s.Client.Update(t.Context(), rc)
 	})
 	if err != nil {
 		t.Fatalf("setting idleTerminationOptions on %s: %v", name, err)
@@ -304,7 +304,7 @@ func (s *suite) waitIdleCondition(t *testing.T, ns, name, what string, ok func(*
 	defer cancel()
 	rc := &rayv1.RayCluster{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
 			return false, err
 		}
 		c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterIdle))
@@ -339,7 +339,7 @@ func checkEndedAfterIdle(t *testing.T, name string, rc *rayv1.RayCluster, lastAc
 func (s *suite) checkBusy(t *testing.T, ns, name, activity string) {
 	t.Helper()
 	rc := &rayv1.RayCluster{}
-	if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+	if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
 		t.Fatalf("RayCluster %s: %v", name, err)
 	}
 	c := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterIdle))
@@ -356,7 +356,7 @@ func (s *suite) waitSuspendedState(t *testing.T, ns, name string) {
 	t.Helper()
 	waitFor(t, name+" suspended", func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
 			return false, err
 		}
 		pods, err := s.rayPods(t.Context(), ns, name, "head")
@@ -370,7 +370,7 @@ func (s *suite) idleEvent(t *testing.T, ns, name, reason string) time.Time {
 	t.Helper()
 	var at []time.Time
 	waitFor(t, fmt.Sprintf("event %s of %s", reason, name), func() (bool, error) {
-		events, err := s.clientset.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
+		events, err := s.Clientset.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}

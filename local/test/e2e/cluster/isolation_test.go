@@ -62,8 +62,8 @@ func TestPodSeesNothingPrivate(t *testing.T) {
 
 	escape := "/ray-local-e2e-escape-" + strconv.Itoa(marker)
 	t.Cleanup(func() { _ = os.Remove(escape) })
-	private := []string{shared.root, filepath.Join(shared.root, "go.mod"), shared.stateDir,
-		filepath.Join(shared.stateDir, "pki", "tokens.csv"), filepath.Join(shared.stateDir, "kubeconfig")}
+	private := []string{shared.Root, filepath.Join(shared.Root, "go.mod"), shared.StateDir,
+		filepath.Join(shared.StateDir, "pki", "tokens.csv"), filepath.Join(shared.StateDir, "kubeconfig")}
 	// The home directory's own path exists in images (/root); what is in it
 	// on the host must not.
 	if home, err := os.UserHomeDir(); err == nil {
@@ -110,7 +110,7 @@ func (s *suite) waitPodRunning(ctx context.Context, t *testing.T, ns, name strin
 	t.Helper()
 	pod := &corev1.Pod{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
 			return false, err
 		}
 		return pod.Status.Phase == corev1.PodRunning, fmt.Errorf("phase %s", pod.Status.Phase)

@@ -53,7 +53,7 @@ func TestKubernetesWASGangOnLocalNode(t *testing.T) {
 
 	pg := &scheduling.PodGroup{}
 	err := poll(ctx, func() (bool, error) {
-		if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: kuberneteswas.PodGroupName(rc.Name)}, pg); err != nil {
+		if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: kuberneteswas.PodGroupName(rc.Name)}, pg); err != nil {
 			return false, err
 		}
 		c := meta.FindStatusCondition(pg.Status.Conditions, scheduling.PodGroupScheduled)

@@ -63,7 +63,7 @@ func TestResourceMetrics(t *testing.T) {
 	var pod *corev1.Pod
 	err := poll(ctx, func() (bool, error) {
 		var err error
-		pod, err = shared.clientset.CoreV1().Pods(ns).Get(ctx, "burn", metav1.GetOptions{})
+		pod, err = shared.Clientset.CoreV1().Pods(ns).Get(ctx, "burn", metav1.GetOptions{})
 		return err == nil && runningAndReady(pod), err
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func TestResourceMetrics(t *testing.T) {
 	t.Logf("PodMetrics %v after the pod was running", time.Since(running).Round(time.Second))
 	rec.check(t, m)
 	for _, args := range [][]string{{"top", "pods", "-n", ns}, {"top", "nodes"}} {
-		want := map[string]string{"pods": "burn", "nodes": shared.cluster.NodeName}[args[1]]
+		want := map[string]string{"pods": "burn", "nodes": shared.Cluster.NodeName}[args[1]]
 		var out string
 		err := poll(ctx, func() (bool, error) {
 			var err error
@@ -111,7 +111,7 @@ func (s *suite) waitPodMetrics(ctx context.Context, t *testing.T, ns, name strin
 	var m podMetrics
 	path := fmt.Sprintf("/apis/metrics.k8s.io/v1beta1/namespaces/%s/pods/%s", ns, name)
 	err := poll(ctx, func() (bool, error) {
-		data, err := s.clientset.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		data, err := s.Clientset.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -131,7 +131,7 @@ func (s *suite) checkSummary(ctx context.Context, t *testing.T, ns string, cg st
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := s.clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", s.cluster.NodeName, "proxy/stats/summary").DoRaw(ctx)
+	data, err := s.Clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", s.Cluster.NodeName, "proxy/stats/summary").DoRaw(ctx)
 	if err != nil {
 		t.Fatalf("GET /stats/summary through the node proxy: %v", err)
 	}
@@ -143,7 +143,7 @@ func (s *suite) checkSummary(ctx context.Context, t *testing.T, ns string, cg st
 	if err := json.Unmarshal(data, &summary); err != nil {
 		t.Fatal(err)
 	}
-	if summary.Node.NodeName != s.cluster.NodeName || summary.Node.Memory == nil || summary.Node.CPU == nil {
+	if summary.Node.NodeName != s.Cluster.NodeName || summary.Node.Memory == nil || summary.Node.CPU == nil {
 		t.Errorf("summary node = %+v", summary.Node)
 	}
 	for _, p := range summary.Pods {

@@ -101,7 +101,7 @@ func TestRayClusterMTLS(t *testing.T) {
 		runRayJobOn(t, ns, "rayjob-mtls-k8s", rc.Name, rayv1.K8sJobMode)
 	})
 	t.Run("GCS port", func(t *testing.T) {
-		pod, err := shared.clientset.CoreV1().Pods(ns).Get(t.Context(), head, metav1.GetOptions{})
+		pod, err := shared.Clientset.CoreV1().Pods(ns).Get(t.Context(), head, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func runRayJobOn(t *testing.T, ns, name, cluster string, mode rayv1.JobSubmissio
 			ClusterSelector: map[string]string{rayv1.LabelCluster: cluster},
 		},
 	}
-	if err := shared.client.Create(t.Context(), job); err != nil {
+	if err := shared.Client.Create(t.Context(), job); err != nil {
 		t.Fatalf("creating RayJob: %v", err)
 	}
 	requireSucceeded(t, shared.waitRayJob(t, ns, name, rayJobTimeout), cluster)
@@ -162,7 +162,7 @@ func runRayJobOn(t *testing.T, ns, name, cluster string, mode rayv1.JobSubmissio
 func requireCertificatesReady(t *testing.T, ns string) {
 	t.Helper()
 	certs := &certmanagerv1.CertificateList{}
-	if err := shared.client.List(t.Context(), certs, client.InNamespace(ns)); err != nil {
+	if err := shared.Client.List(t.Context(), certs, client.InNamespace(ns)); err != nil {
 		t.Fatalf("listing Certificates: %v", err)
 	}
 	if len(certs.Items) != 3 {
@@ -221,10 +221,10 @@ func TestRayClusterMTLSOperatorPKI(t *testing.T) {
 	head, _ := waitTLSNodes(ctx, t, ns, rc.Name)
 	t.Logf("head and worker up with operator-issued certificates after %v", time.Since(began).Round(time.Second))
 	certs := &certmanagerv1.CertificateList{}
-	if err := shared.client.List(t.Context(), certs, client.InNamespace(ns)); err != nil || len(certs.Items) != 0 {
+	if err := shared.Client.List(t.Context(), certs, client.InNamespace(ns)); err != nil || len(certs.Items) != 0 {
 		t.Errorf("Certificates in the namespace: %d (%v), want none", len(certs.Items), err)
 	}
-	pod, err := shared.clientset.CoreV1().Pods(ns).Get(t.Context(), head, metav1.GetOptions{})
+	pod, err := shared.Clientset.CoreV1().Pods(ns).Get(t.Context(), head, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestRayClusterMTLSOperatorPKI(t *testing.T) {
 // headLeafSecret reads the head's certificate Secret.
 func headLeafSecret(t *testing.T, ns, cluster string) *corev1.Secret {
 	t.Helper()
-	s, err := shared.clientset.CoreV1().Secrets(ns).Get(t.Context(), "ray-head-secret-"+cluster, metav1.GetOptions{})
+	s, err := shared.Clientset.CoreV1().Secrets(ns).Get(t.Context(), "ray-head-secret-"+cluster, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("reading the head certificate Secret: %v", err)
 	}

@@ -112,7 +112,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 
 	head := shared.headPodObj(t, ns, cluster)
 	headIP := netip.MustParseAddr(head.Status.PodIP)
-	listener := netprobe.ListenTCP(t, shared.cluster.Network.Gateway())
+	listener := netprobe.ListenTCP(t, shared.Cluster.Network.Gateway())
 	prober := shared.proberPod(t, other)
 	dnsName := cluster + "-head-svc." + ns + ".svc.cluster.local"
 	dns := netip.AddrPortFrom(netaddons.ClusterDNSAddr, 53)
@@ -141,7 +141,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 func (s *suite) checkPolicies(t *testing.T, ns, cluster string) {
 	t.Helper()
 	for _, name := range []string{cluster + "-head", cluster + "-workers-workers"} {
-		if err := s.client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &networkingv1.NetworkPolicy{}); err != nil {
+		if err := s.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &networkingv1.NetworkPolicy{}); err != nil {
 			t.Errorf("NetworkPolicy %s: %v", name, err)
 		}
 	}
@@ -151,7 +151,7 @@ func (s *suite) checkPolicies(t *testing.T, ns, cluster string) {
 func (s *suite) headPodObj(t *testing.T, ns, cluster string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
-	if err := s.client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: s.headPod(t, ns, cluster)}, pod); err != nil {
+	if err := s.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: s.headPod(t, ns, cluster)}, pod); err != nil {
 		t.Fatal(err)
 	}
 	return pod
@@ -171,7 +171,7 @@ func (s *suite) proberPod(t *testing.T, ns string) string {
 	defer cancel()
 	err := poll(ctx, func() (bool, error) {
 		// The namespace's default ServiceAccount may not exist yet.
-		err := s.client.Create(ctx, pod)
+		err := s.Client.Create(ctx, pod)
 		return err == nil, err
 	})
 	if err != nil {
@@ -183,9 +183,9 @@ func (s *suite) proberPod(t *testing.T, ns string) string {
 
 // probe runs a netprobe command in a container and returns its verdict.
 func (s *suite) probe(ctx context.Context, ns, pod, container string, cmd []string) string {
-	req := s.clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+	req := s.Clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	exec, err := remotecommand.NewSPDYExecutor(s.cluster.RESTConfig(), http.MethodPost, req.URL())
+	exec, err := remotecommand.NewSPDYExecutor(s.Cluster.RESTConfig(), http.MethodPost, req.URL())
 	if err != nil {
 		return err.Error()
 	}
@@ -224,11 +224,11 @@ func (s *suite) setNetworkPolicy(t *testing.T, ns, name string, np *rayv1.Networ
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
 			return err
 		}
 		rc.Spec.NetworkPolicy = np
-		return s.client.Update(t.Context(), rc)
+		return s.Client.Update(t.Context(), rc)
 	})
 	if err != nil {
 		t.Fatalf("setting spec.networkPolicy of RayCluster %s: %v", name, err)

@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 	localnode "github.com/ray-operator/ray-operator/local/internal/node"
 )
 
-// nodeDownSteps is how many 10 s steps nodeDownRayJob runs
-// (its range(7)): the outage, from the first step's end past the
+// nodeDownSteps is how many 10 s steps nodeDownRayJob runs: the outage, from the first step's end past the
 // node-monitor grace period (localnode.NodeMonitorGracePeriod, 20 s) to
 // the node's start, about 30 s, ends while it still runs.
 const nodeDownSteps = 7
@@ -28,47 +28,26 @@ const kubeDefaultNodeMonitorGrace = 50 * time.Second
 
 // nodeDownRayJob runs nodeDownSteps 10 s tasks one after
 // another on the worker (only it has the worker_slot resource).
-const nodeDownRayJob = `
-apiVersion: ray.io/v1
-kind: RayJob
-metadata:
-  name: node-down
-spec:
-  submissionMode: HTTPMode
-  entrypoint: >-
-    python -c "import time, ray; ray.init();
-    step = ray.remote(resources={'worker_slot': 1})(lambda i: time.sleep(10) or i * i);
-    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(7)]"
-  rayClusterSpec:
-    rayVersion: "2.52.0"
-    headGroupSpec:
-      rayStartParams:
-        num-cpus: "1"
-      template:
-        spec:
-          containers:
-            - name: ray-head
-              image: rayproject/ray:2.52.0
-              resources:
-                requests: {cpu: 500m, memory: 2Gi}
-                limits: {cpu: "1", memory: 2Gi}
-    workerGroupSpecs:
-      - groupName: workers
-        replicas: 1
-        minReplicas: 1
-        maxReplicas: 1
-        rayStartParams:
-          num-cpus: "1"
-          resources: '"{\"worker_slot\": 1}"'
-        template:
-          spec:
-            containers:
-              - name: ray-worker
-                image: rayproject/ray:2.52.0
-                resources:
-                  requests: {cpu: 500m, memory: 1Gi}
-                  limits: {cpu: "1", memory: 1Gi}
-`
+func nodeDownRayJob() *rayv1.RayJob { return stepsRayJob("node-down", nodeDownSteps) }
+
+// stepsRayJob is a RayJob name that runs steps 10 s tasks one after
+// another on the worker of a stepsCluster.
+func stepsRayJob(name string, steps int) *rayv1.RayJob {
+	entrypoint := fmt.Sprintf(`python -c "import time, ray; ray.init(); `+
+		`step = ray.remote(resources={'worker_slot': 1})(lambda i: time.sleep(10) or i * i); `+
+		`[print('step', i, ray.get(step.remote(i)), flush=True) for i in range(%d)]"`, steps)
+	return e2eutil.HTTPModeRayJob(name, entrypoint, stepsCluster())
+}
+
+// stepsCluster is a head and one worker on Ray 2.52.0; only the worker
+// has the worker_slot resource, so the steps' tasks run there.
+func stepsCluster() *rayv1.RayClusterSpec {
+	return e2eutil.NewRayCluster("", "2.52.0").
+		Head("1", e2eutil.Resources("500m", "2Gi"), e2eutil.Resources("1", "2Gi")).
+		Worker("workers", 1, "1", e2eutil.Resources("500m", "1Gi"), e2eutil.Resources("1", "1Gi")).
+		WorkerResources(`"{\"worker_slot\": 1}"`).
+		Spec()
+}
 
 // podRecord is what must not change about a Pod across the outage.
 type podRecord struct {
@@ -98,7 +77,7 @@ func recordPod(t *testing.T, p *corev1.Pod) podRecord {
 
 // nodeReadyStatus is the status of the local Node's Ready condition.
 func (s *suite) nodeReadyStatus(ctx context.Context) (corev1.ConditionStatus, error) {
-	node, err := s.clientset.CoreV1().Nodes().Get(ctx, s.cluster.NodeName, metav1.GetOptions{})
+	node, err := s.Clientset.CoreV1().Nodes().Get(ctx, s.Cluster.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -132,17 +111,17 @@ func podReady(p *corev1.Pod) corev1.ConditionStatus {
 func TestNodeAgentDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	ns, job, head, pods, before := startStepsJob(ctx, t, "node-down", nodeDownRayJob)
+	ns, job, head, pods, before := startStepsJob(ctx, t, nodeDownRayJob())
 	cluster := job.Status.RayClusterName
 
 	outage := shared.stopNodeAgent(ctx, t, pods)
 	// The job must span the outage.
 	running := &rayv1.RayJob{}
-	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-down"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
+	if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-down"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
 		t.Errorf("the RayJob is %q (%v) at the end of the outage, want it still RUNNING: raise nodeDownSteps", running.Status.JobStatus, err)
 	}
 	startAt := time.Now()
-	if err := shared.cluster.StartNode(ctx); err != nil {
+	if err := shared.Cluster.StartNode(ctx); err != nil {
 		t.Fatalf("StartNode: %v", err)
 	}
 	t.Logf("StartNode returned (Node Ready) in %v", time.Since(startAt).Round(time.Millisecond))
@@ -169,12 +148,12 @@ func TestNodeAgentDown(t *testing.T) {
 // node process is started again when t ends if the test did not.
 func (s *suite) stopNodeAgent(ctx context.Context, t *testing.T, pods map[string]*corev1.Pod) time.Duration {
 	t.Helper()
-	if err := s.cluster.KillNode(); err != nil {
+	if err := s.Cluster.KillNode(); err != nil {
 		t.Fatalf("KillNode: %v", err)
 	}
 	t.Cleanup(func() {
-		if s.cluster.NodePID() == 0 {
-			_ = s.cluster.StartNode(context.WithoutCancel(ctx))
+		if s.Cluster.NodePID() == 0 {
+			_ = s.Cluster.StartNode(context.WithoutCancel(ctx))
 		}
 	})
 	began := time.Now()
@@ -232,7 +211,7 @@ func (s *suite) waitClusterConverged(ctx context.Context, t *testing.T, ns, clus
 	t.Helper()
 	err := poll(ctx, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
 			return false, err
 		}
 		return rc.Status.State == rayv1.Ready && rc.Status.ReadyWorkerReplicas == 1,
@@ -247,7 +226,7 @@ func (s *suite) waitClusterConverged(ctx context.Context, t *testing.T, ns, clus
 func (s *suite) podObject(ctx context.Context, t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
 		t.Fatalf("getting Pod %s: %v", name, err)
 	}
 	return p

@@ -15,51 +15,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // nodeLostRayCluster tolerates an unreachable or not-ready node for 5 s
 // instead of the API server's default 300 s, so that the taint manager
 // evicts its Pods soon after the node is lost.
-const nodeLostRayCluster = `
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: node-lost
-spec:
-  rayVersion: "2.52.0"
-  headGroupSpec:
-    rayStartParams:
-      num-cpus: "1"
-    template:
-      spec:
-        tolerations:
-          - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-          - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-        containers:
-          - name: ray-head
-            image: rayproject/ray:2.52.0
-            resources:
-              requests: {cpu: 500m, memory: 2Gi}
-              limits: {cpu: "1", memory: 2Gi}
-  workerGroupSpecs:
-    - groupName: workers
-      replicas: 1
-      minReplicas: 1
-      maxReplicas: 1
-      rayStartParams:
-        num-cpus: "1"
-      template:
-        spec:
-          tolerations:
-            - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-            - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
-          containers:
-            - name: ray-worker
-              image: rayproject/ray:2.52.0
-              resources:
-                requests: {cpu: 500m, memory: 1Gi}
-                limits: {cpu: "1", memory: 1Gi}
-`
+func nodeLostRayCluster() *rayv1.RayCluster {
+	return e2eutil.NewRayCluster("node-lost", "2.52.0").
+		Head("1", e2eutil.Resources("500m", "2Gi"), e2eutil.Resources("1", "2Gi")).
+		Worker("workers", 1, "1", e2eutil.Resources("500m", "1Gi"), e2eutil.Resources("1", "1Gi")).
+		TolerateNodeLoss(5).
+		Obj()
+}
 
 // witnessNode is a second Node, cordoned, whose Lease the test renews:
 // with one healthy Node left, kube-controller-manager's node lifecycle
@@ -83,7 +53,7 @@ func (s *suite) startWitness(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}},
 		},
 	}
-	created, err := s.clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	created, err := s.Clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil || !nodeIsReady(created) {
 		t.Fatalf("registering the witness Node Ready: %v (%+v)", err, created)
 	}
@@ -92,7 +62,7 @@ func (s *suite) startWitness(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: witnessNode, Namespace: corev1.NamespaceNodeLease},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &metav1.MicroTime{Time: time.Now()}},
 	}
-	leases := s.clientset.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	leases := s.Clientset.CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	if _, err := leases.Create(ctx, lease, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("the witness Node's Lease: %v", err)
 	}
@@ -114,7 +84,7 @@ func (s *suite) startWitness(t *testing.T) {
 	t.Cleanup(func() {
 		<-renewed
 		bg := context.Background()
-		_ = s.clientset.CoreV1().Nodes().Delete(bg, witnessNode, metav1.DeleteOptions{})
+		_ = s.Clientset.CoreV1().Nodes().Delete(bg, witnessNode, metav1.DeleteOptions{})
 		_ = leases.Delete(bg, witnessNode, metav1.DeleteOptions{})
 	})
 }
@@ -131,7 +101,7 @@ func (s *suite) startWitness(t *testing.T) {
 func TestNodeLostPodsReplaced(t *testing.T) {
 	ns := shared.namespace(t)
 	shared.startWitness(t)
-	shared.applyManifest(t, ns, "nodeLostRayCluster", []byte(nodeLostRayCluster))
+	shared.create(t, ns, nodeLostRayCluster())
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
 	shared.waitClusterConverged(ctx, t, ns, "node-lost")
@@ -149,7 +119,7 @@ func TestNodeLostPodsReplaced(t *testing.T) {
 	t.Logf("RayCluster Pods at StartNode: %s", shared.podNames(ctx, t, ns))
 
 	startAt := time.Now()
-	if err := shared.cluster.StartNode(ctx); err != nil {
+	if err := shared.Cluster.StartNode(ctx); err != nil {
 		t.Fatalf("StartNode: %v", err)
 	}
 	for _, p := range old {
@@ -210,7 +180,7 @@ func (s *suite) waitEvicted(ctx context.Context, t *testing.T, ns string, pods m
 func (s *suite) podNames(ctx context.Context, t *testing.T, ns string) string {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+	if err := s.Client.List(ctx, pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
@@ -224,7 +194,7 @@ func (s *suite) podNames(ctx context.Context, t *testing.T, ns string) string {
 func (s *suite) waitPodGone(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
 	err := poll(ctx, func() (bool, error) {
-		err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Pod{})
+		err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Pod{})
 		return client.IgnoreNotFound(err) == nil && err != nil, fmt.Errorf("get: %v", err)
 	})
 	if err != nil {

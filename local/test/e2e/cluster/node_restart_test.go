@@ -20,10 +20,7 @@ const nodeRestartSteps = 6
 
 // nodeRestartRayJob is nodeDownRayJob with its own name and
 // nodeRestartSteps steps.
-var nodeRestartRayJob = strings.NewReplacer(
-	"name: node-down", "name: node-restart",
-	fmt.Sprintf("range(%d)", nodeDownSteps), fmt.Sprintf("range(%d)", nodeRestartSteps),
-).Replace(nodeDownRayJob)
+func nodeRestartRayJob() *rayv1.RayJob { return stepsRayJob("node-restart", nodeRestartSteps) }
 
 // TestNodeAgentRestarted (issue #22, scenario 4, part 1): while a RayJob's
 // tasks run on the worker, the local node process is killed (SIGKILL:
@@ -34,25 +31,22 @@ var nodeRestartRayJob = strings.NewReplacer(
 // the RayJob ends SUCCEEDED with every step (no task lost or retried) and
 // the RayCluster is ready with its worker.
 func TestNodeAgentRestarted(t *testing.T) {
-	if strings.Contains(nodeRestartRayJob, "node-down") || !strings.Contains(nodeRestartRayJob, fmt.Sprintf("range(%d)", nodeRestartSteps)) {
-		t.Fatal("nodeRestartRayJob was not derived from nodeDownRayJob")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	ns, job, head, pods, before := startStepsJob(ctx, t, "node-restart", nodeRestartRayJob)
+	ns, job, head, pods, before := startStepsJob(ctx, t, nodeRestartRayJob())
 	cluster := job.Status.RayClusterName
 
-	oldPID := shared.cluster.NodePID()
+	oldPID := shared.Cluster.NodePID()
 	restartAt := time.Now()
-	if err := shared.cluster.RestartNode(ctx); err != nil {
+	if err := shared.Cluster.RestartNode(ctx); err != nil {
 		t.Fatalf("RestartNode: %v", err)
 	}
 	t.Logf("node process killed and started again (Node Ready) in %v", time.Since(restartAt).Round(time.Millisecond))
-	if newPID := shared.cluster.NodePID(); newPID == 0 || newPID == oldPID || syscall.Kill(oldPID, 0) == nil {
+	if newPID := shared.Cluster.NodePID(); newPID == 0 || newPID == oldPID || syscall.Kill(oldPID, 0) == nil {
 		t.Errorf("node process %d after the restart, %d before: want a new one and the old one gone", newPID, oldPID)
 	}
 	running := &rayv1.RayJob{}
-	if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-restart"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
+	if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "node-restart"}, running); err != nil || running.Status.JobStatus != rayv1.JobStatusRunning {
 		t.Errorf("the RayJob is %q (%v) after the restart, want it still RUNNING: raise nodeRestartSteps", running.Status.JobStatus, err)
 	}
 	shared.waitPodsReady(ctx, t, ns, pods)
@@ -85,15 +79,14 @@ func assertPodsUnchanged(ctx context.Context, t *testing.T, ns string, pods map[
 	}
 }
 
-// startStepsJob applies a RayJob of nodeDownRayJob's shape named name
-// in a new namespace, waits for its first step's result, and returns the
+// startStepsJob creates job (a stepsRayJob) in a new namespace, waits for its first step's result, and returns the
 // namespace, the RayJob, the head Pod's name, the head and worker Pods and
 // their records.
-func startStepsJob(ctx context.Context, t *testing.T, name, manifest string) (string, *rayv1.RayJob, string, map[string]*corev1.Pod, map[string]podRecord) {
+func startStepsJob(ctx context.Context, t *testing.T, job *rayv1.RayJob) (string, *rayv1.RayJob, string, map[string]*corev1.Pod, map[string]podRecord) {
 	t.Helper()
 	ns := shared.namespace(t)
-	shared.applyManifest(t, ns, name, []byte(manifest))
-	job, head := waitFirstStep(ctx, t, ns, name)
+	shared.create(t, ns, job)
+	job, head := waitFirstStep(ctx, t, ns, job.Name)
 	pods := map[string]*corev1.Pod{"head": shared.podObject(ctx, t, ns, head), "worker": shared.workerPod(ctx, t, ns, job.Status.RayClusterName)}
 	before := map[string]podRecord{}
 	for role, p := range pods {

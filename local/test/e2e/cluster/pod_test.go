@@ -105,7 +105,7 @@ func (s *suite) waitRestarts(ctx context.Context, t *testing.T, ns, name, contai
 	t.Helper()
 	pod := &corev1.Pod{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
 			return false, err
 		}
 		for _, cs := range pod.Status.ContainerStatuses {

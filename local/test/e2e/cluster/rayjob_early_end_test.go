@@ -139,7 +139,7 @@ func requireEndedBeforeReady(t *testing.T, job *rayv1.RayJob, exitCode int32) {
 		t.Errorf("submitter container %+v; want exited %d, never restarted", cs, exitCode)
 	}
 	cluster := &rayv1.RayCluster{}
-	if err := shared.client.Get(t.Context(), types.NamespacedName{Namespace: job.Namespace, Name: st.RayClusterName}, cluster); err != nil {
+	if err := shared.Client.Get(t.Context(), types.NamespacedName{Namespace: job.Namespace, Name: st.RayClusterName}, cluster); err != nil {
 		t.Fatal(err)
 	}
 	if cluster.Status.State == rayv1.Ready || cluster.Status.ReadyWorkerReplicas != 0 {

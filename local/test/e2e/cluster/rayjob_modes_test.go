@@ -72,7 +72,7 @@ func TestRayJobModesOnSharedCluster(t *testing.T) {
 		spec.Entrypoint, spec.RuntimeEnvYAML, spec.SubmitterPodTemplate = "", "", nil
 	})
 	for _, job := range []*rayv1.RayJob{httpJob, failingJob, interactiveJob} {
-		if err := shared.client.Create(t.Context(), job); err != nil {
+		if err := shared.Client.Create(t.Context(), job); err != nil {
 			t.Fatalf("creating RayJob %s: %v", job.Name, err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestRayJobModesOnSharedCluster(t *testing.T) {
 	t.Run("HTTPMode", func(t *testing.T) {
 		done := shared.waitRayJob(t, ns, httpJob.Name, rayJobTimeout)
 		requireSucceeded(t, done, clusterName)
-		err := shared.client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: httpJob.Name}, &batchv1.Job{})
+		err := shared.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: httpJob.Name}, &batchv1.Job{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("HTTPMode has no submitter Job, but getting Job %s says %v", httpJob.Name, err)
 		}
@@ -108,7 +108,7 @@ func TestRayJobModesOnSharedCluster(t *testing.T) {
 	})
 	t.Run("the selected cluster stays", func(t *testing.T) {
 		cluster := &rayv1.RayCluster{}
-		if err := shared.client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: clusterName}, cluster); err != nil {
+		if err := shared.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: clusterName}, cluster); err != nil {
 			t.Fatalf("RayCluster %s: %v", clusterName, err)
 		}
 		if cluster.DeletionTimestamp != nil || len(cluster.OwnerReferences) > 0 {
@@ -141,7 +141,7 @@ func testInteractiveMode(t *testing.T, ns, name, runtimeEnvYAML string) {
 		t.Fatalf("ray job submit did not report a submission:\n%s", out)
 	}
 	patch := fmt.Appendf(nil, `{"spec":{"jobId":%q}}`, interactiveSubmissionID)
-	if err := shared.client.Patch(t.Context(), waiting, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := shared.Client.Patch(t.Context(), waiting, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatalf("setting spec.jobId: %v", err)
 	}
 	done := shared.waitRayJob(t, ns, name, rayJobTimeout)
@@ -208,7 +208,7 @@ func (s *suite) waitRayJobState(t *testing.T, ns, name string, timeout time.Dura
 	defer cancel()
 	job := &rayv1.RayJob{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job); err != nil {
 			return false, err
 		}
 		st := job.Status
@@ -224,7 +224,7 @@ func (s *suite) waitRayJobState(t *testing.T, ns, name string, timeout time.Dura
 func (s *suite) headPod(t *testing.T, ns, cluster string) string {
 	t.Helper()
 	pods := &corev1.PodList{}
-	err := s.client.List(t.Context(), pods, client.InNamespace(ns),
+	err := s.Client.List(t.Context(), pods, client.InNamespace(ns),
 		client.MatchingLabels{rayv1.LabelCluster: cluster, rayv1.LabelNodeType: string(rayv1.HeadNode)})
 	if err != nil {
 		t.Fatal(err)
@@ -241,9 +241,9 @@ func (s *suite) headPod(t *testing.T, ns, cluster string) string {
 // command fails.
 func (s *suite) execRay(t *testing.T, ns, pod string, args ...string) string {
 	t.Helper()
-	req := s.clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+	req := s.Clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: "ray-head", Command: append([]string{"ray"}, args...), Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	exec, err := remotecommand.NewSPDYExecutor(s.cluster.RESTConfig(), http.MethodPost, req.URL())
+	exec, err := remotecommand.NewSPDYExecutor(s.Cluster.RESTConfig(), http.MethodPost, req.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

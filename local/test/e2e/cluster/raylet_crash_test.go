@@ -10,52 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
 // rayletCrashRayJob runs five 5 s tasks one after another on the worker
 // (only it has the worker_slot resource), each retried up to three times,
 // and prints each result as it comes.
-const rayletCrashRayJob = `
-apiVersion: ray.io/v1
-kind: RayJob
-metadata:
-  name: raylet-crash
-spec:
-  submissionMode: HTTPMode
-  entrypoint: >-
-    python -c "import time, ray; ray.init();
-    step = ray.remote(resources={'worker_slot': 1}, max_retries=3)(lambda i: time.sleep(5) or i * i);
-    [print('step', i, ray.get(step.remote(i)), flush=True) for i in range(5)]"
-  rayClusterSpec:
-    rayVersion: "2.52.0"
-    headGroupSpec:
-      rayStartParams:
-        num-cpus: "1"
-      template:
-        spec:
-          containers:
-            - name: ray-head
-              image: rayproject/ray:2.52.0
-              resources:
-                requests: {cpu: 500m, memory: 2Gi}
-                limits: {cpu: "1", memory: 2Gi}
-    workerGroupSpecs:
-      - groupName: workers
-        replicas: 1
-        minReplicas: 1
-        maxReplicas: 1
-        rayStartParams:
-          num-cpus: "1"
-          resources: '"{\"worker_slot\": 1}"'
-        template:
-          spec:
-            containers:
-              - name: ray-worker
-                image: rayproject/ray:2.52.0
-                resources:
-                  requests: {cpu: 500m, memory: 1Gi}
-                  limits: {cpu: "1", memory: 1Gi}
-`
+func rayletCrashRayJob() *rayv1.RayJob {
+	return e2eutil.HTTPModeRayJob("raylet-crash", `python -c "import time, ray; ray.init(); `+
+		`step = ray.remote(resources={'worker_slot': 1}, max_retries=3)(lambda i: time.sleep(5) or i * i); `+
+		`[print('step', i, ray.get(step.remote(i)), flush=True) for i in range(5)]"`, stepsCluster())
+}
 
 // jobLogs prints the Ray job's driver output, read in the head Pod.
 const jobLogs = `
@@ -72,7 +37,7 @@ print(JobSubmissionClient("http://127.0.0.1:8265").get_job_logs(%q))
 func TestWorkerRayletCrash(t *testing.T) {
 	began := time.Now()
 	ns := shared.namespace(t)
-	shared.applyManifest(t, ns, "rayletCrashRayJob", []byte(rayletCrashRayJob))
+	shared.create(t, ns, rayletCrashRayJob())
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
 	job, head := waitFirstStep(ctx, t, ns, "raylet-crash")
@@ -96,7 +61,7 @@ func TestWorkerRayletCrash(t *testing.T) {
 	t.Logf("RayJob SUCCEEDED %v after the kill", time.Since(killedAt).Round(time.Second))
 	err = poll(ctx, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := shared.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+		if err := shared.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
 			return false, err
 		}
 		w := shared.workerPod(ctx, t, ns, cluster)

@@ -35,10 +35,10 @@ func TestRayServiceZeroDowntimeUpgrade(t *testing.T) {
 	began := time.Now()
 	ns := shared.namespace(t)
 	cm := e2eutil.HelloApp(ns)
-	if err := shared.client.Create(t.Context(), cm); err != nil {
+	if err := shared.Client.Create(t.Context(), cm); err != nil {
 		t.Fatal(err)
 	}
-	if err := shared.client.Create(t.Context(), e2eutil.HelloRayService(ns, "v1")); err != nil {
+	if err := shared.Client.Create(t.Context(), e2eutil.HelloRayService(ns, "v1")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -132,7 +132,7 @@ func (s *suite) waitRayService(t *testing.T, ns string, timeout time.Duration, w
 	defer cancel()
 	rs := &rayv1.RayService{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return false, err
 		}
 		err := check(rs)
@@ -149,7 +149,7 @@ func (s *suite) waitRayService(t *testing.T, ns string, timeout time.Duration, w
 func (s *suite) serveService(t *testing.T, ns, cluster string) *corev1.Service {
 	t.Helper()
 	svc := &corev1.Service{}
-	if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
+	if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
 		t.Fatal(err)
 	}
 	if got := svc.Spec.Selector[rayv1.LabelCluster]; got != cluster || svc.Spec.Selector[rayv1.LabelServe] != "true" {
@@ -181,7 +181,7 @@ func (s *suite) waitClusterGone(t *testing.T, ns, name string, timeout time.Dura
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	if err := poll(ctx, func() (bool, error) { return e2eutil.ClusterGone(ctx, s.client, ns, name) }); err != nil {
+	if err := poll(ctx, func() (bool, error) { return e2eutil.ClusterGone(ctx, s.Client, ns, name) }); err != nil {
 		t.Fatalf("RayCluster %s is not gone: %v", name, err)
 	}
 }
@@ -190,7 +190,7 @@ func (s *suite) waitClusterGone(t *testing.T, ns, name string, timeout time.Dura
 func (s *suite) checkOnlyCluster(t *testing.T, ns, name string) {
 	t.Helper()
 	list := &rayv1.RayClusterList{}
-	if err := s.client.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+	if err := s.Client.List(t.Context(), list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Items) != 1 || list.Items[0].Name != name {

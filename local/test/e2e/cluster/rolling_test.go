@@ -152,11 +152,11 @@ func (s *suite) editCluster(ctx context.Context, t *testing.T, ns, name string, 
 	t.Helper()
 	err := poll(ctx, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
 			return false, err
 		}
 		mutate(rc)
-		err := s.client.Update(ctx, rc)
+		err := s.Client.Update(ctx, rc)
 		return err == nil, err
 	})
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *suite) editCluster(ctx context.Context, t *testing.T, ns, name string, 
 // eventCount counts the events regarding a RayCluster with reason.
 func (s *suite) eventCount(ctx context.Context, t *testing.T, ns, name, reason string) int {
 	t.Helper()
-	list, err := s.clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	list, err := s.Clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ type workerWatch struct {
 func (s *suite) watchWorkers(ctx context.Context, t *testing.T, ns, cluster string) *workerWatch {
 	t.Helper()
 	sel := metav1.ListOptions{LabelSelector: "ray.io/cluster=" + cluster + ",ray.io/node-type=worker"}
-	list, err := s.clientset.CoreV1().Pods(ns).List(ctx, sel)
+	list, err := s.Clientset.CoreV1().Pods(ns).List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func (s *suite) watchWorkers(ctx context.Context, t *testing.T, ns, cluster stri
 	}
 	w.maxPods, w.minReady = len(w.pods), w.ready()
 	sel.ResourceVersion = list.ResourceVersion
-	watcher, err := s.clientset.CoreV1().Pods(ns).Watch(ctx, sel)
+	watcher, err := s.Clientset.CoreV1().Pods(ns).Watch(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}

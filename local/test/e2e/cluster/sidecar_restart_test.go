@@ -21,7 +21,7 @@ import (
 // Pod named pod.
 func (s *suite) submitterStatus(ctx context.Context, ns, pod string) (corev1.ContainerStatus, error) {
 	p := &corev1.Pod{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pod}, p); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pod}, p); err != nil {
 		return corev1.ContainerStatus{}, err
 	}
 	for _, cs := range p.Status.ContainerStatuses {
@@ -116,7 +116,7 @@ func TestSidecarSubmitterRestart(t *testing.T) {
 	// follower by hand; here 12 steps (about 24 s) leave enough time after
 	// the kill, which comes at step 1.
 	const sample = "ray-job.sidecar-submitter-restart.yaml"
-	data, err := os.ReadFile(filepath.Join(shared.root, "config", "samples", sample))
+	data, err := os.ReadFile(filepath.Join(shared.Root, "config", "samples", sample))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,12 +47,12 @@ func TestRayServiceUpgradeAbandoned(t *testing.T) {
 	began := time.Now()
 	ns := shared.namespace(t)
 	cm := e2eutil.HelloApp(ns)
-	if err := shared.client.Create(t.Context(), cm); err != nil {
+	if err := shared.Client.Create(t.Context(), cm); err != nil {
 		t.Fatal(err)
 	}
 	rs := e2eutil.HelloRayService(ns, "v1")
 	rs.Spec.UpgradeStrategy.PendingClusterTimeoutSeconds = ptr.To[int32](pendingTimeout)
-	if err := shared.client.Create(t.Context(), rs); err != nil {
+	if err := shared.Client.Create(t.Context(), rs); err != nil {
 		t.Fatal(err)
 	}
 	rs = shared.waitRayService(t, ns, rayServiceReadyTimeout, "serving on one cluster", e2eutil.ServingOneCluster)
@@ -115,7 +115,7 @@ func TestRayServiceUpgradeAbandoned(t *testing.T) {
 // rayClusterConfig.
 func (s *suite) setHeadPod(t *testing.T, ns string, spec corev1.PodSpec) {
 	t.Helper()
-	if _, err := e2eutil.SetHelloHeadPod(t.Context(), s.client, ns, spec); err != nil {
+	if _, err := e2eutil.SetHelloHeadPod(t.Context(), s.Client, ns, spec); err != nil {
 		t.Fatalf("changing the head Pod spec: %v", err)
 	}
 }
@@ -124,7 +124,7 @@ func (s *suite) setHeadPod(t *testing.T, ns string, spec corev1.PodSpec) {
 // deadline in one update.
 func (s *suite) fixUpgrade(t *testing.T, ns, version string, timeout int32) {
 	t.Helper()
-	_, err := e2eutil.UpdateHello(t.Context(), s.client, ns, func(rs *rayv1.RayService) {
+	_, err := e2eutil.UpdateHello(t.Context(), s.Client, ns, func(rs *rayv1.RayService) {
 		rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec = e2eutil.HelloHeadPod(version)
 		rs.Spec.UpgradeStrategy.PendingClusterTimeoutSeconds = ptr.To(timeout)
 	})
@@ -205,7 +205,7 @@ func checkAbandoned(t *testing.T, rs *rayv1.RayService, active, pending string, 
 func (s *suite) checkPendingTimeoutEvent(t *testing.T, ns, pending, active string) {
 	t.Helper()
 	waitFor(t, "the PendingClusterTimeout event", func() (bool, error) {
-		events, err := s.clientset.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
+		events, err := s.Clientset.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}

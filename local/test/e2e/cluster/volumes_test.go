@@ -91,7 +91,7 @@ func TestPersistentVolumeClaim(t *testing.T) {
 	shared.deletePod(ctx, t, ns, "reader")
 	claim := &corev1.PersistentVolumeClaim{}
 	claim.Namespace, claim.Name = ns, "data"
-	if err := shared.client.Delete(ctx, claim); err != nil {
+	if err := shared.Client.Delete(ctx, claim); err != nil {
 		t.Fatal(err)
 	}
 	shared.waitVolumeGone(ctx, t, pv.Name, dir)
@@ -109,7 +109,7 @@ func TestPersistentVolumeAcrossNodeRestart(t *testing.T) {
 	shared.waitPodPhase(ctx, t, ns, "writer", corev1.PodSucceeded)
 	_, dir := shared.claimVolume(ctx, t, ns, "data")
 	shared.deletePod(ctx, t, ns, "writer")
-	if err := shared.cluster.RestartNode(ctx); err != nil {
+	if err := shared.Cluster.RestartNode(ctx); err != nil {
 		t.Fatalf("RestartNode: %v", err)
 	}
 	if n := mountsOn(t, dir); n != 1 {
@@ -140,7 +140,7 @@ func (s *suite) waitPodPhase(ctx context.Context, t *testing.T, ns, name string,
 	defer cancel()
 	pod := &corev1.Pod{}
 	err := poll(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
 			return false, err
 		}
 		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
@@ -159,14 +159,14 @@ func (s *suite) waitPodPhase(ctx context.Context, t *testing.T, ns, name string,
 func (s *suite) claimVolume(ctx context.Context, t *testing.T, ns, claim string) (*corev1.PersistentVolume, string) {
 	t.Helper()
 	pvc := &corev1.PersistentVolumeClaim{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: claim}, pvc); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: claim}, pvc); err != nil {
 		t.Fatal(err)
 	}
 	pv := &corev1.PersistentVolume{}
-	if err := s.client.Get(ctx, types.NamespacedName{Name: pvc.Spec.VolumeName}, pv); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Name: pvc.Spec.VolumeName}, pv); err != nil {
 		t.Fatalf("claim %s (phase %s): %v", claim, pvc.Status.Phase, err)
 	}
-	want := filepath.Join(s.stateDir, "volumes", pv.Name)
+	want := filepath.Join(s.StateDir, "volumes", pv.Name)
 	if pv.Spec.Local == nil || pv.Spec.Local.Path != want {
 		t.Fatalf("PV %s: source %+v, want a local volume at %s", pv.Name, pv.Spec.PersistentVolumeSource, want)
 	}
@@ -180,7 +180,7 @@ func (s *suite) waitVolumeGone(ctx context.Context, t *testing.T, pv, dir string
 	ctx, cancel := context.WithTimeout(ctx, volumeTimeout)
 	defer cancel()
 	err := poll(ctx, func() (bool, error) {
-		err := s.client.Get(ctx, client.ObjectKey{Name: pv}, &corev1.PersistentVolume{})
+		err := s.Client.Get(ctx, client.ObjectKey{Name: pv}, &corev1.PersistentVolume{})
 		return apierrors.IsNotFound(err), err
 	})
 	if err != nil {

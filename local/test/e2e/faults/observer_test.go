@@ -80,13 +80,13 @@ func (o *observer) run(ctx context.Context) {
 // look reads the RayJob, its submitter Job and whether its cluster exists.
 func (o *observer) look(ctx context.Context) {
 	job := &rayv1.RayJob{}
-	if err := o.s.client.Get(ctx, o.key, job); err != nil {
+	if err := o.s.Client.Get(ctx, o.key, job); err != nil {
 		return
 	}
-	submitter := o.s.client.Get(ctx, o.key, &batchv1.Job{}) == nil
+	submitter := o.s.Client.Get(ctx, o.key, &batchv1.Job{}) == nil
 	gone := false
 	if name := job.Status.RayClusterName; name != "" {
-		err := o.s.client.Get(ctx, types.NamespacedName{Namespace: o.key.Namespace, Name: name}, &rayv1.RayCluster{})
+		err := o.s.Client.Get(ctx, types.NamespacedName{Namespace: o.key.Namespace, Name: name}, &rayv1.RayCluster{})
 		gone = apierrors.IsNotFound(err)
 	}
 	status, _ := json.Marshal(job.Status)
@@ -166,7 +166,7 @@ func (o *observer) submissionIDs() map[string]dashboard.JobInfo {
 // through the API server's proxy, as the operator reaches it.
 func (s *suite) rayJobs(ctx context.Context, ns, cluster string) ([]dashboard.JobInfo, error) {
 	rc := &rayv1.RayCluster{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
 		return nil, err
 	}
 	c, err := s.proxy.Clients()(s.proxy.DashboardURL(rc), "")

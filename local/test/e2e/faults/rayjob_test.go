@@ -62,7 +62,7 @@ func (s *suite) runUnderKills(t *testing.T, mode rayv1.JobSubmissionMode) {
 	job := faultRayJob(ns, mode)
 	o := newObserver(s, ns, job.Name)
 	go o.run(ctx)
-	if err := s.client.Create(ctx, job); err != nil {
+	if err := s.Client.Create(ctx, job); err != nil {
 		t.Fatalf("creating RayJob: %v", err)
 	}
 	created := time.Now()
@@ -150,7 +150,7 @@ func (s *suite) submitAsUser(ctx context.Context, o *observer) error {
 		return fmt.Errorf("waiting for the RayJob to wait for a job id: %w", err)
 	}
 	rc := &rayv1.RayCluster{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: waiting.Namespace, Name: waiting.Status.RayClusterName}, rc); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: waiting.Namespace, Name: waiting.Status.RayClusterName}, rc); err != nil {
 		return err
 	}
 	c, err := s.proxy.Clients()(s.proxy.DashboardURL(rc), "")
@@ -170,7 +170,7 @@ func (s *suite) submitAsUser(ctx context.Context, o *observer) error {
 		return fmt.Errorf("submitting as the user: %w", err)
 	}
 	patch := fmt.Appendf(nil, `{"spec":{"jobId":%q}}`, interactiveSubmissionID)
-	if err := s.client.Patch(ctx, waiting, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := s.Client.Patch(ctx, waiting, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("setting spec.jobId: %w", err)
 	}
 	return nil
@@ -235,7 +235,7 @@ func requireOnlySubmission(t *testing.T, o *observer, id string) int {
 func (s *suite) requireSubmitterAsSpecified(ctx context.Context, t *testing.T, job *rayv1.RayJob) {
 	t.Helper()
 	submitter := &batchv1.Job{}
-	err := s.client.Get(ctx, client.ObjectKeyFromObject(job), submitter)
+	err := s.Client.Get(ctx, client.ObjectKeyFromObject(job), submitter)
 	if job.Spec.SubmissionMode != rayv1.K8sJobMode {
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("%s has no submitter Job, but getting Job %s says %v", job.Spec.SubmissionMode, job.Name, err)
@@ -271,23 +271,23 @@ func keys(m map[string]dashboard.JobInfo) []string {
 // operator's logs are, when a test failed.
 func (s *suite) dump(ctx context.Context, t *testing.T, ns string) {
 	jobs := &rayv1.RayJobList{}
-	if s.client.List(ctx, jobs, client.InNamespace(ns)) == nil {
+	if s.Client.List(ctx, jobs, client.InNamespace(ns)) == nil {
 		for _, j := range jobs.Items {
 			st := j.Status
 			t.Logf("RayJob %s: %s/%s, jobId %q, cluster %q, reason %q, message %q", j.Name, st.JobDeploymentStatus, st.JobStatus, st.JobID, st.RayClusterName, st.Reason, st.Message)
 		}
 	}
 	clusters := &rayv1.RayClusterList{}
-	if s.client.List(ctx, clusters, client.InNamespace(ns)) == nil {
+	if s.Client.List(ctx, clusters, client.InNamespace(ns)) == nil {
 		for _, c := range clusters.Items {
 			t.Logf("RayCluster %s: state %s, deleting %v", c.Name, c.Status.State, c.DeletionTimestamp)
 		}
 	}
 	pods := &corev1.PodList{}
-	if s.client.List(ctx, pods, client.InNamespace(ns)) == nil {
+	if s.Client.List(ctx, pods, client.InNamespace(ns)) == nil {
 		for _, p := range pods.Items {
 			t.Logf("pod %s: %s, containers %+v", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
 		}
 	}
-	t.Logf("operator logs: %s/operator-*.log", filepath.Join(s.stateDir, ns))
+	t.Logf("operator logs: %s/operator-*.log", filepath.Join(s.StateDir, ns))
 }

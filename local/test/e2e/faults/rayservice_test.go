@@ -204,7 +204,7 @@ func (s *suite) serveHello(ctx context.Context, t *testing.T, ns string, path up
 		e2eutil.HelloIncremental(rs, traefik.GatewayClassName)
 	}
 	for _, obj := range []client.Object{e2eutil.HelloApp(ns), rs} {
-		if err := s.client.Create(ctx, obj); err != nil {
+		if err := s.Client.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -212,10 +212,10 @@ func (s *suite) serveHello(ctx context.Context, t *testing.T, ns string, path up
 	blue := rs.Status.ActiveServiceStatus.RayClusterName
 	var url, clusterIP string
 	if path.incremental() {
-		url = "http://" + net.JoinHostPort(s.cluster.Network.Gateway().String(), strconv.Itoa(int(incrementalupgrade.ListenerPort))) + e2eutil.HelloRoute
+		url = "http://" + net.JoinHostPort(s.Cluster.Network.Gateway().String(), strconv.Itoa(int(incrementalupgrade.ListenerPort))) + e2eutil.HelloRoute
 	} else {
 		svc := &corev1.Service{}
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: naming.ServeServiceName(e2eutil.HelloName)}, svc); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: naming.ServeServiceName(e2eutil.HelloName)}, svc); err != nil {
 			t.Fatal(err)
 		}
 		clusterIP = svc.Spec.ClusterIP
@@ -232,7 +232,7 @@ func (s *suite) serveHello(ctx context.Context, t *testing.T, ns string, path up
 // (with the HTTPRoute's when incremental).
 func (s *suite) observeUpgrade(ctx context.Context, t *testing.T, ns, blue string, incremental bool) *upgradeObserver {
 	t.Helper()
-	wc, err := client.NewWithWatch(s.cluster.RESTConfig(), client.Options{Scheme: s.client.Scheme()})
+	wc, err := client.NewWithWatch(s.Cluster.RESTConfig(), client.Options{Scheme: s.Client.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func (s *suite) killAlongUpgrade(ctx context.Context, t *testing.T, op *e2eutil.
 func (s *suite) phaseNow(ctx context.Context, o *upgradeObserver, points []upgradePoint) string {
 	snap := o.snapshot()
 	list := &rayv1.RayClusterList{}
-	if snap.green == "" && s.client.List(ctx, list, client.InNamespace(o.ns)) == nil {
+	if snap.green == "" && s.Client.List(ctx, list, client.InNamespace(o.ns)) == nil {
 		for _, c := range list.Items {
 			if c.Name != snap.blue {
 				snap.green = c.Name
@@ -313,7 +313,7 @@ func (s *suite) waitRayService(ctx context.Context, t *testing.T, ns, what strin
 	t.Helper()
 	rs := &rayv1.RayService{}
 	err := pollFast(ctx, func() (bool, error) {
-		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return false, err
 		}
 		err := check(rs)
@@ -329,7 +329,7 @@ func (s *suite) waitRayService(ctx context.Context, t *testing.T, ns, what strin
 // rayClusterConfig, which starts an upgrade.
 func (s *suite) setAppVersion(ctx context.Context, t *testing.T, ns, version string) {
 	t.Helper()
-	if _, err := e2eutil.SetHelloHeadPod(ctx, s.client, ns, e2eutil.HelloHeadPod(version)); err != nil {
+	if _, err := e2eutil.SetHelloHeadPod(ctx, s.Client, ns, e2eutil.HelloHeadPod(version)); err != nil {
 		t.Fatalf("setting APP_VERSION=%s: %v", version, err)
 	}
 }
@@ -337,7 +337,7 @@ func (s *suite) setAppVersion(ctx context.Context, t *testing.T, ns, version str
 // waitGone waits until the RayCluster and its Pods are gone.
 func (s *suite) waitGone(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
-	if err := pollFast(ctx, func() (bool, error) { return e2eutil.ClusterGone(ctx, s.client, ns, name) }); err != nil {
+	if err := pollFast(ctx, func() (bool, error) { return e2eutil.ClusterGone(ctx, s.Client, ns, name) }); err != nil {
 		t.Fatalf("RayCluster %s is not gone: %v", name, err)
 	}
 }
@@ -347,7 +347,7 @@ func (s *suite) waitGone(ctx context.Context, t *testing.T, ns, name string) {
 func (s *suite) checkServeService(ctx context.Context, t *testing.T, ns, green, clusterIP string) {
 	t.Helper()
 	svc := &corev1.Service{}
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: naming.ServeServiceName(e2eutil.HelloName)}, svc); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: naming.ServeServiceName(e2eutil.HelloName)}, svc); err != nil {
 		t.Fatal(err)
 	}
 	if svc.Spec.ClusterIP != clusterIP || svc.Spec.Selector[rayv1.LabelCluster] != green || svc.Spec.Selector[rayv1.LabelServe] != "true" {
@@ -423,7 +423,7 @@ func waitUntil(ctx context.Context, t *testing.T, what string, cond func() (bool
 // when the test failed.
 func (s *suite) dumpRayService(ctx context.Context, t *testing.T, ns string) {
 	rs := &rayv1.RayService{}
-	if s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs) == nil {
+	if s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: e2eutil.HelloName}, rs) == nil {
 		st := rs.Status
 		t.Logf("RayService: active %q, pending %q, serviceStatus %q, conditions %+v", st.ActiveServiceStatus.RayClusterName, st.PendingServiceStatus.RayClusterName, st.ServiceStatus, st.Conditions)
 	}

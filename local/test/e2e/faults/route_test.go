@@ -29,7 +29,7 @@ func (o *upgradeObserver) lookRoute(ctx context.Context, green string) {
 	}
 	route := &gwv1.HTTPRoute{}
 	key := types.NamespacedName{Namespace: o.ns, Name: incrementalupgrade.HTTPRouteName(e2eutil.HelloName)}
-	if err := o.s.client.Get(ctx, key, route); err != nil {
+	if err := o.s.Client.Get(ctx, key, route); err != nil {
 		o.mu.Lock()
 		o.last.routeErr = err
 		o.mu.Unlock()

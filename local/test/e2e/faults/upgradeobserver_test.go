@@ -160,7 +160,7 @@ func (o *upgradeObserver) run(ctx context.Context) {
 // and when it first said the new cluster serves alone.
 func (o *upgradeObserver) lookRayService(ctx context.Context) {
 	rs := &rayv1.RayService{}
-	if err := o.s.client.Get(ctx, types.NamespacedName{Namespace: o.ns, Name: e2eutil.HelloName}, rs); err != nil {
+	if err := o.s.Client.Get(ctx, types.NamespacedName{Namespace: o.ns, Name: e2eutil.HelloName}, rs); err != nil {
 		return
 	}
 	status, _ := json.Marshal(rs.Status)
@@ -181,7 +181,7 @@ func (o *upgradeObserver) lookRayService(ctx context.Context) {
 // lookHead notes whether the new cluster's head Pod is Ready.
 func (o *upgradeObserver) lookHead(ctx context.Context, green string) {
 	pods := &corev1.PodList{}
-	err := o.s.client.List(ctx, pods, client.InNamespace(o.ns), client.MatchingLabels{rayv1.LabelCluster: green, rayv1.LabelNodeType: string(rayv1.HeadNode)})
+	err := o.s.Client.List(ctx, pods, client.InNamespace(o.ns), client.MatchingLabels{rayv1.LabelCluster: green, rayv1.LabelNodeType: string(rayv1.HeadNode)})
 	ready := err == nil && len(pods.Items) > 0 && podReady(&pods.Items[0])
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -192,7 +192,7 @@ func (o *upgradeObserver) lookHead(ctx context.Context, green string) {
 // API server's proxy) whether the application runs.
 func (o *upgradeObserver) lookServe(ctx context.Context, green string) {
 	rc := &rayv1.RayCluster{}
-	if err := o.s.client.Get(ctx, types.NamespacedName{Namespace: o.ns, Name: green}, rc); err != nil {
+	if err := o.s.Client.Get(ctx, types.NamespacedName{Namespace: o.ns, Name: green}, rc); err != nil {
 		return
 	}
 	c, err := o.s.proxy.Clients()(o.s.proxy.DashboardURL(rc), "")

@@ -56,7 +56,7 @@ const requests = 200
 // Services' Pods as the weights say, and after the weights move to 0/100
 // every request goes to the second. Every request must succeed.
 func TestWeightedHTTPRoute(t *testing.T) {
-	ctx, c := t.Context(), shared.client
+	ctx, c := t.Context(), shared.Client
 	ns := e2eutil.Namespace(t, c, nil)
 	for _, name := range []string{"blue", "green"} {
 		if err := createBackend(ctx, c, ns, name); err != nil {
@@ -92,7 +92,7 @@ func TestWeightedHTTPRoute(t *testing.T) {
 		t.Fatalf("Gateway and HTTPRoute not ready: %v", err)
 	}
 	t.Logf("Gateway programmed and route accepted %v after creation", time.Since(began).Round(time.Millisecond))
-	nodeIP := shared.cluster.Network.Gateway().String()
+	nodeIP := shared.Cluster.Network.Gateway().String()
 	if len(gw.Status.Addresses) != 1 || gw.Status.Addresses[0].Value != nodeIP {
 		t.Errorf("Gateway status addresses %v; want the node's address %s", gw.Status.Addresses, nodeIP)
 	}

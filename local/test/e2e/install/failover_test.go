@@ -20,7 +20,7 @@ import (
 // lease returns the operator's leader Lease.
 func (s *suite) lease(ctx context.Context) (*coordinationv1.Lease, error) {
 	l := &coordinationv1.Lease{}
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: operator.LeaderElectionID}, l)
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: operator.LeaderElectionID}, l)
 	return l, err
 }
 
@@ -52,9 +52,9 @@ func testFailover(t *testing.T, r *run) {
 		t.Fatalf("the Lease's holder %q is none of the operator Pods", ptr.Deref(old.Spec.HolderIdentity, ""))
 	}
 	mark := len(r.loop.Replies())
-	probe := startAdmissionProbe(shared.client, r.serviceNS)
+	probe := startAdmissionProbe(shared.Client, r.serviceNS)
 	deleted := time.Now()
-	if err := shared.client.Delete(t.Context(), &doomed); err != nil {
+	if err := shared.Client.Delete(t.Context(), &doomed); err != nil {
 		t.Fatal(err)
 	}
 	now := shared.waitNewLeader(t, leader)

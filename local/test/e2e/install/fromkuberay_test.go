@@ -115,7 +115,7 @@ func testUnderKubeRay(t *testing.T, r *switchRun) {
 	ns := r.serviceNS
 	shared.createHello(t, ns)
 	for _, obj := range []client.Object{workersCluster(ns, 1), rayJob(ns, switchJob, waitingEntrypoint)} {
-		if err := shared.client.Create(t.Context(), obj); err != nil {
+		if err := shared.Client.Create(t.Context(), obj); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -165,14 +165,14 @@ func testTakenOver(t *testing.T, r *switchRun) {
 	shared.waitWorkers(t, ns, 1)
 	// The job KubeRay's operator submitted ends under ours.
 	job := &rayv1.RayJob{}
-	if err := shared.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: switchJob}, job); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: switchJob}, job); err != nil {
 		t.Fatal(err)
 	}
 	head := shared.headPod(t, ns, job.Status.RayClusterName)
-	if _, err := shared.kube.Kubectl(t.Context(), "exec", "-n", ns, head.Name, "-c", "ray-head", "--", "touch", releaseFile); err != nil {
+	if _, err := shared.Kubectl(t.Context(), "exec", "-n", ns, head.Name, "-c", "ray-head", "--", "touch", releaseFile); err != nil {
 		t.Fatal(err)
 	}
-	requireSucceeded(t, shared.kube.WaitRayJob(t, ns, switchJob, rayTimeout))
+	requireSucceeded(t, shared.WaitRayJob(t, ns, switchJob, rayTimeout))
 	requireSame(t, "after the RayJob's end under our operator", r.before, shared.rayObjects(t, ns))
 	shared.scaleWorkers(t, ns, 2)
 	requireNoFailedRequests(t, r.run, "from our operator leading to the RayJob's end and the scale-up", mark)
@@ -205,7 +205,7 @@ func workersCluster(ns string, replicas int32) *rayv1.RayCluster {
 func (s *suite) crd(t *testing.T, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := s.client.Get(t.Context(), client.ObjectKey{Name: name}, crd); err != nil {
+	if err := s.Client.Get(t.Context(), client.ObjectKey{Name: name}, crd); err != nil {
 		t.Fatal(err)
 	}
 	return crd
@@ -231,7 +231,7 @@ func (s *suite) adoptCRDs(t *testing.T) {
 	annotate := append([]string{"annotate", "crd"}, rayCRDs...)
 	annotate = append(annotate, "meta.helm.sh/release-name="+helmchart.ReleaseName, "meta.helm.sh/release-namespace="+helmchart.ReleaseNamespace, "--overwrite")
 	for _, args := range [][]string{label, annotate} {
-		if out, err := s.kube.Kubectl(t.Context(), args...); err != nil {
+		if out, err := s.Kubectl(t.Context(), args...); err != nil {
 			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 		}
 	}

@@ -93,7 +93,7 @@ func (s *suite) repository() string { return s.registry.String() + "/ray-operato
 func (s *suite) helm(t *testing.T, args ...string) (string, time.Duration) {
 	t.Helper()
 	began := time.Now()
-	out, err := helmchart.Helm(t, append(args, "--kubeconfig", s.cluster.KubeconfigPath())...)
+	out, err := helmchart.Helm(t, append(args, "--kubeconfig", s.Cluster.KubeconfigPath())...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -167,7 +167,7 @@ func (r *run) startLoop(t *testing.T) {
 func (s *suite) rayServiceNamespace(t *testing.T) string {
 	t.Helper()
 	ns := fmt.Sprintf("serve-%d", time.Now().UnixNano()%100000)
-	if _, err := s.kube.Kubectl(t.Context(), "create", "namespace", ns); err != nil {
+	if _, err := s.Kubectl(t.Context(), "create", "namespace", ns); err != nil {
 		t.Fatal(err)
 	}
 	return ns

@@ -75,7 +75,7 @@ func (k *kuberay) image() imageSource {
 // and pushes it into the cluster's registry as kuberay-operator:<commit>.
 func (s *suite) pushKubeRay(t *testing.T) (*kuberay, string) {
 	t.Helper()
-	dir, err := os.MkdirTemp(s.stateDir, "kuberay-")
+	dir, err := os.MkdirTemp(s.StateDir, "kuberay-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func keepDown(t *testing.T, p corev1.Pod) func() []int {
 			case <-tick.C:
 			}
 			now := &corev1.Pod{}
-			if err := shared.client.Get(ctx, client.ObjectKeyFromObject(&p), now); err != nil {
+			if err := shared.Client.Get(ctx, client.ObjectKeyFromObject(&p), now); err != nil {
 				continue
 			}
 			killed, _ := e2eutil.KillContainerProcess(e2eutil.ContainerID(now, p.Spec.Containers[0].Name), operatorBinary)
@@ -136,7 +136,7 @@ func requireRestarted(t *testing.T, killed corev1.Pod) {
 	defer cancel()
 	p := &corev1.Pod{}
 	err := e2eutil.Poll(ctx, 200*time.Millisecond, func() (bool, error) {
-		if err := shared.client.Get(ctx, client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: killed.Name}, p); err != nil {
+		if err := shared.Client.Get(ctx, client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: killed.Name}, p); err != nil {
 			return false, err
 		}
 		return p.UID == killed.UID && e2eutil.Restarts(p) > e2eutil.Restarts(&killed) && e2eutil.RunningAndReady(p),

@@ -14,33 +14,17 @@ package install_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-
 	"github.com/ray-operator/ray-operator/internal/auditlog"
 	"github.com/ray-operator/ray-operator/internal/controlplane"
-	"github.com/ray-operator/ray-operator/internal/testing/testenv"
-	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/cluster"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
-)
-
-// Environment variables `make test-install` sets. The suite runs only
-// with enableEnv set: it is not one of `make test-e2e-local`'s packages.
-const (
-	venvEnv   = "RAY_OPERATOR_RAY_VENV"
-	redisEnv  = "RAY_OPERATOR_REDIS_SERVER"
-	enableEnv = "RAY_OPERATOR_E2E_INSTALL"
 )
 
 // volumeSync is the node's volume resync period: how soon a Secret's
@@ -52,15 +36,10 @@ const volumeSync = 10 * time.Second
 // suite is the package's cluster, with an image registry the node pulls
 // from and an audit log, and the image builder.
 type suite struct {
-	cluster   *localcluster.Cluster
-	client    client.Client
-	clientset kubernetes.Interface
-	kube      e2eutil.Kube
-	root      string
-	stateDir  string
-	auditLog  string
-	registry  netip.AddrPort
-	images    *imageBuilder
+	*e2eutil.Suite
+	auditLog string
+	registry netip.AddrPort
+	images   *imageBuilder
 	// auditFrom is when the running top-level test began: the audit
 	// events it reads are those since (an earlier test's operator used
 	// the same ServiceAccount and user agent from other Pods).
@@ -78,94 +57,43 @@ func (s *suite) audit(t *testing.T) []auditlog.Event {
 	return slices.DeleteFunc(events, func(e auditlog.Event) bool { return e.StageTimestamp.Time.Before(s.auditFrom) })
 }
 
-var shared *suite
+var shared = new(suite)
 
+// TestMain runs the suite only when RAY_OPERATOR_E2E_INSTALL is true
+// (`make test-install` sets it): it is not one of `make
+// test-e2e-local`'s packages. No CRDs: the chart installs them.
 func TestMain(m *testing.M) {
-	localcluster.RunNodeIfChild()
-	flag.Parse()
-	// The suite's clients log nothing worth reading; the operator logs in
-	// its Pod.
-	ctrllog.SetLogger(logr.Discard())
-	if testing.Short() || os.Getenv(enableEnv) != "true" {
-		fmt.Printf("local e2e install: skipped (-short, or %s is not true: make test-install sets it)\n", enableEnv)
-		os.Exit(0)
-	}
-	os.Exit(runSuite(m))
+	e2eutil.RunSuite(m, e2eutil.SuiteOptions{
+		Name:            "local e2e install",
+		StateDirPattern: "ray-operator-local-install-",
+		MakeTarget:      "test-install",
+		EnableEnv:       "RAY_OPERATOR_E2E_INSTALL",
+		EnableValue:     "true",
+		NoCRDs:          true,
+		Cluster:         cluster.Options{SyncFrequency: volumeSync},
+		Capacity:        e2eutil.ParallelNode,
+		// The suite's clients log nothing worth reading; the operator
+		// logs in its Pod.
+		DiscardClientLogs: true,
+		Prepare:           shared.prepare,
+		Started:           func(s *e2eutil.Suite) error { shared.Suite = s; return nil },
+	})
 }
 
-func runSuite(m *testing.M) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	began := time.Now()
-	s, err := startSuite(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "local e2e install: starting:", err)
-		return 1
-	}
-	shared = s
-	code := m.Run()
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer stopCancel()
-	if err := s.cluster.Stop(stopCtx); err != nil {
-		fmt.Fprintln(os.Stderr, "local e2e install: stopping the local cluster:", err)
-		return 1
-	}
-	if code == 0 {
-		_ = os.RemoveAll(s.stateDir)
-	} else {
-		fmt.Printf("local e2e install: state (audit log, component logs) kept in %s\n", s.stateDir)
-	}
-	fmt.Printf("local e2e install: %v in all\n", time.Since(began).Round(time.Second))
-	return code
-}
-
-func startSuite(ctx context.Context) (*suite, error) {
-	venv := os.Getenv(venvEnv)
-	if venv == "" {
-		return nil, fmt.Errorf("%s is not set (make test-install sets it from hack/ray-venv.sh)", venvEnv)
-	}
-	if err := localcluster.CanHostPods(); err != nil {
-		return nil, fmt.Errorf("this machine cannot run real pods: %w", err)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	root, err := controlplane.ModuleRoot(wd)
-	if err != nil {
-		return nil, err
-	}
-	stateDir, err := os.MkdirTemp("", "ray-operator-local-install-")
-	if err != nil {
-		return nil, err
-	}
-	s := &suite{root: root, stateDir: stateDir, auditLog: filepath.Join(stateDir, "audit.log")}
-	if s.images, err = newImageBuilder(ctx, root, stateDir); err != nil {
-		return nil, err
+// prepare builds the image builder and chooses the registry's address and
+// the audit log.
+func (s *suite) prepare(ctx context.Context, es *e2eutil.Suite, o *cluster.Options) error {
+	var err error
+	if s.images, err = newImageBuilder(ctx, es.Root, es.StateDir); err != nil {
+		return err
 	}
 	if s.registry, err = freeLoopback(); err != nil {
-		return nil, err
+		return err
 	}
-	capacity, err := e2eutil.ParallelCapacity()
-	if err != nil {
-		return nil, err
-	}
-	began := time.Now()
-	// No CRDs: the chart installs them.
-	s.cluster, err = localcluster.Start(ctx, localcluster.Options{
-		Capacity:      capacity,
-		StateDir:      stateDir,
-		RayVenvDir:    venv,
-		RedisServer:   os.Getenv(redisEnv),
-		Registry:      s.registry,
-		AuditLogPath:  s.auditLog,
-		SyncFrequency: volumeSync,
-	})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Printf("local e2e install: cluster ready in %v (state in %s, registry at %s)\n", time.Since(began).Round(time.Millisecond), stateDir, s.registry)
-	return s, s.connect()
+	s.auditLog = filepath.Join(es.StateDir, "audit.log")
+	o.Registry, o.AuditLogPath = s.registry, s.auditLog
+	fmt.Printf("local e2e install: registry at %s\n", s.registry)
+	return nil
 }
 
 // freeLoopback is a free port on 127.0.0.1 for the cluster's registry
@@ -176,22 +104,4 @@ func freeLoopback() (netip.AddrPort, error) {
 		return netip.AddrPort{}, err
 	}
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(ports[0])), nil //nolint:gosec // a port number
-}
-
-// connect builds the suite's clients from the cluster's admin config: the
-// test's, as helm's and kubectl's, never the operator's.
-func (s *suite) connect() error {
-	scheme, err := testenv.NewScheme()
-	if err != nil {
-		return err
-	}
-	cfg := s.cluster.RESTConfig()
-	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return err
-	}
-	if s.clientset, err = kubernetes.NewForConfig(cfg); err != nil {
-		return err
-	}
-	s.kube = e2eutil.Kube{Client: s.client, Clientset: s.clientset, Kubeconfig: s.cluster.KubeconfigPath()}
-	return nil
 }

@@ -35,7 +35,7 @@ func (s *suite) operatorPods(t *testing.T, n int) []corev1.Pod {
 	var pods []corev1.Pod
 	err := e2eutil.Poll(ctx, 200*time.Millisecond, func() (bool, error) {
 		list := &corev1.PodList{}
-		if err := s.client.List(ctx, list, client.InNamespace(helmchart.ReleaseNamespace), operatorSelector); err != nil {
+		if err := s.Client.List(ctx, list, client.InNamespace(helmchart.ReleaseNamespace), operatorSelector); err != nil {
 			return false, err
 		}
 		pods = list.Items
@@ -59,7 +59,7 @@ func (s *suite) dumpOperator(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s.kube.Dump(ctx, t, helmchart.ReleaseNamespace)
+	s.Dump(ctx, t, helmchart.ReleaseNamespace)
 }
 
 // logPullToReady logs how long the Pod took from its image pull to Ready,
@@ -67,7 +67,7 @@ func (s *suite) dumpOperator(t *testing.T) {
 func (s *suite) logPullToReady(t *testing.T, pod corev1.Pod) {
 	t.Helper()
 	events := &corev1.EventList{}
-	if err := s.client.List(t.Context(), events, client.InNamespace(pod.Namespace)); err != nil {
+	if err := s.Client.List(t.Context(), events, client.InNamespace(pod.Namespace)); err != nil {
 		t.Fatal(err)
 	}
 	var pulling time.Time

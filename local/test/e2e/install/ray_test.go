@@ -63,7 +63,7 @@ func rayJob(ns, name, entrypoint string) *rayv1.RayJob {
 // operator still runs to remove its finalizers).
 func (s *suite) namespace(t *testing.T) string {
 	t.Helper()
-	return e2eutil.Namespace(t, s.client, func(ctx context.Context, ns string) { s.kube.Dump(ctx, t, ns) })
+	return e2eutil.Namespace(t, s.Client, func(ctx context.Context, ns string) { s.Dump(ctx, t, ns) })
 }
 
 // requireSucceeded fails t unless the RayJob ended Complete/SUCCEEDED.
@@ -77,10 +77,10 @@ func requireSucceeded(t *testing.T, job *rayv1.RayJob) {
 func testRayJob(t *testing.T, _ *run) {
 	ns := shared.namespace(t)
 	job := rayJob(ns, "quick", quickEntrypoint)
-	if err := shared.client.Create(t.Context(), job); err != nil {
+	if err := shared.Client.Create(t.Context(), job); err != nil {
 		t.Fatal(err)
 	}
-	done := shared.kube.WaitRayJob(t, ns, job.Name, rayTimeout)
+	done := shared.WaitRayJob(t, ns, job.Name, rayTimeout)
 	requireSucceeded(t, done)
 	shared.requireWrittenByServiceAccount(t, "rayclusters", ns, done.Status.RayClusterName)
 	shared.requireWrittenByServiceAccount(t, "jobs", ns, job.Name)
@@ -90,7 +90,7 @@ func testRayJob(t *testing.T, _ *run) {
 // headPod returns the head Pod of cluster in ns.
 func (s *suite) headPod(t *testing.T, ns, cluster string) corev1.Pod {
 	t.Helper()
-	pods, err := s.kube.RayPods(t.Context(), ns, cluster, string(rayv1.HeadNode))
+	pods, err := s.RayPods(t.Context(), ns, cluster, string(rayv1.HeadNode))
 	if err != nil || len(pods) != 1 {
 		t.Fatalf("head Pods of %s: %d (%v), want 1", cluster, len(pods), err)
 	}
@@ -101,10 +101,10 @@ func (s *suite) headPod(t *testing.T, ns, cluster string) corev1.Pod {
 // in ns.
 func (s *suite) createHello(t *testing.T, ns string) {
 	t.Helper()
-	if err := s.client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
+	if err := s.Client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.client.Create(t.Context(), e2eutil.HelloRayService(ns, "v1")); err != nil {
+	if err := s.Client.Create(t.Context(), e2eutil.HelloRayService(ns, "v1")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -117,18 +117,18 @@ func (s *suite) waitHello(t *testing.T, ns string) string {
 	defer cancel()
 	rs := &rayv1.RayService{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return false, err
 		}
 		err := e2eutil.ServingOneCluster(rs)
 		return err == nil, err
 	})
 	if err != nil {
-		s.kube.Dump(context.WithoutCancel(ctx), t, ns)
+		s.Dump(context.WithoutCancel(ctx), t, ns)
 		t.Fatalf("RayService %s/%s does not serve: %v", ns, e2eutil.HelloName, err)
 	}
 	svc := &corev1.Service{}
-	if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
+	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
 		t.Fatal(err)
 	}
 	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(e2eutil.HelloServePort)), e2eutil.HelloRoute)

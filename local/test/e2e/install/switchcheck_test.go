@@ -55,7 +55,7 @@ func requireNoRayWebhooks(t *testing.T) {
 	validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
 	mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
 	for _, l := range []client.ObjectList{validating, mutating} {
-		if err := shared.client.List(t.Context(), l); err != nil {
+		if err := shared.Client.List(t.Context(), l); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func (s *suite) waitWorkers(t *testing.T, ns string, n int) map[types.UID]string
 	defer cancel()
 	uids := map[types.UID]string{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		pods, err := s.kube.RayPods(ctx, ns, switchCluster, string(rayv1.WorkerNode))
+		pods, err := s.RayPods(ctx, ns, switchCluster, string(rayv1.WorkerNode))
 		if err != nil {
 			return false, err
 		}
@@ -101,7 +101,7 @@ func (s *suite) waitWorkers(t *testing.T, ns string, n int) map[types.UID]string
 			}
 		}
 		rc := &rayv1.RayCluster{}
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: switchCluster}, rc); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: switchCluster}, rc); err != nil {
 			return false, err
 		}
 		st := rc.Status
@@ -110,7 +110,7 @@ func (s *suite) waitWorkers(t *testing.T, ns string, n int) map[types.UID]string
 		return done, fmt.Errorf("%d worker Pods, %d Ready; status %s with %d ready workers, want %d", len(pods), len(uids), st.State, st.ReadyWorkerReplicas, n)
 	})
 	if err != nil {
-		s.kube.Dump(context.WithoutCancel(ctx), t, ns)
+		s.Kube.Dump(context.WithoutCancel(ctx), t, ns)
 		t.Fatalf("RayCluster %s/%s: %v", ns, switchCluster, err)
 	}
 	return uids
@@ -123,13 +123,13 @@ func (s *suite) scaleWorkers(t *testing.T, ns string, n int) {
 	t.Helper()
 	before := s.waitWorkers(t, ns, n-1)
 	rc := &rayv1.RayCluster{}
-	if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: switchCluster}, rc); err != nil {
+	if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: switchCluster}, rc); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(rc.DeepCopy())
 	rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To(int32(n)) //nolint:gosec // a small count
 	changed := time.Now()
-	if err := s.client.Patch(t.Context(), rc, patch); err != nil {
+	if err := s.Client.Patch(t.Context(), rc, patch); err != nil {
 		t.Fatal(err)
 	}
 	after := s.waitWorkers(t, ns, n)
@@ -153,19 +153,19 @@ func (s *suite) teardownRelease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if out, err := helmchart.HelmContext(ctx, t, "uninstall", helmchart.ReleaseName, "--namespace", helmchart.ReleaseNamespace, "--wait",
-		"--ignore-not-found", "--kubeconfig", s.cluster.KubeconfigPath()); err != nil {
+		"--ignore-not-found", "--kubeconfig", s.Cluster.KubeconfigPath()); err != nil {
 		t.Errorf("helm uninstall: %v\n%s", err, out)
 	}
 	for _, name := range rayCRDs {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		crd.Name = name
-		if err := s.client.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+		if err := s.Client.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
 			t.Errorf("deleting CRD %s: %v", name, err)
 		}
 	}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		list := &apiextensionsv1.CustomResourceDefinitionList{}
-		if err := s.client.List(ctx, list); err != nil {
+		if err := s.Client.List(ctx, list); err != nil {
 			return false, err
 		}
 		for _, c := range list.Items {

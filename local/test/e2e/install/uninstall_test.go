@@ -24,7 +24,7 @@ func testUninstall(t *testing.T, r *run) {
 	r.startLoop(t)
 	before := shared.rayObjects(t, r.serviceNS)
 	service := &rayv1.RayService{}
-	if err := shared.client.Get(t.Context(), client.ObjectKey{Namespace: r.serviceNS, Name: e2eutil.HelloName}, service); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKey{Namespace: r.serviceNS, Name: e2eutil.HelloName}, service); err != nil {
 		t.Fatal(err)
 	}
 	mark := len(r.loop.Replies())
@@ -32,18 +32,18 @@ func testUninstall(t *testing.T, r *run) {
 	t.Logf("helm uninstall --wait: %v", took.Round(time.Millisecond))
 	shared.waitOperatorGone(t)
 	for _, name := range crds {
-		if err := shared.client.Get(t.Context(), client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		if err := shared.Client.Get(t.Context(), client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
 			t.Errorf("CRD %s after helm uninstall: %v", name, err)
 		}
 	}
 	after := &rayv1.RayService{}
-	if err := shared.client.Get(t.Context(), client.ObjectKey{Namespace: r.serviceNS, Name: e2eutil.HelloName}, after); err != nil || after.UID != service.UID {
+	if err := shared.Client.Get(t.Context(), client.ObjectKey{Namespace: r.serviceNS, Name: e2eutil.HelloName}, after); err != nil || after.UID != service.UID {
 		t.Errorf("RayService %s after helm uninstall: UID %q, was %q (%v)", e2eutil.HelloName, after.UID, service.UID, err)
 	}
 	requireSame(t, "after helm uninstall", before, shared.rayObjects(t, r.serviceNS))
 	// The webhook configuration went with the release: with no operator
 	// to serve it, failurePolicy Fail would refuse every Ray object.
-	if err := shared.client.Create(t.Context(), validRayCluster(r.serviceNS), client.DryRunAll); err != nil {
+	if err := shared.Client.Create(t.Context(), validRayCluster(r.serviceNS), client.DryRunAll); err != nil {
 		t.Errorf("a dry-run create of a valid RayCluster after helm uninstall: %v", err)
 	}
 	shared.requireRayPodsReady(t, r.serviceNS)
@@ -68,12 +68,12 @@ func (s *suite) waitOperatorGone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), helmTimeout)
 	defer cancel()
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		err := s.client.Get(ctx, client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: helmchart.ReleaseName}, &appsv1.Deployment{})
+		err := s.Client.Get(ctx, client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: helmchart.ReleaseName}, &appsv1.Deployment{})
 		if !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("the Deployment is still there (%v)", err)
 		}
 		pods := &corev1.PodList{}
-		if err := s.client.List(ctx, pods, client.InNamespace(helmchart.ReleaseNamespace), operatorSelector); err != nil {
+		if err := s.Client.List(ctx, pods, client.InNamespace(helmchart.ReleaseNamespace), operatorSelector); err != nil {
 			return false, err
 		}
 		return len(pods.Items) == 0, fmt.Errorf("%d operator Pods left", len(pods.Items))
@@ -88,7 +88,7 @@ func (s *suite) waitOperatorGone(t *testing.T) {
 func (s *suite) requireRayPodsReady(t *testing.T, ns string) {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.client.List(t.Context(), pods, client.InNamespace(ns), client.HasLabels{rayv1.LabelNodeType}); err != nil {
+	if err := s.Client.List(t.Context(), pods, client.InNamespace(ns), client.HasLabels{rayv1.LabelNodeType}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range pods.Items {

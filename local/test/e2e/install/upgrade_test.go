@@ -35,7 +35,7 @@ func (s *suite) rayObjects(t *testing.T, namespaces ...string) rayObjects {
 		pods := &corev1.PodList{}
 		jobs := &batchv1.JobList{}
 		for _, l := range []client.ObjectList{clusters, pods, jobs} {
-			if err := s.client.List(t.Context(), l, client.InNamespace(ns)); err != nil {
+			if err := s.Client.List(t.Context(), l, client.InNamespace(ns)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -96,7 +96,7 @@ func testUpgrade(t *testing.T, r *run) {
 	r.startLoop(t)
 	ns := shared.namespace(t)
 	job := rayJob(ns, "waiting", waitingEntrypoint)
-	if err := shared.client.Create(t.Context(), job); err != nil {
+	if err := shared.Client.Create(t.Context(), job); err != nil {
 		t.Fatal(err)
 	}
 	running := shared.waitJobRunning(t, ns, job.Name)
@@ -106,7 +106,7 @@ func testUpgrade(t *testing.T, r *run) {
 
 	shared.pushImage(t, versionTwo)
 	r.setValue("image.tag", versionTwo)
-	probe := startAdmissionProbe(shared.client, ns)
+	probe := startAdmissionProbe(shared.Client, ns)
 	shared.helmApply(t, "upgrade", r.release)
 	newPod := shared.operatorPods(t, 1)[0]
 	requireAdmitted(t, "during helm upgrade", probe)
@@ -118,10 +118,10 @@ func testUpgrade(t *testing.T, r *run) {
 	shared.requireBuildInfo(t, versionTwo)
 
 	head := shared.headPod(t, ns, running.Status.RayClusterName)
-	if _, err := shared.kube.Kubectl(t.Context(), "exec", "-n", ns, head.Name, "-c", "ray-head", "--", "touch", releaseFile); err != nil {
+	if _, err := shared.Kubectl(t.Context(), "exec", "-n", ns, head.Name, "-c", "ray-head", "--", "touch", releaseFile); err != nil {
 		t.Fatal(err)
 	}
-	requireSucceeded(t, shared.kube.WaitRayJob(t, ns, job.Name, rayTimeout))
+	requireSucceeded(t, shared.WaitRayJob(t, ns, job.Name, rayTimeout))
 	requireSame(t, "after the upgrade and the RayJob's end", before, shared.rayObjects(t, r.serviceNS, ns))
 	requireNoFailedRequests(t, r, "from the push of the new image to the RayJob's end", mark)
 	shared.requireActsAsServiceAccount(t, []corev1.Pod{oldPod, newPod})
@@ -146,13 +146,13 @@ func (s *suite) waitJobRunning(t *testing.T, ns, name string) *rayv1.RayJob {
 	defer cancel()
 	job := &rayv1.RayJob{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
 			return false, err
 		}
 		return job.Status.JobStatus == rayv1.JobStatusRunning, fmt.Errorf("deployment %q, job %q", job.Status.JobDeploymentStatus, job.Status.JobStatus)
 	})
 	if err != nil {
-		s.kube.Dump(context.WithoutCancel(ctx), t, ns)
+		s.Dump(context.WithoutCancel(ctx), t, ns)
 		t.Fatalf("RayJob %s does not run: %v", name, err)
 	}
 	return job
@@ -163,7 +163,7 @@ func (s *suite) waitJobRunning(t *testing.T, ns, name string) *rayv1.RayJob {
 func (s *suite) requireBuildInfo(t *testing.T, version string) {
 	t.Helper()
 	svc := &corev1.Service{}
-	if err := s.client.Get(t.Context(), client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: helmchart.ReleaseName}, svc); err != nil {
+	if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: helmchart.ReleaseNamespace, Name: helmchart.ReleaseName}, svc); err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8080") + "/metrics"

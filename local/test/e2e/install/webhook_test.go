@@ -55,7 +55,7 @@ func requireInvalidRefused(t *testing.T) {
 	if err := os.WriteFile(file, []byte(invalidRayCluster), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := shared.kube.Kubectl(t.Context(), "apply", "-n", ns, "-f", file)
+	out, err := shared.Kubectl(t.Context(), "apply", "-n", ns, "-f", file)
 	if err == nil {
 		t.Fatalf("kubectl apply of a RayCluster named %q (%d characters) succeeded: %s", tooLongName, len(tooLongName), out)
 	}
@@ -96,7 +96,7 @@ func requireRefusedByWebhook(t *testing.T, ns string) {
 func requireWebhookThroughService(t *testing.T) {
 	t.Helper()
 	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := shared.client.Get(t.Context(), client.ObjectKey{Name: webhookConfiguration}, vwc); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKey{Name: webhookConfiguration}, vwc); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range vwc.Webhooks {
@@ -110,7 +110,7 @@ func requireWebhookThroughService(t *testing.T) {
 	}
 	pods := shared.operatorPods(t, 1)
 	slices := &discoveryv1.EndpointSliceList{}
-	if err := shared.client.List(t.Context(), slices, client.InNamespace(helmchart.ReleaseNamespace), client.MatchingLabels{discoveryv1.LabelServiceName: webhookService}); err != nil {
+	if err := shared.Client.List(t.Context(), slices, client.InNamespace(helmchart.ReleaseNamespace), client.MatchingLabels{discoveryv1.LabelServiceName: webhookService}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range slices.Items {

@@ -43,7 +43,7 @@ type sampleObjects struct {
 func (s *suite) apply(t *testing.T, ns, file string) sampleObjects {
 	t.Helper()
 	path := filepath.Join(s.samples, file)
-	out, err := s.kube.Kubectl(t.Context(), "create", "-n", ns, "-f", path, "-o", "name")
+	out, err := s.Kubectl(t.Context(), "create", "-n", ns, "-f", path, "-o", "name")
 	if err != nil {
 		t.Fatalf("kubectl create -f %s: %v\n%s", path, err, out)
 	}
@@ -85,14 +85,14 @@ func (s *suite) waitClusterReady(t *testing.T, ns, name string) (*corev1.Pod, in
 	var nodes int
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.kube.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rc); err != nil {
 			return false, err
 		}
-		heads, err := s.kube.RayPods(ctx, ns, name, string(rayv1.HeadNode))
+		heads, err := s.RayPods(ctx, ns, name, string(rayv1.HeadNode))
 		if err != nil {
 			return false, err
 		}
-		workers, err := s.kube.RayPods(ctx, ns, name, string(rayv1.WorkerNode))
+		workers, err := s.RayPods(ctx, ns, name, string(rayv1.WorkerNode))
 		if err != nil {
 			return false, err
 		}
@@ -150,7 +150,7 @@ func (s *suite) submitJob(t *testing.T, ns string, head *corev1.Pod, nodes int, 
 	// ray job submit quotes each word of the entrypoint for the shell that
 	// runs it.
 	args = append(args, "--", "python", "-c", onEveryNode)
-	out, err := s.kube.Kubectl(ctx, args...)
+	out, err := s.Kubectl(ctx, args...)
 	if err != nil {
 		t.Fatalf("ray job submit in %s: %v\n%s", head.Name, err, out)
 	}
@@ -173,15 +173,15 @@ func (s *suite) checkRedis(t *testing.T, ns string, objs sampleObjects) (string,
 	})
 	measured, took := s.checkCluster(t, ns, objs)
 	ctx := t.Context()
-	head := s.kube.WaitHead(ctx, t, ns, objs.cluster, "", readyTimeout)
+	head := s.WaitHead(ctx, t, ns, objs.cluster, "", readyTimeout)
 	workers := s.workerState(t, ns, objs.cluster)
-	if out, err := s.kube.RayPython(ctx, ns, head, "ray-head", e2eutil.CreateCounter); err != nil || !strings.Contains(out, "count 1") {
+	if out, err := s.RayPython(ctx, ns, head, "ray-head", e2eutil.CreateCounter); err != nil || !strings.Contains(out, "count 1") {
 		t.Fatalf("creating the detached actor: %v\n%s", err, out)
 	}
 	deleted := time.Now()
-	s.kube.DeletePod(ctx, t, ns, head, recoverTimeout)
-	newHead := s.kube.WaitHead(ctx, t, ns, objs.cluster, head, recoverTimeout)
-	if out := s.kube.RetryPython(ctx, t, ns, newHead, "ray-head", e2eutil.ReadCounter, recoverTimeout); !strings.Contains(out, "count 1") {
+	s.DeletePod(ctx, t, ns, head, recoverTimeout)
+	newHead := s.WaitHead(ctx, t, ns, objs.cluster, head, recoverTimeout)
+	if out := s.RetryPython(ctx, t, ns, newHead, "ray-head", e2eutil.ReadCounter, recoverTimeout); !strings.Contains(out, "count 1") {
 		t.Fatalf("the detached actor lost its state across the head's replacement:\n%s", out)
 	}
 	t.Logf("head %s deleted; new head %s answered with the actor's state after %v", head, newHead, time.Since(deleted).Round(time.Second))
@@ -197,7 +197,7 @@ func (s *suite) checkRedis(t *testing.T, ns string, objs sampleObjects) (string,
 // workerState describes the cluster's worker Pods by UID and restarts.
 func (s *suite) workerState(t *testing.T, ns, cluster string) string {
 	t.Helper()
-	workers, err := s.kube.RayPods(t.Context(), ns, cluster, string(rayv1.WorkerNode))
+	workers, err := s.RayPods(t.Context(), ns, cluster, string(rayv1.WorkerNode))
 	if err != nil || len(workers) == 0 {
 		t.Fatalf("want the worker Pods of %s, have %d (%v)", cluster, len(workers), err)
 	}
@@ -217,11 +217,11 @@ func (s *suite) deleteCluster(ctx context.Context, ns, name string) error {
 	defer cancel()
 	rc := &rayv1.RayCluster{}
 	rc.Namespace, rc.Name = ns, name
-	if err := s.kube.Client.Delete(ctx, rc); client.IgnoreNotFound(err) != nil {
+	if err := s.Client.Delete(ctx, rc); client.IgnoreNotFound(err) != nil {
 		return err
 	}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		return e2eutil.ClusterGone(ctx, s.kube.Client, ns, name)
+		return e2eutil.ClusterGone(ctx, s.Client, ns, name)
 	})
 	if err != nil {
 		return fmt.Errorf("RayCluster %s is not gone: %w", name, err)
@@ -235,7 +235,7 @@ func (s *suite) checkJob(t *testing.T, ns string, objs sampleObjects) (string, t
 	if objs.job == "" {
 		t.Fatal("the sample has no RayJob")
 	}
-	job := s.kube.WaitRayJob(t, ns, objs.job, jobTimeout)
+	job := s.WaitRayJob(t, ns, objs.job, jobTimeout)
 	took := time.Since(objs.applied)
 	if job.Status.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || job.Status.JobStatus != rayv1.JobStatusSucceeded {
 		t.Fatalf("RayJob %s ended %s/%s: %s", objs.job, job.Status.JobDeploymentStatus, job.Status.JobStatus, job.Status.Message)
@@ -253,14 +253,14 @@ const interactiveID = "kuberay-sample-interactive"
 func (s *suite) checkInteractive(t *testing.T, ns string, objs sampleObjects) (string, time.Duration) {
 	t.Helper()
 	job := s.waitJobWaiting(t, ns, objs.job)
-	head := s.kube.WaitHead(t.Context(), t, ns, job.Status.RayClusterName, "", readyTimeout)
+	head := s.WaitHead(t.Context(), t, ns, job.Status.RayClusterName, "", readyTimeout)
 	pod := &corev1.Pod{}
-	if err := s.kube.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: head}, pod); err != nil {
+	if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: head}, pod); err != nil {
 		t.Fatal(err)
 	}
 	s.submitJob(t, ns, pod, 0, "--submission-id", interactiveID, "--no-wait")
 	patch := fmt.Sprintf(`{"spec":{"jobId":%q}}`, interactiveID)
-	if out, err := s.kube.Kubectl(t.Context(), "patch", "rayjob", "-n", ns, objs.job, "--type=merge", "-p", patch); err != nil {
+	if out, err := s.Kubectl(t.Context(), "patch", "rayjob", "-n", ns, objs.job, "--type=merge", "-p", patch); err != nil {
 		t.Fatalf("setting spec.jobId of RayJob %s: %v\n%s", objs.job, err, out)
 	}
 	return s.checkJob(t, ns, objs)
@@ -274,7 +274,7 @@ func (s *suite) waitJobWaiting(t *testing.T, ns, name string) *rayv1.RayJob {
 	defer cancel()
 	job := &rayv1.RayJob{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := s.kube.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
 			return false, err
 		}
 		st := job.Status

@@ -181,7 +181,7 @@ func (s *suite) runSample(t *testing.T, file string) {
 		s.record(result{file: file, outcome: "skip", note: p.reason})
 		t.Skip(p.reason)
 	}
-	ns := e2eutil.Namespace(t, s.kube.Client, func(ctx context.Context, ns string) { s.kube.Dump(ctx, t, ns) })
+	ns := e2eutil.Namespace(t, s.Client, func(ctx context.Context, ns string) { s.Dump(ctx, t, ns) })
 	r := result{file: file, outcome: "fail"}
 	began := time.Now()
 	defer func() {

@@ -24,7 +24,7 @@ func TestRayJobsAdmittedOneAtATime(t *testing.T) {
 	tl, stop := shared.watchNamespace(t, q.namespace)
 	names := []string{"first", "second", "third"}
 	for _, name := range names {
-		if err := shared.client.Create(t.Context(), rayJob(q, name, quickEntrypoint)); err != nil {
+		if err := shared.Client.Create(t.Context(), rayJob(q, name, quickEntrypoint)); err != nil {
 			t.Fatalf("creating RayJob %s: %v", name, err)
 		}
 	}

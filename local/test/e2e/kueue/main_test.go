@@ -12,131 +12,25 @@
 package kueue_test
 
 import (
-	"context"
-	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/ray-operator/ray-operator/internal/controlplane"
-	"github.com/ray-operator/ray-operator/internal/testing/testenv"
-	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/cluster"
 	"github.com/ray-operator/ray-operator/local/internal/e2eutil"
 )
 
-// Environment variables `make test-e2e` sets.
-const (
-	venvEnv  = "RAY_OPERATOR_RAY_VENV"
-	redisEnv = "RAY_OPERATOR_REDIS_SERVER"
-)
-
-// suite is the package's cluster and operator.
-type suite struct {
-	cluster  *localcluster.Cluster
-	client   client.WithWatch
-	stateDir string
-	opErr    chan error
-	// stopOperator stops the operator alone; the cluster is stopped by
-	// Stop, in order.
-	stopOperator context.CancelFunc
-}
+// suite is the package's cluster, with Kueue, and operator.
+type suite struct{ *e2eutil.Suite }
 
 var shared *suite
 
 func TestMain(m *testing.M) {
-	localcluster.RunNodeIfChild()
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("local e2e (kueue): skipped with -short")
-		os.Exit(0)
-	}
-	os.Exit(runSuite(m))
-}
-
-// runSuite starts the cluster, Kueue and the operator, runs the tests and
-// stops them; the exit code fails the package when any does not start.
-func runSuite(m *testing.M) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := startSuite(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "local e2e (kueue): starting the local cluster:", err)
-		return 1
-	}
-	shared = s
-	code := m.Run()
-	s.stopOperator()
-	if err := <-s.opErr; err != nil {
-		fmt.Fprintln(os.Stderr, "local e2e (kueue): operator:", err)
-	}
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer stopCancel()
-	if err := s.cluster.Stop(stopCtx); err != nil {
-		fmt.Fprintln(os.Stderr, "local e2e (kueue): stopping the local cluster:", err)
-		return 1
-	}
-	if code == 0 {
-		_ = os.RemoveAll(s.stateDir)
-	}
-	return code
-}
-
-func startSuite(ctx context.Context) (*suite, error) {
-	venv := os.Getenv(venvEnv)
-	if venv == "" {
-		return nil, fmt.Errorf("%s is not set (make test-e2e sets it from hack/ray-venv.sh)", venvEnv)
-	}
-	if err := localcluster.CanHostPods(); err != nil {
-		return nil, fmt.Errorf("this machine cannot run real pods: %w", err)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	root, err := controlplane.ModuleRoot(wd)
-	if err != nil {
-		return nil, err
-	}
-	stateDir, err := os.MkdirTemp("", "ray-operator-local-e2e-kueue-")
-	if err != nil {
-		return nil, err
-	}
-	capacity, err := e2eutil.ParallelCapacity()
-	if err != nil {
-		return nil, err
-	}
-	began := time.Now()
-	c, err := localcluster.Start(ctx, localcluster.Options{
-		StateDir:    stateDir,
-		CRDDirs:     []string{filepath.Join(root, "config", "crd", "bases")},
-		RayVenvDir:  venv,
-		RedisServer: os.Getenv(redisEnv),
-		Kueue:       true,
-		Capacity:    capacity,
+	e2eutil.RunSuite(m, e2eutil.SuiteOptions{
+		Name:            "local e2e (kueue)",
+		StateDirPattern: "ray-operator-local-e2e-kueue-",
+		MakeTarget:      "test-e2e",
+		Cluster:         cluster.Options{Kueue: true},
+		Capacity:        e2eutil.ParallelNode,
+		Operator:        true,
+		Started:         func(s *e2eutil.Suite) error { shared = &suite{s}; return nil },
 	})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Printf("local e2e (kueue): cluster and Kueue ready in %v (state in %s)\n", time.Since(began).Round(time.Millisecond), stateDir)
-	s := &suite{cluster: c, stateDir: stateDir, opErr: make(chan error, 1)}
-	scheme, err := testenv.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	if s.client, err = client.NewWithWatch(c.RESTConfig(), client.Options{Scheme: scheme}); err != nil {
-		return nil, err
-	}
-	return s, s.startOperator(ctx)
-}
-
-// startOperator runs the operator in-process as ray-local does against its
-// own cluster, with its default feature gates and its log in the state
-// directory.
-func (s *suite) startOperator(ctx context.Context) error {
-	ctx, s.stopOperator = context.WithCancel(ctx)
-	return e2eutil.RunOperator(ctx, s.cluster.RESTConfig(), filepath.Join(s.stateDir, "operator.log"), s.opErr)
 }

@@ -107,7 +107,7 @@ func TestMultiKueueRunsRayJobOnWorker(t *testing.T) {
 			dump(context.Background(), t, manager.client, ns)
 		}
 	})
-	create(t, manager.client, fmt.Sprintf(multiKueueYAML, ns, kueue.Namespace, indent(kubeconfig(t, shared.cluster.RESTConfig()), "    ")))
+	create(t, manager.client, fmt.Sprintf(multiKueueYAML, ns, kueue.Namespace, indent(kubeconfig(t, shared.Cluster.RESTConfig()), "    ")))
 	create(t, manager.client, fmt.Sprintf(clusterQueueYAML, ns, "1", admissionChecks(ns)))
 	waitActive(t, manager.client, ns)
 	t.Logf("manager with Kueue and the operator, connected to the worker, in %v", time.Since(began).Round(time.Second))
@@ -229,7 +229,7 @@ spec:
 	defer cancel()
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		job := rayJob(queue{namespace: q.namespace, localQueue: "mk"}, "dry-run", quickEntrypoint)
-		if err := shared.client.Create(ctx, job, client.DryRunAll); err != nil {
+		if err := shared.Client.Create(ctx, job, client.DryRunAll); err != nil {
 			return false, err
 		}
 		return ptr.Deref(job.Spec.ManagedBy, "") == rayv1.MultiKueueController, fmt.Errorf("spec.managedBy %v", job.Spec.ManagedBy)
@@ -248,7 +248,7 @@ func checkAdmittedOnWorker(t *testing.T, q queue, name string) {
 	wl := &unstructured.Unstructured{}
 	wl.SetGroupVersionKind(workloadGVK)
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := shared.client.Get(ctx, client.ObjectKey{Namespace: q.namespace, Name: name}, wl); err != nil {
+		if err := shared.Client.Get(ctx, client.ObjectKey{Namespace: q.namespace, Name: name}, wl); err != nil {
 			return false, err
 		}
 		cq, _, _ := unstructured.NestedString(wl.Object, "status", "admission", "clusterQueue")
@@ -268,7 +268,7 @@ func checkWorkerCopy(t *testing.T, ns, name, workload string) {
 	defer cancel()
 	remote := &rayv1.RayJob{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		err := shared.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, remote)
+		err := shared.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, remote)
 		return err == nil, err
 	})
 	if err != nil {

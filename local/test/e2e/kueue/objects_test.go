@@ -87,7 +87,7 @@ spec:
 // all deleted when t ends.
 func (s *suite) newQueue(t *testing.T, cpuQuota, extraSpec string) queue {
 	t.Helper()
-	ns := e2eutil.Namespace(t, s.client, func(ctx context.Context, ns string) { s.dump(ctx, t, ns) })
+	ns := e2eutil.Namespace(t, s.Client, func(ctx context.Context, ns string) { s.dump(ctx, t, ns) })
 	q := queue{namespace: ns, clusterQueue: ns, localQueue: "queue"}
 	s.apply(t, fmt.Sprintf(clusterQueueYAML, ns, cpuQuota, extraSpec))
 	return q
@@ -98,10 +98,10 @@ func (s *suite) newQueue(t *testing.T, cpuQuota, extraSpec string) queue {
 // test's namespace takes the others).
 func (s *suite) apply(t *testing.T, manifest string) []*unstructured.Unstructured {
 	t.Helper()
-	objs := create(t, s.client, manifest)
+	objs := create(t, s.Client, manifest)
 	for _, u := range objs {
 		if u.GetNamespace() == "" || u.GetNamespace() == kueue.Namespace {
-			t.Cleanup(func() { _ = s.client.Delete(context.Background(), u) })
+			t.Cleanup(func() { _ = s.Client.Delete(context.Background(), u) })
 		}
 	}
 	return objs
@@ -163,7 +163,7 @@ func podTemplate(container, cpu, memory string) corev1.PodTemplateSpec {
 // workloadOf returns the Workload Kueue created for the object of kind
 // named name in ns (the Workload's controller owner), or nil.
 func (s *suite) workloadOf(ctx context.Context, ns, kind, name string) (*unstructured.Unstructured, error) {
-	return workloadOf(ctx, s.client, ns, kind, name)
+	return workloadOf(ctx, s.Client, ns, kind, name)
 }
 
 // workloadOf returns the Workload of the object of kind named name in ns
@@ -234,7 +234,7 @@ func (s *suite) waitRayJob(t *testing.T, ns, name string, timeout time.Duration,
 	defer cancel()
 	job := &rayv1.RayJob{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
 			return false, err
 		}
 		st := job.Status
@@ -254,7 +254,7 @@ func succeeded(job *rayv1.RayJob) bool {
 // dump prints what a failed test's namespace holds: RayJobs, RayServices,
 // RayClusters, Workloads and events.
 func (s *suite) dump(ctx context.Context, t testing.TB, ns string) {
-	dump(ctx, t, s.client, ns)
+	dump(ctx, t, s.Client, ns)
 }
 
 // dump prints what namespace ns of c's cluster holds.

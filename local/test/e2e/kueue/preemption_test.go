@@ -39,7 +39,7 @@ func TestPreemptionSuspendsAndResumesRayJob(t *testing.T) {
 	shared.apply(t, fmt.Sprintf(priorityClassesYAML, q.namespace))
 	low := rayJob(q, "low", sleepingEntrypoint)
 	low.Labels[priorityLabel] = q.namespace + "-low"
-	if err := shared.client.Create(t.Context(), low); err != nil {
+	if err := shared.Client.Create(t.Context(), low); err != nil {
 		t.Fatalf("creating the low-priority RayJob: %v", err)
 	}
 	shared.waitRayJob(t, q.namespace, low.Name, jobTimeout, "RUNNING in Ray", func(j *rayv1.RayJob) bool {
@@ -48,7 +48,7 @@ func TestPreemptionSuspendsAndResumesRayJob(t *testing.T) {
 	tl, stop := shared.watchNamespace(t, q.namespace)
 	high := rayJob(q, "high", quickEntrypoint)
 	high.Labels[priorityLabel] = q.namespace + "-high"
-	if err := shared.client.Create(t.Context(), high); err != nil {
+	if err := shared.Client.Create(t.Context(), high); err != nil {
 		t.Fatalf("creating the high-priority RayJob: %v", err)
 	}
 	shared.waitRayJob(t, q.namespace, low.Name, jobTimeout, "suspended by Kueue", func(j *rayv1.RayJob) bool {

@@ -27,7 +27,7 @@ func TestRayClusterWaitsForAdmission(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "queued", Namespace: q.namespace, Labels: map[string]string{queueLabel: q.localQueue}},
 		Spec:       *rayClusterSpec(),
 	}
-	if err := shared.client.Create(t.Context(), cluster); err != nil {
+	if err := shared.Client.Create(t.Context(), cluster); err != nil {
 		t.Fatalf("creating RayCluster: %v", err)
 	}
 	if cluster.Spec.Suspend == nil || !*cluster.Spec.Suspend {
@@ -39,7 +39,7 @@ func TestRayClusterWaitsForAdmission(t *testing.T) {
 	})
 	waitCluster(t, q.namespace, cluster.Name, time.Minute, "suspended", func(c *rayv1.RayCluster) bool { return c.Status.State == rayv1.Suspended })
 	pods := &corev1.PodList{}
-	if err := shared.client.List(t.Context(), pods, client.InNamespace(q.namespace)); err != nil {
+	if err := shared.Client.List(t.Context(), pods, client.InNamespace(q.namespace)); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.Items) != 0 {
@@ -61,7 +61,7 @@ func raiseQuota(t *testing.T, clusterQueue, cpu string) {
 	cq.SetGroupVersionKind(workloadGVK.GroupVersion().WithKind("ClusterQueue"))
 	cq.SetName(clusterQueue)
 	patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota","value":%q}]`, cpu)
-	if err := shared.client.Patch(t.Context(), cq, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+	if err := shared.Client.Patch(t.Context(), cq, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
 		t.Fatalf("raising the quota of ClusterQueue %s: %v", clusterQueue, err)
 	}
 }
@@ -73,7 +73,7 @@ func waitCluster(t *testing.T, ns, name string, timeout time.Duration, what stri
 	defer cancel()
 	c := &rayv1.RayCluster{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := shared.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
+		if err := shared.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
 			return false, err
 		}
 		return cond(c), fmt.Errorf("suspend %v, state %q, conditions %v", c.Spec.Suspend, c.Status.State, c.Status.Conditions)

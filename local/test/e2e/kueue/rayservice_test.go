@@ -37,12 +37,12 @@ const rayServiceTimeout = 4 * time.Minute
 // deleted, as KubeRay does.
 func TestRayServiceWaitsForAdmission(t *testing.T) {
 	q := shared.newQueue(t, "0", "")
-	if err := shared.client.Create(t.Context(), e2eutil.HelloApp(q.namespace)); err != nil {
+	if err := shared.Client.Create(t.Context(), e2eutil.HelloApp(q.namespace)); err != nil {
 		t.Fatal(err)
 	}
 	rs := e2eutil.HelloRayService(q.namespace, "v1")
 	rs.Labels = map[string]string{queueLabel: q.localQueue}
-	if err := shared.client.Create(t.Context(), rs); err != nil {
+	if err := shared.Client.Create(t.Context(), rs); err != nil {
 		t.Fatalf("creating RayService: %v", err)
 	}
 	if s := rs.Spec.RayClusterSpec.Suspend; s == nil || !*s {
@@ -80,7 +80,7 @@ func TestRayServiceWaitsForAdmission(t *testing.T) {
 		// (as for KubeRay), so the held cluster is replaced, not resumed.
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute+time.Duration(e2eutil.HelloDeletionDelay)*time.Second)
 		defer cancel()
-		if err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) { return e2eutil.ClusterGone(ctx, shared.client, q.namespace, held.Name) }); err != nil {
+		if err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) { return e2eutil.ClusterGone(ctx, shared.Client, q.namespace, held.Name) }); err != nil {
 			t.Errorf("the held cluster %s is not deleted after the switch to %s: %v", held.Name, active, err)
 		}
 	}
@@ -98,7 +98,7 @@ const podSetLabel = "kueue.x-k8s.io/podset"
 func checkAdmittedCluster(t *testing.T, ns, name string) {
 	t.Helper()
 	c := &rayv1.RayCluster{}
-	if err := shared.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
 		t.Fatal(err)
 	}
 	if s := c.Spec.Suspend; s != nil && *s {
@@ -108,7 +108,7 @@ func checkAdmittedCluster(t *testing.T, ns, name string) {
 		t.Errorf("serving cluster %s's head template has %s=%q, want head (Kueue's admission)", name, podSetLabel, got)
 	}
 	pods := &corev1.PodList{}
-	if err := shared.client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: name, rayv1.LabelNodeType: string(rayv1.HeadNode)}); err != nil {
+	if err := shared.Client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: name, rayv1.LabelNodeType: string(rayv1.HeadNode)}); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.Items) != 1 || pods.Items[0].Labels[podSetLabel] != "head" {
@@ -135,7 +135,7 @@ func waitServiceCluster(t *testing.T, ns, what string, cond func(*rayv1.RayClust
 	var found *rayv1.RayCluster
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		list := &rayv1.RayClusterList{}
-		if err := shared.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelOriginatedFromCRName: e2eutil.HelloName}); err != nil {
+		if err := shared.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelOriginatedFromCRName: e2eutil.HelloName}); err != nil {
 			return false, err
 		}
 		var states []string
@@ -159,7 +159,7 @@ func waitServiceCluster(t *testing.T, ns, what string, cond func(*rayv1.RayClust
 func checkNoPods(t *testing.T, ns string) {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := shared.client.List(t.Context(), pods, client.InNamespace(ns)); err != nil {
+	if err := shared.Client.List(t.Context(), pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.Items) != 0 {
@@ -172,7 +172,7 @@ func checkNoPods(t *testing.T, ns string) {
 func checkPodsAfter(t *testing.T, ns string, admitted time.Time) {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := shared.client.List(t.Context(), pods, client.InNamespace(ns)); err != nil {
+	if err := shared.Client.List(t.Context(), pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
@@ -189,7 +189,7 @@ func waitHello(t *testing.T, ns string, timeout time.Duration, what string, chec
 	defer cancel()
 	rs := &rayv1.RayService{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := shared.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+		if err := shared.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return false, err
 		}
 		err := check(rs)
@@ -207,7 +207,7 @@ func waitHello(t *testing.T, ns string, timeout time.Duration, what string, chec
 func serveAnswer(t *testing.T, ns string) string {
 	t.Helper()
 	svc := &corev1.Service{}
-	if err := shared.client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
 		t.Fatalf("the RayService's serve Service: %v", err)
 	}
 	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(e2eutil.HelloServePort)), e2eutil.HelloRoute)

@@ -55,7 +55,7 @@ func (s *suite) watchNamespace(t *testing.T, ns string) (*timeline, context.Canc
 	workloads.SetGroupVersionKind(workloadGVK.GroupVersion().WithKind("WorkloadList"))
 	var watches []watch.Interface
 	for _, list := range []client.ObjectList{&rayv1.RayJobList{}, &rayv1.RayClusterList{}, workloads} {
-		w, err := s.client.Watch(ctx, list, client.InNamespace(ns))
+		w, err := s.WatchClient.Watch(ctx, list, client.InNamespace(ns))
 		if err != nil {
 			cancel()
 			t.Fatalf("watching %T: %v", list, err)

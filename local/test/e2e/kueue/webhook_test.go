@@ -21,7 +21,7 @@ func TestKueueWebhooks(t *testing.T) {
 	q := shared.newQueue(t, "0", "")
 	job := rayJob(q, "unsuspended", quickEntrypoint)
 	job.Spec.Suspend = false
-	if err := shared.client.Create(t.Context(), job); err != nil {
+	if err := shared.Client.Create(t.Context(), job); err != nil {
 		t.Fatalf("creating RayJob: %v", err)
 	}
 	if !job.Spec.Suspend {
@@ -30,7 +30,7 @@ func TestKueueWebhooks(t *testing.T) {
 
 	keeper := rayJob(q, "keeps-cluster", quickEntrypoint)
 	keeper.Spec.ShutdownAfterJobFinishes = false
-	err := shared.client.Create(t.Context(), keeper)
+	err := shared.Client.Create(t.Context(), keeper)
 	if err == nil || !strings.Contains(err.Error(), "a kueue managed job should delete the cluster after finishing") {
 		t.Errorf("creating a queued RayJob that keeps its cluster: %v, want Kueue's refusal", err)
 	}
@@ -52,16 +52,16 @@ func TestKueueWebhooks(t *testing.T) {
 	old := &unstructured.Unstructured{}
 	old.SetGroupVersionKind(workloadGVK.GroupVersion().WithKind("Workload"))
 	old.SetAPIVersion("kueue.x-k8s.io/v1beta1")
-	if err := shared.client.Get(t.Context(), client.ObjectKeyFromObject(wl), old); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKeyFromObject(wl), old); err != nil {
 		t.Errorf("reading Workload %s at v1beta1 through Kueue's conversion webhook: %v", wl.GetName(), err)
 	}
 
 	got := &rayv1.RayJob{}
-	if err := shared.client.Get(t.Context(), client.ObjectKeyFromObject(job), got); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKeyFromObject(job), got); err != nil {
 		t.Fatal(err)
 	}
 	clusters := &rayv1.RayClusterList{}
-	if err := shared.client.List(t.Context(), clusters, client.InNamespace(q.namespace)); err != nil {
+	if err := shared.Client.List(t.Context(), clusters, client.InNamespace(q.namespace)); err != nil {
 		t.Fatal(err)
 	}
 	if !got.Spec.Suspend || len(clusters.Items) != 0 {

@@ -21,7 +21,7 @@ import (
 func (s *suite) submitterLogs(t *testing.T, ns, job string) string {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.kube.Client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}); err != nil {
+	if err := s.Client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.Items) == 0 {
@@ -29,7 +29,7 @@ func (s *suite) submitterLogs(t *testing.T, ns, job string) string {
 	}
 	var all strings.Builder
 	for _, p := range pods.Items {
-		all.WriteString(s.kube.Logs(t.Context(), ns, p.Name, "ray-job-submitter", nil))
+		all.WriteString(s.Logs(t.Context(), ns, p.Name, "ray-job-submitter", nil))
 	}
 	return all.String()
 }
@@ -39,10 +39,10 @@ func (s *suite) submitterLogs(t *testing.T, ns, job string) string {
 func (s *suite) redisKeys(t *testing.T, ns string) []string {
 	t.Helper()
 	pods := &corev1.PodList{}
-	if err := s.kube.Client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{"app": "redis"}); err != nil || len(pods.Items) != 1 {
+	if err := s.Client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{"app": "redis"}); err != nil || len(pods.Items) != 1 {
 		t.Fatalf("want one Redis Pod, have %d (%v)", len(pods.Items), err)
 	}
-	out, err := s.kube.Kubectl(t.Context(), "exec", "-n", ns, pods.Items[0].Name, "--", "redis-cli", "--scan", "--pattern", "*")
+	out, err := s.Kubectl(t.Context(), "exec", "-n", ns, pods.Items[0].Name, "--", "redis-cli", "--scan", "--pattern", "*")
 	if err != nil {
 		t.Fatalf("listing Redis keys: %v", err)
 	}
@@ -70,18 +70,18 @@ func (s *suite) deleteCluster(ctx context.Context, t *testing.T, ns string) clea
 	t.Helper()
 	rc := &rayv1.RayCluster{}
 	rc.Namespace, rc.Name = ns, clusterName
-	if err := s.kube.Client.Delete(ctx, rc); err != nil {
+	if err := s.Client.Delete(ctx, rc); err != nil {
 		t.Fatal(err)
 	}
 	jobKey := client.ObjectKey{Namespace: ns, Name: clusterName + "-redis-cleanup"}
 	seen := false
 	var run cleanupRun
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if s.kube.Client.Get(ctx, jobKey, &batchv1.Job{}) == nil {
+		if s.Client.Get(ctx, jobKey, &batchv1.Job{}) == nil {
 			seen = true
 			run.logs, run.exitCodes = s.jobLogs(ctx, ns, jobKey.Name, run.logs, run.exitCodes)
 		}
-		err := s.kube.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
+		err := s.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
 		return apierrors.IsNotFound(err), fmt.Errorf("cleanup Job seen %v; cluster: %v", seen, err)
 	})
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *suite) deleteCluster(ctx context.Context, t *testing.T, ns string) clea
 		t.Fatalf("RayCluster %s went away without a Redis cleanup Job", clusterName)
 	}
 	events := &corev1.EventList{}
-	if err := s.kube.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+	if err := s.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {
@@ -113,7 +113,7 @@ func (s *suite) waitRayService(t *testing.T, ns string) *rayv1.RayService {
 	defer cancel()
 	rs := &rayv1.RayService{}
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		if err := s.kube.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName}, rs); err != nil {
 			return false, err
 		}
 		err := e2eutil.ServingOneCluster(rs)
@@ -146,14 +146,14 @@ func (s *suite) waitAnswer(t *testing.T, url, want string) {
 // its RayCluster), else previous and previousCodes.
 func (s *suite) jobLogs(ctx context.Context, ns, job, previous string, previousCodes []int32) (string, []int32) {
 	pods := &corev1.PodList{}
-	if err := s.kube.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}); err != nil {
+	if err := s.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}); err != nil {
 		return previous, previousCodes
 	}
 	var all strings.Builder
 	var codes []int32
 	for _, p := range pods.Items {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			all.WriteString(s.kube.Logs(ctx, ns, p.Name, p.Spec.Containers[0].Name, nil))
+			all.WriteString(s.Logs(ctx, ns, p.Name, p.Spec.Containers[0].Name, nil))
 			for _, c := range p.Status.ContainerStatuses {
 				if c.State.Terminated != nil {
 					codes = append(codes, c.State.Terminated.ExitCode)
@@ -175,11 +175,11 @@ func (s *suite) removeCluster(ns string) {
 	defer cancel()
 	rc := &rayv1.RayCluster{}
 	rc.Namespace, rc.Name = ns, clusterName
-	if err := s.kube.Client.Delete(ctx, rc); err != nil {
+	if err := s.Client.Delete(ctx, rc); err != nil {
 		return
 	}
 	_ = e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
-		err := s.kube.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
+		err := s.Client.Get(ctx, client.ObjectKeyFromObject(rc), &rayv1.RayCluster{})
 		return apierrors.IsNotFound(err), err
 	})
 }

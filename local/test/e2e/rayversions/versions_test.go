@@ -100,7 +100,7 @@ func testWorkerReady(t *testing.T, r release, ns string, created metav1.Time) {
 	shared.track(t, r.String(), "RayCluster: head and worker Ready", &note)
 	ctx, cancel := context.WithTimeout(t.Context(), clusterTimeout)
 	defer cancel()
-	head := shared.kube.WaitHead(ctx, t, ns, clusterName, "", clusterTimeout)
+	head := shared.WaitHead(ctx, t, ns, clusterName, "", clusterTimeout)
 	worker := shared.waitGroup(ctx, t, ns, "fixed", 1)
 	headPod := shared.pod(t, ns, head)
 	for _, p := range []*corev1.Pod{headPod, worker} {
@@ -151,7 +151,7 @@ func testRayJob(t *testing.T, r release, ns string, mode rayv1.JobSubmissionMode
 	shared.track(t, r.String(), "RayJob "+string(mode), &note)
 	name := "job-" + strings.ToLower(string(mode))
 	shared.apply(t, ns, r.rayJobManifest(name, string(mode)))
-	job := shared.kube.WaitRayJob(t, ns, name, caseTimeout)
+	job := shared.WaitRayJob(t, ns, name, caseTimeout)
 	st := job.Status
 	if st.JobDeploymentStatus != rayv1.JobDeploymentStatusComplete || st.JobStatus != rayv1.JobStatusSucceeded {
 		t.Fatalf("RayJob %s ended %s/%s (%s), want Complete/SUCCEEDED", name, st.JobDeploymentStatus, st.JobStatus, st.Message)
@@ -203,7 +203,7 @@ func testAutoscaler(t *testing.T, r release, ns string) {
 	head := shared.headPod(t, ns)
 	task := make(chan string, 1)
 	go func() {
-		out, err := shared.kube.RayPython(ctx, ns, head, "ray-head", scaledTask)
+		out, err := shared.RayPython(ctx, ns, head, "ray-head", scaledTask)
 		task <- fmt.Sprintf("%s (error: %v)", out, err)
 	}()
 	worker := shared.waitGroup(ctx, t, ns, "scaled", 1)
@@ -237,10 +237,10 @@ func testGCSFaultTolerance(t *testing.T, r release, ns string) {
 		t.Fatal("Redis holds no key after the actor was created")
 	}
 	deleted := time.Now()
-	shared.kube.DeletePod(ctx, t, ns, head, caseTimeout)
-	newHead := shared.kube.WaitHead(ctx, t, ns, clusterName, head, caseTimeout)
+	shared.DeletePod(ctx, t, ns, head, caseTimeout)
+	newHead := shared.WaitHead(ctx, t, ns, clusterName, head, caseTimeout)
 	readyAfter := time.Since(deleted)
-	if out := shared.kube.RetryPython(ctx, t, ns, newHead, "ray-head", e2eutil.ReadCounter, caseTimeout); !strings.Contains(out, "count 1") {
+	if out := shared.RetryPython(ctx, t, ns, newHead, "ray-head", e2eutil.ReadCounter, caseTimeout); !strings.Contains(out, "count 1") {
 		t.Fatalf("the detached actor lost its state across the head's replacement:\n%s", out)
 	}
 	answered := time.Since(deleted)
@@ -312,23 +312,23 @@ func testRayService(t *testing.T, r release) {
 	var note string
 	shared.track(t, r.String(), "RayService Ready and answering", &note)
 	ns := shared.namespace(t)
-	if err := shared.kube.Client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
+	if err := shared.Client.Create(t.Context(), e2eutil.HelloApp(ns)); err != nil {
 		t.Fatal(err)
 	}
 	answer := "hello from Ray " + r.String()
 	rs := e2eutil.HelloRayService(ns, answer)
 	rs.Spec.RayClusterSpec.RayVersion = r.String()
 	rs.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Image = "rayproject/ray:" + r.String()
-	if err := shared.kube.Client.Create(t.Context(), rs); err != nil {
+	if err := shared.Client.Create(t.Context(), rs); err != nil {
 		t.Fatal(err)
 	}
 	rs = shared.waitRayService(t, ns)
 	ready := time.Since(rs.CreationTimestamp.Time)
 	active := rs.Status.ActiveServiceStatus.RayClusterName
-	head := shared.kube.WaitHead(t.Context(), t, ns, active, "", time.Minute)
+	head := shared.WaitHead(t.Context(), t, ns, active, "", time.Minute)
 	shared.requireRayRelease(t, r, ns, head, "ray-head")
 	svc := &corev1.Service{}
-	if err := shared.kube.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
+	if err := shared.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: e2eutil.HelloName + "-serve-svc"}, svc); err != nil {
 		t.Fatal(err)
 	}
 	url := fmt.Sprintf("http://%s:%d%s", svc.Spec.ClusterIP, e2eutil.HelloServePort, e2eutil.HelloRoute)
@@ -346,7 +346,7 @@ func (s *suite) apply(t *testing.T, ns string, data []byte) *unstructured.Unstru
 	}
 	for _, u := range objs {
 		u.SetNamespace(ns)
-		if err := s.kube.Client.Create(t.Context(), u); err != nil {
+		if err := s.Client.Create(t.Context(), u); err != nil {
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}
@@ -357,14 +357,14 @@ func (s *suite) apply(t *testing.T, ns string, data []byte) *unstructured.Unstru
 // what the namespace held is printed before it is deleted.
 func (s *suite) namespace(t *testing.T) string {
 	t.Helper()
-	return e2eutil.Namespace(t, s.kube.Client, func(ctx context.Context, ns string) { s.kube.Dump(ctx, t, ns) })
+	return e2eutil.Namespace(t, s.Client, func(ctx context.Context, ns string) { s.Dump(ctx, t, ns) })
 }
 
 // pod reads a Pod.
 func (s *suite) pod(t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{}
-	if err := s.kube.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+	if err := s.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -373,7 +373,7 @@ func (s *suite) pod(t *testing.T, ns, name string) *corev1.Pod {
 // headPod returns the name of the shared cluster's running and ready head.
 func (s *suite) headPod(t *testing.T, ns string) string {
 	t.Helper()
-	return s.kube.WaitHead(t.Context(), t, ns, clusterName, "", time.Minute)
+	return s.WaitHead(t.Context(), t, ns, clusterName, "", time.Minute)
 }
 
 // python runs a script in a Pod's container and returns what it printed.
@@ -381,7 +381,7 @@ func (s *suite) python(t *testing.T, ns, pod, container, script string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), caseTimeout)
 	defer cancel()
-	out, err := s.kube.RayPython(ctx, ns, pod, container, script)
+	out, err := s.RayPython(ctx, ns, pod, container, script)
 	if err != nil {
 		t.Fatalf("running a script in %s: %v\n%s", pod, err, out)
 	}
@@ -404,7 +404,7 @@ func (s *suite) waitGroup(ctx context.Context, t *testing.T, ns, group string, r
 	var last *corev1.Pod
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.kube.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName}, rc); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName}, rc); err != nil {
 			return false, err
 		}
 		var want *int32
@@ -414,7 +414,7 @@ func (s *suite) waitGroup(ctx context.Context, t *testing.T, ns, group string, r
 			}
 		}
 		pods := &corev1.PodList{}
-		if err := s.kube.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: clusterName, rayv1.LabelGroup: group}); err != nil {
+		if err := s.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{rayv1.LabelCluster: clusterName, rayv1.LabelGroup: group}); err != nil {
 			return false, err
 		}
 		ready := 0
@@ -438,7 +438,7 @@ func (s *suite) waitClusterState(ctx context.Context, t *testing.T, ns string, s
 	t.Helper()
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := s.kube.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName}, rc); err != nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName}, rc); err != nil {
 			return false, err
 		}
 		return rc.Status.State == state, fmt.Errorf("state %q", rc.Status.State)
@@ -462,7 +462,7 @@ func testTokenAuthValidation(t *testing.T, r release) {
 	refuse := r.v.LessThan(tokenAuth)
 	err := e2eutil.Poll(ctx, e2eutil.PollInterval, func() (bool, error) {
 		rc := &rayv1.RayCluster{}
-		if err := shared.kube.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "token"}, rc); err != nil {
+		if err := shared.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "token"}, rc); err != nil {
 			return false, err
 		}
 		failed := meta.FindStatusCondition(rc.Status.Conditions, string(rayv1.RayClusterValidationFailed))

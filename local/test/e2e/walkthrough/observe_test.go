@@ -16,6 +16,7 @@ import (
 
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
 	"github.com/ray-operator/ray-operator/local/internal/hostlock"
+	"github.com/ray-operator/ray-operator/local/internal/netaddons"
 	"github.com/ray-operator/ray-operator/local/internal/sandbox"
 )
 
@@ -23,8 +24,8 @@ import (
 const bridgeName = sandbox.DefaultBridgeName
 
 // kubeProxyTable is the nftables table of the cluster's kube-proxy (one per
-// machine: local/internal/netaddons).
-const kubeProxyTable = "kube-proxy"
+// machine).
+const kubeProxyTable = netaddons.KubeProxyTable
 
 // cluster names what belongs to the local cluster of one state directory:
 // what its node's sandboxes carry its tag in (local/internal/sandbox names
