@@ -10,8 +10,9 @@
 // RAY_VERSIONS (comma or space separated) chooses the releases; unset, the
 // oldest and the newest (defaultVersions). The package needs the installer
 // (RAY_OPERATOR_RAY_INSTALLER): unset, it does nothing, so that `make
-// test-e2e-local`, which runs ./test/e2e/..., leaves it to `make
-// test-ray-versions`. At the end it prints a table of each release's
+// test-e2e-local`, which runs ./test/e2e/..., leaves it to its own stages:
+// `make test` runs the default pair (test-e2e-ray-versions), `make
+// test-ray-versions` every release. At the end it prints a table of each release's
 // cases: pass, fail or skip with the reason, and the time each took.
 package rayversions_test
 
