@@ -74,9 +74,20 @@ func testFailover(t *testing.T, r *run) {
 	requireNoFailedRequests(t, r, "from the leader's deletion until two operator Pods run again", mark)
 }
 
-// waitNewLeader polls the Lease until a Pod other than leader holds it,
-// and returns it.
+// waitNewLeader waits until a Pod other than leader holds the Lease, and
+// returns it.
 func (s *suite) waitNewLeader(t *testing.T, leader string) *coordinationv1.Lease {
+	t.Helper()
+	return s.waitLease(t, "no other operator Pod took the Lease over from "+leader, func(l *coordinationv1.Lease) bool {
+		holder := holderPod(l)
+		return holder != "" && holder != leader
+	})
+}
+
+// waitLease polls the Lease (a missing one is waited for) for up to two
+// minutes until done accepts it, and returns it; t fails with failure and
+// the last holder otherwise.
+func (s *suite) waitLease(t *testing.T, failure string, done func(*coordinationv1.Lease) bool) *coordinationv1.Lease {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -84,13 +95,12 @@ func (s *suite) waitNewLeader(t *testing.T, leader string) *coordinationv1.Lease
 	err := e2eutil.Poll(ctx, 50*time.Millisecond, func() (bool, error) {
 		var err error
 		if l, err = s.lease(ctx); err != nil {
-			return false, err
+			return false, client.IgnoreNotFound(err)
 		}
-		holder := holderPod(l)
-		return holder != "" && holder != leader, fmt.Errorf("held by %q", holder)
+		return done(l), fmt.Errorf("held by %q", ptr.Deref(l.Spec.HolderIdentity, ""))
 	})
 	if err != nil {
-		t.Fatalf("no other operator Pod took the Lease over from %s: %v", leader, err)
+		t.Fatalf("%s: %v", failure, err)
 	}
 	return l
 }

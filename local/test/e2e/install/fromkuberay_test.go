@@ -1,8 +1,6 @@
 package install_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -240,18 +238,5 @@ func (s *suite) adoptCRDs(t *testing.T) {
 // waitLeader waits until the Lease is held by pod and returns it.
 func (s *suite) waitLeader(t *testing.T, pod string) *coordinationv1.Lease {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	var l *coordinationv1.Lease
-	err := e2eutil.Poll(ctx, 50*time.Millisecond, func() (bool, error) {
-		var err error
-		if l, err = s.lease(ctx); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		return holderPod(l) == pod, fmt.Errorf("held by %q", holderPod(l))
-	})
-	if err != nil {
-		t.Fatalf("the operator Pod %s does not lead: %v", pod, err)
-	}
-	return l
+	return s.waitLease(t, "the operator Pod "+pod+" does not lead", func(l *coordinationv1.Lease) bool { return holderPod(l) == pod })
 }

@@ -107,25 +107,14 @@ func splitLeader(t *testing.T, pods []corev1.Pod, l *coordinationv1.Lease) (lead
 	return leader, other
 }
 
-// waitHolderChange polls the Lease until an identity other than was holds
-// it, and returns it.
+// waitHolderChange waits until an identity other than was holds the
+// Lease, and returns it.
 func (s *suite) waitHolderChange(t *testing.T, was string) *coordinationv1.Lease {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	var l *coordinationv1.Lease
-	err := e2eutil.Poll(ctx, 50*time.Millisecond, func() (bool, error) {
-		var err error
-		if l, err = s.lease(ctx); err != nil {
-			return false, err
-		}
+	return s.waitLease(t, "nobody took the Lease over from "+was, func(l *coordinationv1.Lease) bool {
 		holder := ptr.Deref(l.Spec.HolderIdentity, "")
-		return holder != "" && holder != was, fmt.Errorf("held by %q", holder)
+		return holder != "" && holder != was
 	})
-	if err != nil {
-		t.Fatalf("nobody took the Lease over from %s: %v", was, err)
-	}
-	return l
 }
 
 // requireRestarted checks the killed Pod is the same Pod with its
