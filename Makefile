@@ -331,7 +331,7 @@ verify-generated: generate ## Fail when the committed generated files differ fro
 ##@ Test
 
 GO_TEST_FLAGS ?= -count=1
-UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./pkg/... ./examples/... ./test/scale/
+UNIT_PKGS = ./api/... ./cmd/... ./internal/... ./pkg/... ./examples/... ./test/scale/ ./hack/
 # The local module's unit tests (run from $(LOCAL_MODULE)/); test/soak's own
 # checks (flatness, leaks, report, plot) run here, its TestSoak skips
 # without SOAK_DURATION (`make soak` sets it).
@@ -367,7 +367,8 @@ TEST_TOOLS_E2E := $(METRICS_SERVER) $(CERT_MANAGER) $(KUEUE) $(TRAEFIK)
 # from PyPI); a stage that needs it first waits on the same locks.
 # The record of the run under way; `make test` prints it at the end, beside
 # the previous run's (kept in $(CACHE)/test-times/), and copies the
-# printout to .cache/test-times.txt.
+# printout to .cache/test-times.txt. What failed comes last: CI shows only
+# the end of the output.
 TEST_TIMINGS := $(CURDIR)/.cache/test-times.tsv
 
 test: ## Everything CI runs, stage by stage (repository checks, generated files, lint, unit, Helm chart, integration (envtest), monitoring and e2e (real Ray)), then where the time went.
@@ -378,7 +379,8 @@ test: ## Everything CI runs, stage by stage (repository checks, generated files,
 	TEST_TOOLS="$(TEST_TOOLS)" TEST_TOOLS_CPU="$(TEST_TOOLS_CPU)" TEST_TOOLS_E2E="$(TEST_TOOLS_E2E)" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
 	wait $$prefetch || echo "== prefetch failed (the stages install what they need themselves): .cache/prefetch.log"; \
 	$(TIMINGS) report; \
-	echo "== every test's output, as go test -json events (one file per stage): $(TEST_JSON)/"; exit $$rc
+	echo "== every test's output, as go test -json events (one file per stage): $(TEST_JSON)/"; \
+	$(TIMINGS) failures; exit $$rc
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## go vet and golangci-lint v2 over the four modules (operator, local, test/monitoring, hack/image); a second golangci-lint on the machine waits for the first instead of failing.

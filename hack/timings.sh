@@ -8,6 +8,9 @@
 #                                        package's "ok"/"FAIL" line as a package time
 #   timings.sh report                    print the record, keep a copy in the cache and
 #                                        in .cache/test-times.txt of the work tree
+#   timings.sh failures                  print what failed (stages, packages, tests with
+#                                        their first error lines), short, to end the output:
+#                                        CI shows only the end of it
 #
 # A record is one line per entry: KIND<TAB>NAME<TAB>SECONDS<TAB>STATUS, KIND
 # one of stage (a `make test` prerequisite), tool (something built or
@@ -125,6 +128,79 @@ cmd_report() {
 	cp "$record" "$saved"
 }
 
+# json_failures FILE: the failed tests of one gotestsum record (leaves only:
+# a parent that failed because a subtest did adds nothing), each with up to
+# three of its output lines that look like an error (else its last logged
+# line), and the packages that
+# failed with no failed test (a build failure, a panic, the -timeout).
+json_failures() {
+	awk '
+		function field(name,   v) {
+			if (!match($0, "\"" name "\":\"([^\"\\\\]|\\\\.)*\"")) return ""
+			v = substr($0, RSTART + length(name) + 4, RLENGTH - length(name) - 5)
+			gsub(/\\t/, " ", v); gsub(/\\n/, "", v); gsub(/\\"/, "\"", v); gsub(/  +/, " ", v)
+			sub(/^ /, "", v)
+			return v
+		}
+		function errorish(line) {
+			return line ~ /^(panic: |--- FAIL|FAIL)/ || (line ~ /\.go:[0-9]+: / && tolower(line) ~ /(error|fail|timed out|timeout|deadline|never|unexpected|want|expected|not |refused|missing)/)
+		}
+		{
+			action = field("Action"); pkg = field("Package"); test = field("Test")
+			if (action == "output") {
+				out = field("Output")
+				if (test == "" ) { if (out ~ /^(panic: |FAIL|# |.*\.go:[0-9]+:[0-9]+: )/ && npkg[pkg] < 3) pkgmsg[pkg, ++npkg[pkg]] = out }
+				else if (out !~ /^--- FAIL/ && errorish(out)) { if (nmsg[pkg, test] < 3) msg[pkg, test, ++nmsg[pkg, test]] = out }
+				else if (out ~ /\.go:[0-9]+: /) lastlog[pkg, test] = out
+				if (out ~ /^panic: test timed out/) { timedout[pkg] = out; running[pkg] = "" }
+				else if (timedout[pkg] != "" && out ~ /^Test[^ ]* \(/) running[pkg] = running[pkg] " " out
+			}
+			if (action == "fail") {
+				if (test != "") { failed[++nf] = pkg SUBSEP test; failedin[pkg]++ }
+				else pkgfail[++np] = pkg
+			}
+		}
+		END {
+			for (i = 1; i <= nf; i++) {
+				split(failed[i], pt, SUBSEP); leaf = 1
+				for (j = 1; j <= nf; j++) {
+					split(failed[j], q, SUBSEP)
+					if (q[1] == pt[1] && index(q[2], pt[2] "/") == 1) leaf = 0
+				}
+				if (!leaf) continue
+				printf "  FAIL %s %s\n", pt[1], pt[2]
+				for (k = 1; k <= nmsg[pt[1], pt[2]]; k++) printf "       %s\n", substr(msg[pt[1], pt[2], k], 1, 240)
+				if (!nmsg[pt[1], pt[2]] && lastlog[pt[1], pt[2]] != "") printf "       %s\n", substr(lastlog[pt[1], pt[2]], 1, 240)
+			}
+			for (i = 1; i <= np; i++) {
+				p = pkgfail[i]
+				if (timedout[p] != "") { printf "  FAIL %s: %s; running:%s\n", p, timedout[p], substr(running[p], 1, 200); continue }
+				if (failedin[p]) continue
+				printf "  FAIL %s (no test failed)\n", p
+				for (k = 1; k <= npkg[p]; k++) printf "       %s\n", substr(pkgmsg[p, k], 1, 240)
+			}
+		}' "$1"
+}
+
+# cmd_failures: what failed, from the record (stages) and the gotestsum
+# records (packages and tests); nothing when all passed.
+cmd_failures() {
+	local out="" dir=${RAY_OPERATOR_TEST_JSON:-} f
+	if [[ -n "$record" && -f "$record" ]]; then
+		out=$(awk -F '\t' '$1 == "stage" && $4 != 0 { printf "  stage %s: exit %s\n", $2, $4 }' "$record")
+	fi
+	if [[ -d "$dir" ]]; then
+		for f in "$dir"/*.json; do
+			[[ -s "$f" ]] || continue
+			out+=$'\n'$(json_failures "$f")
+		done
+	fi
+	out=$(grep -v '^$' <<<"$out" || true)
+	[[ -n "$out" ]] || return 0
+	echo "== What failed (each test's whole output: the records named above)"
+	echo "$out"
+}
+
 case "${1:-}" in
 begin)
 	[[ -n "$record" ]] || { echo "timings: RAY_OPERATOR_TIMINGS is not set" >&2; exit 2; }
@@ -135,8 +211,9 @@ begin)
 run) shift && cmd_run "$@" ;;
 gotest) cmd_gotest ;;
 report) cmd_report ;;
+failures) cmd_failures ;;
 *)
-	echo "usage: timings.sh begin | run KIND NAME -- CMD ... | gotest | report" >&2
+	echo "usage: timings.sh begin | run KIND NAME -- CMD ... | gotest | report | failures" >&2
 	exit 2
 	;;
 esac
