@@ -20,7 +20,7 @@ build() { # build <module dir> <package> <output name> [ldflags]
 	local out="$dir/$3"
 	[[ -x "$out" ]] && return 0
 	echo "building $3 (first run only)" >&2
-	(cd "$root/hack/$1" && CGO_ENABLED=0 "$root/hack/timings.sh" run tool "$3" -- go build -trimpath -ldflags "${4:-}" -o "$out.tmp" "$2")
+	(cd "$root/hack/$1" && CGO_ENABLED=0 "$root/hack/timings.sh" run tool "$3" -- go build -trimpath -ldflags "-s -w ${4:-}" -o "$out.tmp" "$2")
 	mv "$out.tmp" "$out"
 }
 

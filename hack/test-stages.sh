@@ -9,18 +9,24 @@
 # pods; they mostly wait, on Ray, on grace periods, on restarts) in one, the
 # other stages (compiling, envtest, Ray heads on the host) in the other.
 # Each lane first builds its own tools ($TEST_TOOLS_CPU, $TEST_TOOLS_E2E).
+# The e2e lane then starts a niced make of $TEST_TOOLS_E2E_LATER in the
+# background, holding an flock on $RAY_OPERATOR_TOOLS_LOCK until it ends:
+# the suites that need those tools wait for the lock (local/internal/e2eutil),
+# the others run meanwhile and mostly wait on Ray, which leaves the CPU to
+# the build. Its output goes to .cache/later-tools.log.
 # shellcheck disable=SC2086 # the stage and tool lists are words
 set -uo pipefail
 make=$1 lanes=$2 first=$3 cpu=$4 e2e=$5
 tools=${TEST_TOOLS:-} cpu_tools=${TEST_TOOLS_CPU:-} e2e_tools=${TEST_TOOLS_E2E:-}
+later_tools=${TEST_TOOLS_E2E_LATER:-} tools_lock=${RAY_OPERATOR_TOOLS_LOCK:-}
 timings="$(dirname "$0")/timings.sh"
 
-tools() { # tools NAME TOOL...: build the tools as one timed stage
+tools() { # tools NAME TOOL...: build the tools as one timed stage, at nice level $NICE (0)
 	local name=$1
 	shift
 	[[ $# == 0 ]] && return
 	echo "== $name"
-	"$timings" run stage "$name" -- $make --no-print-directory "$@" || { echo "== $name failed"; return 1; }
+	"$timings" run stage "$name" -- nice -n "${NICE:-0}" $make --no-print-directory "$@" || { echo "== $name failed"; return 1; }
 }
 
 stages() { # stages STAGE...: run each in turn, stop at the first failure
@@ -31,10 +37,36 @@ stages() { # stages STAGE...: run each in turn, stop at the first failure
 	done
 }
 
+# later_tools: the background build of $later_tools, the lock taken here
+# (so that no suite can find it free before the build begins) and held by
+# the build's processes alone once this shell closes its descriptor.
+later_tools() {
+	[[ -n $later_tools && -n $tools_lock ]] || return 0
+	local log=.cache/later-tools.log
+	mkdir -p "$(dirname "$tools_lock")" .cache
+	exec 8>"$tools_lock"
+	flock 8
+	echo "== tools (e2e, background, niced): $later_tools; log: $log"
+	("$timings" run stage "tools (e2e, background)" -- nice -n 19 $make --no-print-directory $later_tools >"$log" 2>&1 ||
+		echo "== the background build of $later_tools failed: $log") &
+	later_pid=$!
+	exec 8>&-
+}
+
 stages $first || exit 1
 tools tools $tools || exit 1
-cpu_lane() { tools "tools (cpu)" $cpu_tools && stages $cpu; }
-e2e_lane() { tools "tools (e2e)" $e2e_tools && stages $e2e; }
+# The cpu lane's own tools build niced: on a new machine the e2e lane's
+# (which it needs before its first suite) get the CPUs first, the cpu lane
+# having time to spare (it ends half way through the e2e lane).
+cpu_lane() { NICE=10 tools "tools (cpu)" $cpu_tools && stages $cpu; }
+# The e2e lane ends with its background build, even when a stage failed
+# before a suite waited for it.
+e2e_lane() {
+	local rc=0 later_pid=
+	{ tools "tools (e2e)" $e2e_tools && later_tools && stages $e2e; } || rc=1
+	[[ -z $later_pid ]] || wait "$later_pid"
+	return $rc
+}
 if [[ $lanes != 2 ]]; then
 	cpu_lane && e2e_lane
 	exit

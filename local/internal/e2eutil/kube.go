@@ -112,6 +112,61 @@ func (k Kube) WaitHead(ctx context.Context, t testing.TB, ns, cluster, previous 
 	return name
 }
 
+// WaitWorkerGroup waits up to timeout until the cluster's worker group
+// group (its first, when "") asks for replicas workers and has exactly that
+// many Pods, all running and ready (none at all for zero), and returns the
+// name of one of them ("" for zero).
+func (k Kube) WaitWorkerGroup(ctx context.Context, t testing.TB, ns, cluster, group string, replicas int32, timeout time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var name string
+	err := Poll(ctx, PollInterval, func() (bool, error) {
+		rc := &rayv1.RayCluster{}
+		if err := k.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, rc); err != nil {
+			return false, err
+		}
+		spec := workerGroup(rc, group)
+		if spec == nil {
+			return false, fmt.Errorf("no worker group %q", group)
+		}
+		pods, err := k.RayPods(ctx, ns, cluster, string(rayv1.WorkerNode))
+		if err != nil {
+			return false, err
+		}
+		n, ready := 0, 0
+		name = ""
+		for i := range pods {
+			if pods[i].Labels[rayv1.LabelGroup] != spec.GroupName {
+				continue
+			}
+			n++
+			if RunningAndReady(&pods[i]) {
+				ready++
+				name = pods[i].Name
+			}
+		}
+		want := ptr.Deref(spec.Replicas, -1)
+		ok := want == replicas && n == int(replicas) && ready == int(replicas)
+		return ok, fmt.Errorf("group %s: spec replicas %d (-1: unset), %d worker Pods, %d ready", spec.GroupName, want, n, ready)
+	})
+	if err != nil {
+		t.Fatalf("worker group of %s did not reach %d replicas: %v", cluster, replicas, err)
+	}
+	return name
+}
+
+// workerGroup is the cluster's worker group called name, its first when
+// name is "", or nil.
+func workerGroup(rc *rayv1.RayCluster, name string) *rayv1.WorkerGroupSpec {
+	for i := range rc.Spec.WorkerGroupSpecs {
+		if name == "" || rc.Spec.WorkerGroupSpecs[i].GroupName == name {
+			return &rc.Spec.WorkerGroupSpecs[i]
+		}
+	}
+	return nil
+}
+
 // DeletePod deletes a Pod and waits up to timeout until it is gone.
 func (k Kube) DeletePod(ctx context.Context, t testing.TB, ns, name string, timeout time.Duration) {
 	t.Helper()

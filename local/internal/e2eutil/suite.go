@@ -182,6 +182,11 @@ func (s *Suite) start(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := waitLaterTools(ctx, cluster, func(tools, lock string) {
+		fmt.Fprintf(os.Stderr, "%s: waiting for the background build of %s (%s held; its log: .cache/later-tools.log)\n", s.opts.Name, tools, lock)
+	}); err != nil {
+		return err
+	}
 	began := time.Now()
 	if s.Cluster, err = localcluster.Start(ctx, cluster); err != nil {
 		return err

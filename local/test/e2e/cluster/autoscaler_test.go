@@ -2,12 +2,9 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/types"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
 )
@@ -123,38 +120,5 @@ func (s *suite) waitHead(ctx context.Context, t *testing.T, ns, cluster, previou
 // (none at all for zero), and returns the name of one of them.
 func (s *suite) waitWorkerGroup(ctx context.Context, t *testing.T, ns, cluster string, replicas int32) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, autoscaleTimeout)
-	defer cancel()
-	var name string
-	err := poll(ctx, func() (bool, error) {
-		rc := &rayv1.RayCluster{}
-		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster}, rc); err != nil {
-			return false, err
-		}
-		want := rc.Spec.WorkerGroupSpecs[0].Replicas
-		pods, err := s.rayPods(ctx, ns, cluster, "worker")
-		if err != nil {
-			return false, err
-		}
-		ready := 0
-		for i := range pods {
-			if runningAndReady(&pods[i]) {
-				ready++
-				name = pods[i].Name
-			}
-		}
-		ok := want != nil && *want == replicas && len(pods) == int(replicas) && ready == int(replicas)
-		return ok, fmt.Errorf("spec replicas %v, %d worker Pods, %d ready", ptrString(want), len(pods), ready)
-	})
-	if err != nil {
-		t.Fatalf("worker group of %s did not reach %d replicas: %v", cluster, replicas, err)
-	}
-	return name
-}
-
-func ptrString(p *int32) string {
-	if p == nil {
-		return "unset"
-	}
-	return fmt.Sprint(*p)
+	return s.WaitWorkerGroup(ctx, t, ns, cluster, "", replicas, autoscaleTimeout)
 }

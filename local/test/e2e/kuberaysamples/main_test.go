@@ -7,9 +7,11 @@
 // node's default capacity), and waits for what a user waits for: a
 // RayCluster ready with every worker Running and Ready and a job submitted
 // to it succeeding; a RayJob SUCCEEDED; for the Redis samples, a detached
-// actor surviving the deletion of the head Pod. One sample at a time, as
-// on a new 2-core machine; the time each took is printed in a table at the
-// end. `make test-kuberay-samples` runs it (docs/dev/kuberay-samples.md).
+// actor surviving the deletion of the head Pod; for the autoscaler samples,
+// a worker brought by a detached actor and removed once it is gone. As
+// many samples at once as go test's -parallel, the node with `make run`'s
+// default capacity on a 2-core machine; the time each took is printed in
+// a table at the end. `make test-kuberay-samples` runs it (docs/dev/kuberay-samples.md).
 package kuberaysamples_test
 
 import (

@@ -3,6 +3,8 @@ package kuberaysamples_test
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -26,6 +28,8 @@ func (s *suite) record(r result) {
 func (s *suite) printResults(w io.Writer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Samples run side by side end in any order; the table is by file.
+	slices.SortFunc(s.results, func(a, b result) int { return strings.Compare(a.file, b.file) })
 	counts := map[string]int{}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "KubeRay %s sample\tresult\ttime\ttime to, or why\n", s.version)

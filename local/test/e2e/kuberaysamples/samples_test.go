@@ -51,6 +51,10 @@ const (
 	// redis: as cluster, and a detached actor survives the head Pod's
 	// deletion (GCS fault tolerance with the sample's Redis).
 	redis
+	// autoscale: as cluster, then the sample's own scripts, as KubeRay's
+	// autoscaling guide runs them: a detached actor brings a worker, and
+	// once it is killed the idle worker goes.
+	autoscale
 	// job: a RayJob must reach SUCCEEDED.
 	job
 	// interactive: a RayJob in InteractiveMode, whose job the user
@@ -58,10 +62,12 @@ const (
 	interactive
 )
 
-// plan says how a sample is checked; reason says why it is skipped.
+// plan says how a sample is checked; reason says why it is skipped. A
+// long sample starts first, so that the others run beside it.
 type plan struct {
 	mode   mode
 	reason string
+	long   bool
 }
 
 // Reasons to skip, by what the sample needs.
@@ -80,8 +86,8 @@ const (
 // here fails the suite: decide whether it runs, and why not.
 var plans = map[string]plan{
 	"ray-cluster.auth.yaml":                    {reason: fmt.Sprintf(noLocalImageOf, "quay.io/brancz/kube-rbac-proxy")},
-	"ray-cluster.autoscaler-v2.yaml":           {mode: cluster},
-	"ray-cluster.autoscaler.yaml":              {mode: cluster},
+	"ray-cluster.autoscaler-v2.yaml":           {mode: autoscale},
+	"ray-cluster.autoscaler.yaml":              {mode: autoscale},
 	"ray-cluster.complete.yaml":                {mode: cluster},
 	"ray-cluster.custom-head-service.yaml":     {mode: cluster},
 	"ray-cluster.deprecate-gcs-ft.yaml":        {mode: redis},
@@ -114,7 +120,7 @@ var plans = map[string]plan{
 	"ray-job.custom-head-svc.yaml":             {mode: job},
 	"ray-job.deletion-rules.yaml":              {mode: job},
 	"ray-job.interactive-mode.yaml":            {mode: interactive},
-	"ray-job.kueue-toy-sample.yaml":            {mode: job},
+	"ray-job.kueue-toy-sample.yaml":            {mode: job, long: true}, // prints the cluster's resources once a second, 600 times
 	"ray-job.light-weight-submitter.yaml":      {reason: fmt.Sprintf(noLocalImageOf, "kuberay/submitter")},
 	"ray-job.modin.yaml":                       {reason: "reads a dataset from https://modin-datasets.intel.com, which this machine cannot resolve (it ran here: modin installed from PyPI, then the download failed)"},
 	"ray-job.resources.yaml":                   {mode: job},
@@ -134,12 +140,16 @@ var plans = map[string]plan{
 var runners = map[mode]func(s *suite, t *testing.T, ns string, objs sampleObjects) (string, time.Duration){
 	cluster:     (*suite).checkCluster,
 	redis:       (*suite).checkRedis,
+	autoscale:   (*suite).checkAutoscale,
 	job:         (*suite).checkJob,
 	interactive: (*suite).checkInteractive,
 }
 
 // TestKubeRaySamples runs or skips each of KubeRay's RayCluster and RayJob
-// samples, one at a time, by plans.
+// samples by plans, each in a namespace of its own; as many at once as go
+// test's -parallel (`make test-kuberay-samples` passes
+// KUBERAY_SAMPLES_PARALLEL; 1 runs them one at a time), the long ones
+// first.
 func TestKubeRaySamples(t *testing.T) {
 	files, err := sampleFiles(shared.samples)
 	if err != nil {
@@ -148,9 +158,26 @@ func TestKubeRaySamples(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatalf("no ray-cluster.*.yaml or ray-job.*.yaml in %s", shared.samples)
 	}
+	slices.SortStableFunc(files, func(a, b string) int {
+		return cmpBool(plans[b].long, plans[a].long)
+	})
 	for _, file := range files {
-		t.Run(file, func(t *testing.T) { shared.runSample(t, file) })
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			shared.runSample(t, file)
+		})
 	}
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // sampleFiles lists the RayCluster and RayJob samples of dir.

@@ -1,0 +1,76 @@
+package e2eutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+)
+
+// ToolsLockEnv names the lock file that `make test`'s background build of
+// the tools only some suites need (Kueue, Traefik: hack/test-stages.sh)
+// holds, with an flock, while it runs. Unset, or with no such file, the
+// tools were built before the tests (make test-e2e-local alone).
+const ToolsLockEnv = "RAY_OPERATOR_TOOLS_LOCK"
+
+// toolsLockPoll is how often a suite waiting for the build looks again.
+const toolsLockPoll = 200 * time.Millisecond
+
+// laterTools names the tools of the background build that a cluster with
+// these options runs, or "" when it runs none.
+func laterTools(o localcluster.Options) string {
+	switch {
+	case o.Kueue && o.Gateway:
+		return "Kueue and Traefik"
+	case o.Kueue:
+		return "Kueue"
+	case o.Gateway:
+		return "Traefik"
+	}
+	return ""
+}
+
+// waitLaterTools waits until the background build of the tools the
+// cluster runs has ended (its lock is free), calling onWait once when it
+// has to wait. A build that failed leaves no binary, which the cluster's
+// start then names.
+func waitLaterTools(ctx context.Context, o localcluster.Options, onWait func(tools, lock string)) error {
+	tools, path := laterTools(o), os.Getenv(ToolsLockEnv)
+	if tools == "" || path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	began := time.Now()
+	for waited := false; ; waited = true {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			if waited {
+				fmt.Fprintf(os.Stderr, "the background build of %s ended after %v of waiting\n", tools, time.Since(began).Round(time.Second))
+			}
+			return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("locking %s: %w", path, err)
+		}
+		if !waited && onWait != nil {
+			onWait(tools, path)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the background build of %s: %w", tools, ctx.Err())
+		case <-time.After(toolsLockPoll):
+		}
+	}
+}
