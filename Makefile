@@ -358,6 +358,9 @@ FIRST_STAGES := check-repository verify-generated
 # own bridge, table and queue).
 CPU_STAGES := test-e2e-operator lint test-unit-operator test-unit-local test-helm test-integration-operator test-integration-node test-monitoring
 E2E_STAGES := test-integration-clusternet test-e2e-local test-e2e-ray-versions
+# The cpu lane's stages that only compile and lint run niced beside the e2e
+# lane's Ray clusters (hack/test-stages.sh).
+NICE_STAGES := lint test-unit-operator test-unit-local test-helm
 # TEST_LANES=2 (the default, what CI runs) runs the two lists at once
 # (hack/test-stages.sh); TEST_LANES=1 one after the other.
 TEST_LANES ?= 2
@@ -392,7 +395,7 @@ test: ## Everything CI runs, stage by stage (repository checks, generated files,
 	$(TIMINGS) begin; rm -rf $(TEST_JSON); rc=0; \
 	$(TIMINGS) run stage "prefetch (background)" -- hack/prefetch.sh >.cache/prefetch.log 2>&1 & prefetch=$$!; \
 	TEST_TOOLS="$(TEST_TOOLS)" TEST_TOOLS_CPU="$(TEST_TOOLS_CPU)" TEST_TOOLS_E2E="$(TEST_TOOLS_E2E)" \
-	TEST_TOOLS_E2E_LATER="$(TEST_TOOLS_E2E_LATER)" E2E_LOCAL_LATER_TOOLS= RAY_OPERATOR_TOOLS_LOCK="$(TOOLS_LOCK)" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
+	TEST_TOOLS_E2E_LATER="$(TEST_TOOLS_E2E_LATER)" E2E_LOCAL_LATER_TOOLS= RAY_OPERATOR_TOOLS_LOCK="$(TOOLS_LOCK)" TEST_NICE_STAGES="$(NICE_STAGES)" hack/test-stages.sh "$(MAKE)" "$(TEST_LANES)" "$(FIRST_STAGES)" "$(CPU_STAGES)" "$(E2E_STAGES)" || rc=$$?; \
 	wait $$prefetch || echo "== prefetch failed (the stages install what they need themselves): .cache/prefetch.log"; \
 	$(TIMINGS) report; \
 	echo "== every test's output, as go test -json events (one file per stage): $(TEST_JSON)/"; \
