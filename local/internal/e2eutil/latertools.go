@@ -10,6 +10,7 @@ import (
 	"time"
 
 	localcluster "github.com/ray-operator/ray-operator/local/internal/cluster"
+	"github.com/ray-operator/ray-operator/local/internal/flockwait"
 )
 
 // ToolsLockEnv names the lock file that `make test`'s background build of
@@ -17,9 +18,6 @@ import (
 // holds, with an flock, while it runs. Unset, or with no such file, the
 // tools were built before the tests (make test-e2e-local alone).
 const ToolsLockEnv = "RAY_OPERATOR_TOOLS_LOCK"
-
-// toolsLockPoll is how often a suite waiting for the build looks again.
-const toolsLockPoll = 200 * time.Millisecond
 
 // laterTools names the tools of the background build that a cluster with
 // these options runs, or "" when it runs none.
@@ -52,25 +50,18 @@ func waitLaterTools(ctx context.Context, o localcluster.Options, onWait func(too
 		return err
 	}
 	defer func() { _ = f.Close() }()
-	began := time.Now()
-	for waited := false; ; waited = true {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-		if err == nil {
-			if waited {
-				fmt.Fprintf(os.Stderr, "the background build of %s ended after %v of waiting\n", tools, time.Since(began).Round(time.Second))
-			}
-			return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("locking %s: %w", path, err)
-		}
-		if !waited && onWait != nil {
+	began, waited := time.Now(), false
+	err = flockwait.Lock(ctx, f, syscall.LOCK_SH, func() {
+		waited = true
+		if onWait != nil {
 			onWait(tools, path)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the background build of %s: %w", tools, ctx.Err())
-		case <-time.After(toolsLockPoll):
-		}
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the background build of %s: %w", tools, err)
 	}
+	if waited {
+		fmt.Fprintf(os.Stderr, "the background build of %s ended after %v of waiting\n", tools, time.Since(began).Round(time.Second))
+	}
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }

@@ -8,20 +8,17 @@ package hostlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
-	"time"
+
+	"github.com/ray-operator/ray-operator/local/internal/flockwait"
 )
 
 // DefaultPath is the lock file.
 const DefaultPath = "/run/lock/ray-operator-node-network.lock"
-
-// pollInterval is how often a waiting Acquire tries again.
-const pollInterval = 200 * time.Millisecond
 
 // holders counts the locks this process holds, for Held.
 var holders atomic.Int32
@@ -42,29 +39,12 @@ func Acquire(ctx context.Context, path string, onWait func()) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	ticker := time.NewTicker(pollInterval)
-	defer ticker.Stop()
-	for waited := false; ; {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			holders.Add(1)
-			return &Lock{f: f}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			_ = f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-		if !waited && onWait != nil {
-			onWait()
-		}
-		waited = true
-		select {
-		case <-ctx.Done():
-			_ = f.Close()
-			return nil, fmt.Errorf("waiting for %s (another local cluster runs on this machine): %w", path, ctx.Err())
-		case <-ticker.C:
-		}
+	if err := flockwait.Lock(ctx, f, syscall.LOCK_EX, onWait); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("another local cluster runs on this machine: %w", err)
 	}
+	holders.Add(1)
+	return &Lock{f: f}, nil
 }
 
 // Release gives the lock up; later calls do nothing.
