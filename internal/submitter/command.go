@@ -16,6 +16,14 @@ import (
 // GCS is reachable; the submitter waits for it before talking to Ray.
 const gcsHealthPath = "api/gcs_healthz"
 
+// agentHealthPath is the dashboard agent's endpoint that answers "success"
+// once its raylet is up; agentPortParam is the rayStartParams key of the
+// agent's HTTP port.
+const (
+	agentHealthPath = "api/local_raylet_healthz"
+	agentPortParam  = "dashboard-agent-listen-port"
+)
+
 // healthCheckTimeoutSeconds bounds each probe of gcsHealthPath.
 const healthCheckTimeoutSeconds = 10
 
@@ -30,7 +38,8 @@ var minMetadataRayVersion = utilversion.MustParseGeneric("2.6.0")
 // Command returns the shell words the submitter runs in mode (K8sJobMode or
 // SidecarMode). Joined with spaces it is one bash script that:
 //
-//  1. waits until the dashboard reports a healthy GCS;
+//  1. waits until the dashboard reports a healthy GCS (in SidecarMode, and
+//     the head's dashboard agent a healthy raylet: agentHealthURL);
 //  2. submits the entrypoint under the RayJob's submission id; when the
 //     submitter may run again (a K8sJobMode Pod retried by its batch Job, or
 //     a SidecarMode container that restarts on failure, sidecarRestarts:
@@ -53,7 +62,7 @@ func Command(job *rayv1.RayJob, mode rayv1.JobSubmissionMode, sidecarRestarts bo
 	jobID := job.Status.JobID
 	idempotent := mode == rayv1.K8sJobMode || (mode == rayv1.SidecarMode && sidecarRestarts)
 
-	cmd := waitForGCS(address, healthURL)
+	cmd := waitForGCS(address, healthURL, agentHealthURL(job, mode))
 	if idempotent {
 		cmd = append(cmd, "if", "!", "ray", "job", "status", "--address", address, jobID, ">/dev/null", "2>&1", ";", "then")
 	}
@@ -92,14 +101,39 @@ func addresses(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) (address, health
 }
 
 // waitForGCS returns a loop that polls the GCS health endpoint every two
-// seconds with gcsHealthCommandPattern.
-func waitForGCS(address, healthURL string) []string {
-	probe := fmt.Sprintf(gcsHealthCommandPattern, healthURL, healthCheckTimeoutSeconds)
-	return []string{
-		"until", probe, ">/dev/null", "2>&1", ";",
-		"do", "echo", strconv.Quote("Waiting for Ray Dashboard GCS to become healthy at " + address + " ..."), ";",
-		"sleep", "2", ";", "done", ";",
+// seconds with gcsHealthCommandPattern, and, when agentURL is set, the head's
+// dashboard agent too.
+func waitForGCS(address, healthURL, agentURL string) []string {
+	cond := []string{fmt.Sprintf(gcsHealthCommandPattern, healthURL, healthCheckTimeoutSeconds), ">/dev/null", "2>&1"}
+	what := "Ray Dashboard GCS"
+	if agentURL != "" {
+		cond = append(cond, "&&", fmt.Sprintf(gcsHealthCommandPattern, agentURL, healthCheckTimeoutSeconds), ">/dev/null", "2>&1")
+		what += " and the head's dashboard agent"
 	}
+	cmd := append([]string{"until"}, cond...)
+	return append(cmd, ";",
+		"do", "echo", strconv.Quote("Waiting for "+what+" to become healthy at "+address+" ..."), ";",
+		"sleep", "2", ";", "done", ";",
+	)
+}
+
+// agentHealthURL is, in SidecarMode, the raylet health endpoint of the head's
+// dashboard agent (rayStartParams dashboard-agent-listen-port, else 52365);
+// empty in K8sJobMode. Ray's job server hands every submission to the head's
+// agent and refuses it ("No available agent to submit job") when the agent
+// has not registered within ten seconds, which a loaded head Pod can miss
+// right after its GCS turns healthy: the sidecar, on the head itself, waits
+// for the agent too (not KubeRay's: its sidecar waits for the GCS only). A
+// K8sJobMode submitter is another Pod, retried by its Job.
+func agentHealthURL(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) string {
+	if mode != rayv1.SidecarMode || job.Spec.RayClusterSpec == nil {
+		return ""
+	}
+	port := strconv.Itoa(rayv1.DefaultDashboardAgentListenPort)
+	if p, err := strconv.ParseUint(job.Spec.RayClusterSpec.HeadGroupSpec.RayStartParams[agentPortParam], 10, 16); err == nil {
+		port = strconv.FormatUint(p, 10)
+	}
+	return "http://localhost:" + port + "/" + agentHealthPath
 }
 
 // submitOptions returns the `ray job submit` flags that carry the RayJob's

@@ -1,6 +1,7 @@
 package submitter
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,6 +43,13 @@ func TestCommand(t *testing.T) {
 	k8sWait := "until " + `python -c "import urllib.request; r=urllib.request.urlopen('` + k8sAddr +
 		`/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` + ` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at ` +
 		k8sAddr + ` ..." ; sleep 2 ; done ; `
+	// sidecarWait is the SidecarMode loop: the GCS through the dashboard at
+	// dashboardPort, then the head's dashboard agent at agentPort.
+	sidecarWait := func(dashboardPort, agentPort string) string {
+		probe := `python -c "import urllib.request; r=urllib.request.urlopen('http://localhost:%s/api/%s', timeout=10); exit(0 if b'success' in r.read() else 1)" >/dev/null 2>&1`
+		return "until " + fmt.Sprintf(probe, dashboardPort, "gcs_healthz") + " && " + fmt.Sprintf(probe, agentPort, "local_raylet_healthz") +
+			` ; do echo "Waiting for Ray Dashboard GCS and the head's dashboard agent to become healthy at http://127.0.0.1:` + dashboardPort + ` ..." ; sleep 2 ; done ; `
+	}
 	tests := map[string]struct {
 		job      *rayv1.RayJob
 		mode     rayv1.JobSubmissionMode
@@ -73,8 +81,7 @@ func TestCommand(t *testing.T) {
 		"SidecarMode submits once on localhost and blocks": {
 			job:  testJob(),
 			mode: rayv1.SidecarMode,
-			want: "until " + `python -c "import urllib.request; r=urllib.request.urlopen('http://localhost:8265/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` +
-				` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at http://127.0.0.1:8265 ..." ; sleep 2 ; done ; ` +
+			want: sidecarWait("8265", "52365") +
 				"ray job submit --address http://127.0.0.1:8265 --submission-id job-abcde -- python main.py ;",
 		},
 		"SidecarMode uses the head's dashboard port": {
@@ -82,9 +89,16 @@ func TestCommand(t *testing.T) {
 				j.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "dashboard", ContainerPort: 9999}}
 			}),
 			mode: rayv1.SidecarMode,
-			want: "until " + `python -c "import urllib.request; r=urllib.request.urlopen('http://localhost:9999/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` +
-				` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at http://127.0.0.1:9999 ..." ; sleep 2 ; done ; ` +
+			want: sidecarWait("9999", "52365") +
 				"ray job submit --address http://127.0.0.1:9999 --submission-id job-abcde -- python main.py ;",
+		},
+		"SidecarMode waits for the agent on its rayStartParams port": {
+			job: testJob(func(j *rayv1.RayJob) {
+				j.Spec.RayClusterSpec.HeadGroupSpec.RayStartParams = map[string]string{"dashboard-agent-listen-port": "52999"}
+			}),
+			mode: rayv1.SidecarMode,
+			want: sidecarWait("8265", "52999") +
+				"ray job submit --address http://127.0.0.1:8265 --submission-id job-abcde -- python main.py ;",
 		},
 		// KubeRay's TestBuildJobSubmitCommandWithSidecarModeAndFeatureGate:
 		// a restartable sidecar checks the status, submits with --no-wait
@@ -99,8 +113,7 @@ func TestCommand(t *testing.T) {
 			}),
 			mode:     rayv1.SidecarMode,
 			restarts: true,
-			want: "until " + `python -c "import urllib.request; r=urllib.request.urlopen('http://localhost:8265/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)"` +
-				` >/dev/null 2>&1 ; do echo "Waiting for Ray Dashboard GCS to become healthy at http://127.0.0.1:8265 ..." ; sleep 2 ; done ; ` +
+			want: sidecarWait("8265", "52365") +
 				"if ! ray job status --address http://127.0.0.1:8265 job-abcde >/dev/null 2>&1 ; then " +
 				`ray job submit --address http://127.0.0.1:8265 --no-wait --runtime-env-json "{\"test\":\"test\"}"` +
 				` --metadata-json "{\"testKey\":\"testValue\"}" --submission-id job-abcde --entrypoint-num-cpus 1.000000` +
