@@ -42,7 +42,10 @@ print("status", JobSubmissionClient("http://127.0.0.1:8265").get_job_status(%q))
 // Ray job whose tasks need them runs: the job was running when the first
 // old worker went and ends SUCCEEDED with every task's result; a watch of
 // the workers never sees more than 3 Pods nor fewer than 2 ready ones; each
-// batch has its event; the head stays.
+// batch has its event; the head stays. Each phase (cluster up and job
+// running; the update; the job's end) has its own deadline: on a quiet
+// 2-core machine they take 25 s, 38 s and a few seconds, and under CI's
+// other lanes several times that.
 func TestRollingWorkerUpdate(t *testing.T) {
 	t.Parallel() // mostly waiting: see the package comment (main_test.go)
 	began := time.Now()
@@ -66,6 +69,8 @@ func TestRollingWorkerUpdate(t *testing.T) {
 	t.Logf("cluster up and job %s running after %v", jobID, time.Since(began).Round(time.Second))
 
 	rolledAt := time.Now()
+	ctx, cancel = context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
 	shared.editCluster(ctx, t, ns, rc.Name, func(rc *rayv1.RayCluster) {
 		c := &rc.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0]
 		c.Env = append(c.Env, corev1.EnvVar{Name: "ROLLOUT", Value: "2"})
@@ -85,12 +90,14 @@ func TestRollingWorkerUpdate(t *testing.T) {
 				rolled++
 			}
 		}
-		return len(pods) == 2 && rolled == 2, fmt.Errorf("%d workers, %d rolled and ready", len(pods), rolled)
+		return len(pods) == 2 && rolled == 2, fmt.Errorf("%d workers, %d rolled and ready: %s", len(pods), rolled, describeWorkers(pods, old))
 	})
 	if err != nil {
-		t.Fatalf("the rolling update did not end: %v", err)
+		t.Fatalf("the rolling update did not end: %v\nwhat the watch saw, from the update on:\n%s", err, watched.history(rolledAt))
 	}
-	t.Logf("workers rolled in %v", time.Since(rolledAt).Round(time.Second))
+	t.Logf("workers rolled in %v:\n%s", time.Since(rolledAt).Round(time.Second), watched.history(rolledAt))
+	ctx, cancel = context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
 	if !strings.Contains(statusAtFirstDeletion, "RUNNING") {
 		t.Errorf("job status when the first old worker went: %q, want RUNNING (the job must run across the update)", statusAtFirstDeletion)
 	}
@@ -114,6 +121,25 @@ func TestRollingWorkerUpdate(t *testing.T) {
 func lastLine(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	return lines[len(lines)-1]
+}
+
+// describeWorkers names each worker Pod with what the update's end waits
+// for: old or rolled, ready, terminating.
+func describeWorkers(pods []corev1.Pod, old []corev1.Pod) string {
+	var out []string
+	for i := range pods {
+		p := &pods[i]
+		state := "rolled"
+		if slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.Name == p.Name }) {
+			state = "old"
+		}
+		state += fmt.Sprintf(" %s ready=%t", p.Status.Phase, runningAndReady(p))
+		if p.DeletionTimestamp != nil {
+			state += " terminating since " + p.DeletionTimestamp.Format(time.TimeOnly)
+		}
+		out = append(out, p.Name+" ("+state+")")
+	}
+	return strings.Join(out, ", ")
 }
 
 func hasEnv(p *corev1.Pod, name string) bool {
@@ -188,6 +214,14 @@ type workerWatch struct {
 	pods              map[string]*corev1.Pod
 	maxPods, minReady int
 	deletions         int
+	// seen is each change of a Pod's phase, readiness or deletion, with
+	// when the watch saw it.
+	seen []sighting
+}
+
+type sighting struct {
+	at   time.Time
+	what string
 }
 
 func (s *suite) watchWorkers(ctx context.Context, t *testing.T, ns, cluster string) *workerWatch {
@@ -221,6 +255,7 @@ func (s *suite) watchWorkers(ctx context.Context, t *testing.T, ns, cluster stri
 func (w *workerWatch) observe(t watch.EventType, pod *corev1.Pod) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.note(t, w.pods[pod.Name], pod)
 	switch t {
 	case watch.Added, watch.Modified:
 		if prev, ok := w.pods[pod.Name]; ok && prev.DeletionTimestamp == nil && pod.DeletionTimestamp != nil {
@@ -234,6 +269,32 @@ func (w *workerWatch) observe(t watch.EventType, pod *corev1.Pod) {
 		delete(w.pods, pod.Name)
 	}
 	w.maxPods, w.minReady = max(w.maxPods, len(w.pods)), min(w.minReady, w.ready())
+}
+
+// note records what changed between prev (nil if new) and pod.
+func (w *workerWatch) note(t watch.EventType, prev, pod *corev1.Pod) {
+	state := func(p *corev1.Pod) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s ready=%t terminating=%t", p.Status.Phase, runningAndReady(p), p.DeletionTimestamp != nil)
+	}
+	if now := state(pod); t == watch.Deleted || now != state(prev) {
+		w.seen = append(w.seen, sighting{at: time.Now(), what: fmt.Sprintf("%s %s: %s", t, pod.Name, now)})
+	}
+}
+
+// history lists what the watch saw from since on, one change a line.
+func (w *workerWatch) history(since time.Time) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var b strings.Builder
+	for _, s := range w.seen {
+		if !s.at.Before(since) {
+			fmt.Fprintf(&b, "  +%v %s\n", s.at.Sub(since).Round(time.Second), s.what)
+		}
+	}
+	return b.String()
 }
 
 func (w *workerWatch) ready() int {
