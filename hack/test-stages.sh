@@ -21,12 +21,12 @@ tools=${TEST_TOOLS:-} cpu_tools=${TEST_TOOLS_CPU:-} e2e_tools=${TEST_TOOLS_E2E:-
 later_tools=${TEST_TOOLS_E2E_LATER:-} tools_lock=${RAY_OPERATOR_TOOLS_LOCK:-}
 timings="$(dirname "$0")/timings.sh"
 
-tools() { # tools NAME TOOL...: build the tools as one timed stage, at nice level $NICE (0)
-	local name=$1
-	shift
+tools() { # tools LEVEL NAME TOOL...: build the tools as one timed stage at nice level LEVEL
+	local level=$1 name=$2
+	shift 2
 	[[ $# == 0 ]] && return
 	echo "== $name"
-	"$timings" run stage "$name" -- nice -n "${NICE:-0}" $make --no-print-directory "$@" || { echo "== $name failed"; return 1; }
+	"$timings" run stage "$name" -- nice -n "$level" $make --no-print-directory "$@" || { echo "== $name failed"; return 1; }
 }
 
 # The stages of $TEST_NICE_STAGES (compiling and linting: nothing in them
@@ -64,16 +64,16 @@ later_tools() {
 }
 
 stages $first || exit 1
-tools tools $tools || exit 1
+tools 0 tools $tools || exit 1
 # The cpu lane's own tools build niced: on a new machine the e2e lane's
 # (which it needs before its first suite) get the CPUs first, the cpu lane
 # having time to spare (it ends half way through the e2e lane).
-cpu_lane() { NICE=10 tools "tools (cpu)" $cpu_tools && stages $cpu; }
+cpu_lane() { tools 10 "tools (cpu)" $cpu_tools && stages $cpu; }
 # The e2e lane ends with its background build, even when a stage failed
 # before a suite waited for it.
 e2e_lane() {
 	local rc=0 later_pid=
-	{ tools "tools (e2e)" $e2e_tools && later_tools && stages $e2e; } || rc=1
+	{ tools 0 "tools (e2e)" $e2e_tools && later_tools && stages $e2e; } || rc=1
 	[[ -z $later_pid ]] || wait "$later_pid"
 	return $rc
 }
