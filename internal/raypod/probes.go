@@ -27,7 +27,6 @@ const (
 	livenessPeriod           = 5
 	livenessSuccess          = 1
 	livenessFailure          = 120
-	rayletHealthPath         = "api/local_raylet_healthz"
 	gcsHealthPath            = "api/gcs_healthz"
 	serveProxyHealthPath     = "-/healthz"
 	unifiedHealthPath        = "/api/healthz"
@@ -43,10 +42,10 @@ const (
 // they count as ready.
 func (b *podBuild) setProbes() {
 	c := b.rayContainer()
-	agentPort := b.paramPort(paramDashboardAgentListenPort, rayv1.DefaultDashboardAgentListenPort)
-	checks := []string{fmt.Sprintf(wgetHealthCommandPattern, readinessTimeout, agentPort, rayletHealthPath)}
+	agentPort := DashboardAgentPort(b.params)
+	checks := []string{fmt.Sprintf(wgetHealthCommandPattern, readinessTimeout, agentPort, RayletHealthPath)}
 	if b.nodeType == rayv1.HeadNode {
-		dashboardPort := b.paramPort(paramDashboardPort, rayv1.DefaultDashboardPort)
+		dashboardPort := portParam(b.params, paramDashboardPort, rayv1.DefaultDashboardPort)
 		// KubeRay passes the readiness failure threshold (10) as this wget timeout.
 		checks = append(checks, fmt.Sprintf(wgetHealthCommandPattern, readinessFailure, dashboardPort, gcsHealthPath))
 	}
@@ -93,10 +92,21 @@ func execHandler(checks []string) corev1.ProbeHandler {
 	}}
 }
 
-// paramPort reads a port from rayStartParams, falling back to def when the
+// RayletHealthPath is the dashboard agent's endpoint that answers "success"
+// once its node's raylet is up: the readiness and liveness probes' check
+// before Ray 2.53, and the SidecarMode submitter's wait for the head's agent.
+const RayletHealthPath = "api/local_raylet_healthz"
+
+// DashboardAgentPort is the dashboard agent's HTTP port of a group with
+// rayStartParams params: dashboard-agent-listen-port, else 52365.
+func DashboardAgentPort(params map[string]string) int32 {
+	return portParam(params, paramDashboardAgentListenPort, rayv1.DefaultDashboardAgentListenPort)
+}
+
+// portParam reads a port from rayStartParams, falling back to def when the
 // flag is absent or not a number.
-func (b *podBuild) paramPort(key string, def int32) int32 {
-	if p, err := strconv.ParseInt(b.params[key], 10, 32); err == nil {
+func portParam(params map[string]string, key string, def int32) int32 {
+	if p, err := strconv.ParseInt(params[key], 10, 32); err == nil {
 		return int32(p)
 	}
 	return def

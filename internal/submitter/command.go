@@ -10,19 +10,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	rayv1 "github.com/ray-operator/ray-operator/api/ray/v1"
+	"github.com/ray-operator/ray-operator/internal/raypod"
 )
 
 // gcsHealthPath is the dashboard endpoint that answers "success" once the
 // GCS is reachable; the submitter waits for it before talking to Ray.
 const gcsHealthPath = "api/gcs_healthz"
-
-// agentHealthPath is the dashboard agent's endpoint that answers "success"
-// once its raylet is up; agentPortParam is the rayStartParams key of the
-// agent's HTTP port.
-const (
-	agentHealthPath = "api/local_raylet_healthz"
-	agentPortParam  = "dashboard-agent-listen-port"
-)
 
 // healthCheckTimeoutSeconds bounds each probe of gcsHealthPath.
 const healthCheckTimeoutSeconds = 10
@@ -129,11 +122,8 @@ func agentHealthURL(job *rayv1.RayJob, mode rayv1.JobSubmissionMode) string {
 	if mode != rayv1.SidecarMode || job.Spec.RayClusterSpec == nil {
 		return ""
 	}
-	port := strconv.Itoa(rayv1.DefaultDashboardAgentListenPort)
-	if p, err := strconv.ParseUint(job.Spec.RayClusterSpec.HeadGroupSpec.RayStartParams[agentPortParam], 10, 16); err == nil {
-		port = strconv.FormatUint(p, 10)
-	}
-	return "http://localhost:" + port + "/" + agentHealthPath
+	port := raypod.DashboardAgentPort(job.Spec.RayClusterSpec.HeadGroupSpec.RayStartParams)
+	return fmt.Sprintf("http://localhost:%d/%s", port, raypod.RayletHealthPath)
 }
 
 // submitOptions returns the `ray job submit` flags that carry the RayJob's

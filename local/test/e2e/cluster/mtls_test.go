@@ -251,6 +251,9 @@ func TestRayClusterMTLSOperatorPKI(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("the head certificate was not issued again: %v", ctx.Err())
 		}
+		if renewed == nil {
+			t.Fatal("the watch of the head certificate Secret ended before a renewal")
+		}
 		// The RayJob may outlast a renewal or two: what is checked is the
 		// first one, which the watch kept, by the times the operator wrote
 		// in it (it issues a certificate valid from the moment it does).
@@ -278,7 +281,8 @@ func TestRayClusterMTLSOperatorPKI(t *testing.T) {
 
 // watchRenewal watches the head's certificate Secret from first's
 // resourceVersion on and sends the first version whose certificate
-// differs from first's.
+// differs from first's; the channel is closed without one if the watch
+// ends first.
 func watchRenewal(ctx context.Context, t *testing.T, first *corev1.Secret) <-chan *corev1.Secret {
 	t.Helper()
 	w, err := shared.Clientset.CoreV1().Secrets(first.Namespace).Watch(ctx, metav1.ListOptions{
@@ -291,6 +295,7 @@ func watchRenewal(ctx context.Context, t *testing.T, first *corev1.Secret) <-cha
 	t.Cleanup(w.Stop)
 	renewed := make(chan *corev1.Secret, 1)
 	go func() {
+		defer close(renewed)
 		for ev := range w.ResultChan() {
 			if s, ok := ev.Object.(*corev1.Secret); ok && !bytes.Equal(s.Data["tls.crt"], first.Data["tls.crt"]) {
 				renewed <- s

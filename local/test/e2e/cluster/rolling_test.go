@@ -86,7 +86,7 @@ func TestRollingWorkerUpdate(t *testing.T) {
 		}
 		rolled := 0
 		for i := range pods {
-			if hasEnv(&pods[i], "ROLLOUT") && runningAndReady(&pods[i]) && !slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.Name == pods[i].Name }) {
+			if hasEnv(&pods[i], "ROLLOUT") && runningAndReady(&pods[i]) && !isOld(old, pods[i].Name) {
 				rolled++
 			}
 		}
@@ -130,7 +130,7 @@ func describeWorkers(pods []corev1.Pod, old []corev1.Pod) string {
 	for i := range pods {
 		p := &pods[i]
 		state := "rolled"
-		if slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.Name == p.Name }) {
+		if isOld(old, p.Name) {
 			state = "old"
 		}
 		state += fmt.Sprintf(" %s ready=%t", p.Status.Phase, runningAndReady(p))
@@ -140,6 +140,11 @@ func describeWorkers(pods []corev1.Pod, old []corev1.Pod) string {
 		out = append(out, p.Name+" ("+state+")")
 	}
 	return strings.Join(out, ", ")
+}
+
+// isOld tells whether the Pod called name is one of old.
+func isOld(old []corev1.Pod, name string) bool {
+	return slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.Name == name })
 }
 
 func hasEnv(p *corev1.Pod, name string) bool {
